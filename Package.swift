@@ -1,0 +1,52 @@
+// swift-tools-version:6.0
+import CompilerPluginSupport
+import PackageDescription
+
+let package = Package(
+    name: "coffer",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "Coffer", targets: ["Coffer"]),
+        .plugin(name: "CofferPlugin", targets: ["CofferPlugin"]),
+        .executable(name: "coffer-demo", targets: ["CofferDemo"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/swiftlang/swift-syntax.git", "602.0.0"..<"604.0.0"),
+    ],
+    targets: [
+        // The system LMDB (Debian: liblmdb-dev, Homebrew: lmdb).
+        .systemLibrary(
+            name: "CLMDB",
+            pkgConfig: "lmdb",
+            providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
+        ),
+        // Marker macros behind @Index, @Unique, @Transient, ...: they expand to nothing;
+        // the generator reads them from the source.
+        .macro(
+            name: "CofferMacros",
+            dependencies: [
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ]
+        ),
+        .target(name: "Coffer", dependencies: ["CLMDB", "CofferMacros"]),
+        // The generator's logic, a library so that golden tests can call it directly.
+        .target(
+            name: "CofferGeneratorCore",
+            dependencies: [
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftParser", package: "swift-syntax"),
+            ]
+        ),
+        // The executable the build-tool plugin runs.
+        .executableTarget(name: "CofferGenerator", dependencies: ["CofferGeneratorCore"]),
+        .plugin(name: "CofferPlugin", capability: .buildTool(), dependencies: ["CofferGenerator"]),
+        .executableTarget(name: "CofferDemo", dependencies: ["Coffer"], plugins: ["CofferPlugin"]),
+        .testTarget(name: "CofferTests", dependencies: ["Coffer"], plugins: ["CofferPlugin"]),
+        .testTarget(
+            name: "CofferGeneratorTests",
+            dependencies: ["CofferGeneratorCore"],
+            resources: [.copy("Fixtures")]
+        ),
+    ]
+)

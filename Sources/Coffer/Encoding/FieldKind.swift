@@ -1,0 +1,56 @@
+/// The wire kind that prefixes every field of a record.
+///
+/// Records are self-describing so that a reader can skip fields it does not know (a removed
+/// property) and widen values it does (an `Int32` written before the property became
+/// `Int64`). Integers are written in the narrowest kind that holds the value.
+///
+/// Record layout (little-endian):
+///
+///     record := version:u8 field*
+///     field  := propertyId:u16 kind:u8 payload
+///
+/// Fixed kinds have an implied payload size; variable kinds start with a `u32` byte count.
+/// A nil optional is not written at all.
+@usableFromInline
+enum FieldKind: UInt8 {
+    case boolFalse = 1
+    case boolTrue = 2
+    case int8 = 3
+    case int16 = 4
+    case int32 = 5
+    case int64 = 6
+    case uint8 = 7
+    case uint16 = 8
+    case uint32 = 9
+    case uint64 = 10
+    case float32 = 11
+    case float64 = 12
+    /// UTF-8 strings and Data: `u32 byteCount` then the bytes.
+    case bytes = 13
+    /// 16 raw bytes.
+    case uuid = 14
+    /// `u32 byteCount`, `u32 count`, then `count` times (`u32 length`, UTF-8 bytes).
+    case stringArray = 15
+    /// `u32 byteCount`, then little-endian `Int64`s.
+    case int64Array = 16
+    /// `u32 byteCount`, then little-endian `Double` bit patterns.
+    case float64Array = 17
+
+    /// The payload size of a fixed kind, or nil for a length-prefixed kind.
+    @inlinable
+    var fixedSize: Int? {
+        switch self {
+        case .boolFalse, .boolTrue: return 0
+        case .int8, .uint8: return 1
+        case .int16, .uint16: return 2
+        case .int32, .uint32, .float32: return 4
+        case .int64, .uint64, .float64: return 8
+        case .uuid: return 16
+        case .bytes, .stringArray, .int64Array, .float64Array: return nil
+        }
+    }
+}
+
+/// The version byte every record starts with.
+@usableFromInline
+let recordFormatVersion: UInt8 = 1

@@ -1,0 +1,183 @@
+/// Walks the fields of a stored record; generated `cofferDecode` functions drive it.
+///
+/// The reader works directly on LMDB's memory-mapped bytes (no copy). It skips fields whose
+/// property the current schema does not have, and checks every length against the record's
+/// end so that a damaged file gives ``CofferError/corruptRecord(entity:id:reason:)``, never
+/// a crash.
+///
+/// ```swift
+/// while let field = try reader.nextField() {
+///     switch field {
+///     case 1: firstName = try reader.value(String.self)
+///     default: break
+///     }
+/// }
+/// ```
+public struct RecordReader {
+    @usableFromInline let base: UnsafeRawPointer
+    @usableFromInline let end: Int
+    @usableFromInline var offset: Int
+    /// Schema position for each stored property id; -1 where the schema has no such property.
+    @usableFromInline let positions: UnsafePointer<Int16>
+    @usableFromInline let positionCount: Int
+    @usableFromInline var kind: FieldKind = .boolFalse
+    @usableFromInline var payload: Int = 0
+    @usableFromInline var payloadLength: Int = 0
+    @usableFromInline var field: Int = 0
+    let binding: Unmanaged<EntityBinding>
+    let id: Id
+
+    init(bytes: UnsafeRawBufferPointer, binding: EntityBinding, id: Id) throws {
+        guard let base = bytes.baseAddress, bytes.count >= 1 else {
+            throw CofferError.corruptRecord(entity: binding.schema.name, id: id, reason: "the record is empty")
+        }
+        let version = base.load(as: UInt8.self)
+        guard version == recordFormatVersion else {
+            throw CofferError.corruptRecord(
+                entity: binding.schema.name, id: id, reason: "unknown record format version \(version)")
+        }
+        self.base = base
+        self.end = bytes.count
+        self.offset = 1
+        self.positions = UnsafePointer(binding.positionsByStoredId)
+        self.positionCount = binding.positionCount
+        self.binding = Unmanaged.passUnretained(binding)
+        self.id = id
+    }
+
+    /// Moves to the next field the schema knows and returns its schema position, or nil at
+    /// the end of the record.
+    ///
+    /// ```swift
+    /// while let field = try reader.nextField() { ... }
+    /// ```
+    @inlinable
+    public mutating func nextField() throws -> Int? {
+        while offset < end {
+            guard end - offset >= 3 else { throw corrupt("a field header is cut off") }
+            let storedId = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self)))
+            guard let kind = FieldKind(rawValue: base.load(fromByteOffset: offset + 2, as: UInt8.self)) else {
+                throw corrupt("unknown field kind \(base.load(fromByteOffset: offset + 2, as: UInt8.self))")
+            }
+            var start = offset + 3
+            let length: Int
+            if let size = kind.fixedSize {
+                length = size
+            } else {
+                guard end - start >= 4 else { throw corrupt("a field length is cut off") }
+                length = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: start, as: UInt32.self)))
+                start += 4
+            }
+            guard end - start >= length else { throw corrupt("a field of \(length) bytes runs past the record's end") }
+            offset = start + length
+            let position = storedId < positionCount ? Int(positions[storedId]) : -1
+            if position >= 0 {
+                self.kind = kind
+                self.payload = start
+                self.payloadLength = length
+                self.field = position
+                return position
+            }
+        }
+        return nil
+    }
+
+    /// Decodes the current field as `V`.
+    ///
+    /// ```swift
+    /// case 2: age = try reader.value(Int.self)
+    /// ```
+    @inlinable
+    public func value<V: RecordValue>(_ type: V.Type) throws -> V {
+        guard let value = V.cofferRead(from: self) else { throw mismatch(String(describing: V.self)) }
+        return value
+    }
+
+    /// Decodes the current field as an enum from its raw value.
+    ///
+    /// ```swift
+    /// case 4: color = try reader.value(Color.self)
+    /// ```
+    @inlinable
+    public func value<V: RawRepresentable>(_ type: V.Type) throws -> V where V.RawValue: RecordValue {
+        guard let raw = V.RawValue.cofferRead(from: self) else { throw mismatch(String(describing: V.self)) }
+        guard let value = V(rawValue: raw) else {
+            throw corrupt("\(V.self) has no case with raw value \(raw)")
+        }
+        return value
+    }
+
+    /// Reports a non-optional property without a stored value and without a default.
+    ///
+    /// ```swift
+    /// firstName: try firstName ?? reader.missing(1)
+    /// ```
+    public func missing<T>(_ field: Int) throws -> T {
+        let schema = binding.takeUnretainedValue().schema
+        throw CofferError.corruptRecord(
+            entity: schema.name, id: id,
+            reason: "no stored value for the non-optional property \(schema.properties[field].name), which has no default value")
+    }
+
+    @usableFromInline
+    func corrupt(_ reason: String) -> CofferError {
+        CofferError.corruptRecord(entity: binding.takeUnretainedValue().schema.name, id: id, reason: reason)
+    }
+
+    @usableFromInline
+    func mismatch(_ type: String) -> CofferError {
+        let schema = binding.takeUnretainedValue().schema
+        let name = field < schema.properties.count ? schema.properties[field].name : "#\(field)"
+        return CofferError.corruptRecord(
+            entity: schema.name, id: id,
+            reason: "property \(name) holds a \(kind) value, which cannot be read as \(type)")
+    }
+
+    // MARK: Typed payload access used by RecordValue conformances
+
+    @inlinable
+    func load<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T {
+        T(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: T.self))
+    }
+
+    @inlinable
+    var signedValue: Int64? {
+        switch kind {
+        case .int8: return Int64(load(Int8.self, at: payload))
+        case .int16: return Int64(load(Int16.self, at: payload))
+        case .int32: return Int64(load(Int32.self, at: payload))
+        case .int64: return load(Int64.self, at: payload)
+        case .uint8: return Int64(load(UInt8.self, at: payload))
+        case .uint16: return Int64(load(UInt16.self, at: payload))
+        case .uint32: return Int64(load(UInt32.self, at: payload))
+        case .uint64: return Int64(exactly: load(UInt64.self, at: payload))
+        default: return nil
+        }
+    }
+
+    @inlinable
+    var unsignedValue: UInt64? {
+        switch kind {
+        case .uint8: return UInt64(load(UInt8.self, at: payload))
+        case .uint16: return UInt64(load(UInt16.self, at: payload))
+        case .uint32: return UInt64(load(UInt32.self, at: payload))
+        case .uint64: return load(UInt64.self, at: payload)
+        case .int8, .int16, .int32, .int64: return signedValue.flatMap { UInt64(exactly: $0) }
+        default: return nil
+        }
+    }
+
+    @inlinable
+    var doubleValue: Double? {
+        switch kind {
+        case .float64: return Double(bitPattern: load(UInt64.self, at: payload))
+        case .float32: return Double(Float(bitPattern: load(UInt32.self, at: payload)))
+        default: return nil
+        }
+    }
+
+    @inlinable
+    var payloadBytes: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: base + payload, count: payloadLength)
+    }
+}

@@ -1,0 +1,169 @@
+import Foundation
+
+/// Appends fields to a record; generated `cofferEncode` functions drive it.
+///
+/// The writer works on one reusable buffer per store, so encoding an object allocates
+/// nothing. Field numbers are the property's position in the entity schema; the writer
+/// translates them to the stable property ids of the store's catalog.
+///
+/// ```swift
+/// static func cofferEncode(_ entity: Person, to writer: inout RecordWriter) {
+///     writer.write(1, entity.firstName)
+///     writer.write(2, entity.age)
+/// }
+/// ```
+public struct RecordWriter {
+    @usableFromInline var base: UnsafeMutableRawPointer
+    @usableFromInline var capacity: Int
+    @usableFromInline var count: Int
+    /// Stored property id for each schema position.
+    @usableFromInline let storedIds: UnsafePointer<UInt16>
+
+    init(buffer: RecordBuffer, storedIds: UnsafePointer<UInt16>) {
+        self.base = buffer.base
+        self.capacity = buffer.capacity
+        self.count = 1
+        self.storedIds = storedIds
+        base.storeBytes(of: recordFormatVersion, as: UInt8.self)
+    }
+
+    /// The encoded bytes so far.
+    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
+
+    @inlinable
+    mutating func reserve(_ extra: Int) {
+        if count + extra > capacity { grow(extra) }
+    }
+
+    @usableFromInline
+    mutating func grow(_ extra: Int) {
+        var newCapacity = Swift.max(capacity * 2, 256)
+        while newCapacity < count + extra { newCapacity *= 2 }
+        guard let grown = realloc(base, newCapacity) else {
+            // Out of memory: there is nothing sensible to return to the caller.
+            preconditionFailure("Coffer: cannot allocate \(newCapacity) bytes for a record")
+        }
+        base = grown
+        capacity = newCapacity
+    }
+
+    @inlinable
+    mutating func header(_ field: Int, _ kind: FieldKind, payload: Int) {
+        reserve(3 + payload)
+        base.storeBytes(of: storedIds[field].littleEndian, toByteOffset: count, as: UInt16.self)
+        base.storeBytes(of: kind.rawValue, toByteOffset: count + 2, as: UInt8.self)
+        count += 3
+    }
+
+    @inlinable
+    mutating func append<T: FixedWidthInteger>(_ value: T) {
+        base.storeBytes(of: value.littleEndian, toByteOffset: count, as: T.self)
+        count += MemoryLayout<T>.size
+    }
+
+    @inlinable
+    mutating func append(bytes: UnsafeRawBufferPointer) {
+        if let source = bytes.baseAddress, bytes.count > 0 {
+            (base + count).copyMemory(from: source, byteCount: bytes.count)
+        }
+        count += bytes.count
+    }
+
+    /// Writes a field; called by generated code.
+    ///
+    /// ```swift
+    /// writer.write(2, entity.age)
+    /// ```
+    @inlinable
+    public mutating func write<V: RecordValue>(_ field: Int, _ value: V) {
+        value.cofferWrite(field, to: &self)
+    }
+
+    /// Writes an optional field; nil writes nothing.
+    ///
+    /// ```swift
+    /// writer.write(3, entity.birthday)
+    /// ```
+    @inlinable
+    public mutating func write<V: RecordValue>(_ field: Int, _ value: V?) {
+        if let value { value.cofferWrite(field, to: &self) }
+    }
+
+    /// Writes an enum as its raw value.
+    ///
+    /// ```swift
+    /// writer.write(4, entity.color)
+    /// ```
+    @inlinable
+    public mutating func write<V: RawRepresentable>(_ field: Int, _ value: V) where V.RawValue: RecordValue {
+        value.rawValue.cofferWrite(field, to: &self)
+    }
+
+    /// Writes an optional enum as its raw value; nil writes nothing.
+    ///
+    /// ```swift
+    /// writer.write(5, entity.previousColor)
+    /// ```
+    @inlinable
+    public mutating func write<V: RawRepresentable>(_ field: Int, _ value: V?) where V.RawValue: RecordValue {
+        if let value { value.rawValue.cofferWrite(field, to: &self) }
+    }
+
+    // MARK: Typed field writers used by RecordValue conformances
+
+    @inlinable
+    mutating func writeSigned(_ field: Int, _ value: Int64) {
+        if let narrow = Int8(exactly: value) {
+            header(field, .int8, payload: 1); append(narrow)
+        } else if let narrow = Int16(exactly: value) {
+            header(field, .int16, payload: 2); append(narrow)
+        } else if let narrow = Int32(exactly: value) {
+            header(field, .int32, payload: 4); append(narrow)
+        } else {
+            header(field, .int64, payload: 8); append(value)
+        }
+    }
+
+    @inlinable
+    mutating func writeUnsigned(_ field: Int, _ value: UInt64) {
+        if let narrow = UInt8(exactly: value) {
+            header(field, .uint8, payload: 1); append(narrow)
+        } else if let narrow = UInt16(exactly: value) {
+            header(field, .uint16, payload: 2); append(narrow)
+        } else if let narrow = UInt32(exactly: value) {
+            header(field, .uint32, payload: 4); append(narrow)
+        } else {
+            header(field, .uint64, payload: 8); append(value)
+        }
+    }
+
+    @inlinable
+    mutating func writeBytes(_ field: Int, _ bytes: UnsafeRawBufferPointer) {
+        header(field, .bytes, payload: 4 + bytes.count)
+        append(UInt32(truncatingIfNeeded: bytes.count))
+        append(bytes: bytes)
+    }
+}
+
+/// The growable scratch memory a store encodes records into.
+final class RecordBuffer {
+    var base: UnsafeMutableRawPointer
+    var capacity: Int
+
+    init(capacity: Int = 4096) {
+        // malloc'd (not Swift-allocated) because the writer grows it with realloc.
+        guard let memory = malloc(capacity) else {
+            preconditionFailure("Coffer: cannot allocate a record buffer")
+        }
+        self.base = memory
+        self.capacity = capacity
+    }
+
+    /// Takes back the (possibly reallocated) memory after encoding.
+    func adopt(_ writer: RecordWriter) {
+        base = writer.base
+        capacity = writer.capacity
+    }
+
+    deinit { free(base) }
+}

@@ -1,0 +1,57 @@
+/// The identifier of a stored object. `0` means "not stored yet".
+///
+/// ```swift
+/// var person = Person(firstName: "Ada")   // person.id == 0
+/// try people.put(&person)                 // person.id is now 1, 2, ...
+/// ```
+public typealias Id = UInt64
+
+/// A struct whose values Coffer stores.
+///
+/// Declare the conformance on the struct itself and give it a `var id: Id`; the
+/// `CofferPlugin` build-tool plugin generates everything else (the `Property` metadata, the
+/// schema and the record encoder and decoder) when you run `swift build`:
+///
+/// ```swift
+/// import Coffer
+///
+/// struct Person: Entity {
+///     var id: Id = 0
+///     @Index var firstName: String
+///     var age: Int
+///     var birthday: Date?
+/// }
+/// ```
+///
+/// The requirements prefixed with `coffer` are implemented by the generated code; you do
+/// not write them yourself. If the plugin is not applied to the target, the compiler reports
+/// that the struct does not conform to `Entity`.
+public protocol Entity: Sendable {
+    /// The object's identifier, assigned by the first `put`.
+    ///
+    /// ```swift
+    /// try people.put(&person); print(person.id)
+    /// ```
+    var id: Id { get set }
+
+    /// The schema the generator derived from the struct declaration.
+    ///
+    /// ```swift
+    /// Person.cofferSchema.properties.map(\.name)   // ["id", "firstName", ...]
+    /// ```
+    static var cofferSchema: EntitySchema { get }
+
+    /// Writes every stored property except `id` into a record (generated).
+    ///
+    /// ```swift
+    /// Person.cofferEncode(person, to: &writer)
+    /// ```
+    static func cofferEncode(_ entity: Self, to writer: inout RecordWriter)
+
+    /// Reads an object back from a record (generated).
+    ///
+    /// ```swift
+    /// let person = try Person.cofferDecode(id: 7, from: &reader)
+    /// ```
+    static func cofferDecode(id: Id, from reader: inout RecordReader) throws -> Self
+}

@@ -1,0 +1,156 @@
+import Foundation
+
+/// Every error Coffer throws.
+///
+/// Each case carries the entity, property and value involved, and ``description`` turns
+/// them into a sentence a developer can act on. Switch on the case to handle a specific
+/// failure:
+///
+/// ```swift
+/// do {
+///     try people.put(&person)
+/// } catch CofferError.uniqueViolation(let entity, let property, let value) {
+///     print("\(entity).\(property) already holds \(value)")
+/// }
+/// ```
+///
+/// A thrown error never leaves a transaction half-applied: the write that failed is rolled
+/// back and committed data stays as it was.
+public enum CofferError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A put would give a `@Unique` property a value another object already holds.
+    ///
+    /// ```swift
+    /// catch CofferError.uniqueViolation(let entity, let property, let value) { ... }
+    /// ```
+    case uniqueViolation(entity: String, property: String, value: String)
+
+    /// `findUnique()` matched more than one object.
+    ///
+    /// ```swift
+    /// catch CofferError.nonUniqueResult(let entity, let count) { ... }
+    /// ```
+    case nonUniqueResult(entity: String, count: Int)
+
+    /// An object that must exist does not.
+    ///
+    /// ```swift
+    /// catch CofferError.notFound(let entity, let id) { ... }
+    /// ```
+    case notFound(entity: String, id: Id)
+
+    /// The declared type of a property cannot read what the store holds for it.
+    ///
+    /// ```swift
+    /// catch CofferError.schemaMismatch(let entity, let property, let stored, let declared) { ... }
+    /// ```
+    case schemaMismatch(entity: String, property: String, stored: String, declared: String)
+
+    /// A query parameter was set for a property or alias the query does not have.
+    ///
+    /// ```swift
+    /// catch CofferError.parameterNotFound(let entity, let parameter) { ... }
+    /// ```
+    case parameterNotFound(entity: String, parameter: String)
+
+    /// A query parameter was given a value of the wrong type or arity.
+    ///
+    /// ```swift
+    /// catch CofferError.parameterTypeMismatch(let entity, let parameter, let expected, let actual) { ... }
+    /// ```
+    case parameterTypeMismatch(entity: String, parameter: String, expected: String, actual: String)
+
+    /// A selector document could not be understood.
+    ///
+    /// ```swift
+    /// catch CofferError.invalidSelector(let message) { ... }
+    /// ```
+    case invalidSelector(message: String)
+
+    /// An upsert by an external id found several stored objects with that key.
+    ///
+    /// ```swift
+    /// catch CofferError.ambiguousUpsert(let entity, let property, let value, let count) { ... }
+    /// ```
+    case ambiguousUpsert(entity: String, property: String, value: String, count: Int)
+
+    /// A write was attempted on a store opened with `readOnly: true`.
+    ///
+    /// ```swift
+    /// catch CofferError.readOnly(let path, let operation) { ... }
+    /// ```
+    case readOnly(path: String, operation: String)
+
+    /// The store was used after ``Store/close()``.
+    ///
+    /// ```swift
+    /// catch CofferError.storeClosed(let path) { ... }
+    /// ```
+    case storeClosed(path: String)
+
+    /// A stored record could not be decoded: the file is damaged or was written by an
+    /// incompatible program.
+    ///
+    /// ```swift
+    /// catch CofferError.corruptRecord(let entity, let id, let reason) { ... }
+    /// ```
+    case corruptRecord(entity: String, id: Id, reason: String)
+
+    /// An API was used in a way it cannot support, such as writing inside a read transaction.
+    ///
+    /// ```swift
+    /// catch CofferError.invalidOperation(let message) { ... }
+    /// ```
+    case invalidOperation(message: String)
+
+    /// The storage engine (LMDB) or the file system reported an error.
+    ///
+    /// ```swift
+    /// catch CofferError.storage(let code, let message) { ... }
+    /// ```
+    case storage(code: Int32, message: String)
+
+    /// A sentence naming what failed, with the entity, property and value involved.
+    ///
+    /// ```swift
+    /// print(error.description)   // "Person.email: the value \"a@b.c\" is already used ..."
+    /// ```
+    public var description: String {
+        switch self {
+        case let .uniqueViolation(entity, property, value):
+            return "\(entity).\(property): the value \(value) is already used by another \(entity); the property is @Unique"
+        case let .nonUniqueResult(entity, count):
+            return "\(entity): findUnique() matched \(count) objects; expected at most one"
+        case let .notFound(entity, id):
+            return "\(entity) with id \(id) does not exist"
+        case let .schemaMismatch(entity, property, stored, declared):
+            return "\(entity).\(property): the store holds \(stored) values, which the declared type \(declared) cannot read"
+        case let .parameterNotFound(entity, parameter):
+            return "\(entity): the query has no condition for parameter \(parameter)"
+        case let .parameterTypeMismatch(entity, parameter, expected, actual):
+            return "\(entity): parameter \(parameter) expects \(expected), got \(actual)"
+        case let .invalidSelector(message):
+            return "invalid selector: \(message)"
+        case let .ambiguousUpsert(entity, property, value, count):
+            return "\(entity).\(property): \(count) stored objects have the value \(value); upsert needs at most one"
+        case let .readOnly(path, operation):
+            return "store at \(path) is read-only; cannot \(operation)"
+        case let .storeClosed(path):
+            return "store at \(path) is closed"
+        case let .corruptRecord(entity, id, reason):
+            return "\(entity) with id \(id) cannot be decoded: \(reason)"
+        case let .invalidOperation(message):
+            return message
+        case let .storage(code, message):
+            return "storage error \(code): \(message)"
+        }
+    }
+}
+
+extension CofferError: LocalizedError {
+    /// The same text as ``description``, for APIs that show `localizedDescription`.
+    ///
+    /// ```swift
+    /// print(error.localizedDescription)
+    /// ```
+    public var errorDescription: String? { description }
+}

@@ -1,0 +1,98 @@
+import CLMDB
+import Foundation
+
+/// The schema catalog stored in the database, so that a store describes itself: which
+/// entities it holds, their properties' stable ids, names and types.
+///
+/// It lives in the named database `coffer.catalog` under readable keys:
+/// `meta` (format version and the last entity id), `entity/<name>` (one ``CatalogEntity``
+/// as JSON) and `sequence/<entity id>` (the last id handed out, 8 bytes big-endian).
+/// Tools such as `coffer info` read only this, never the app's generated code.
+enum Catalog {
+    static let databaseName = "coffer.catalog"
+    static let metaKey = "meta"
+    static let formatVersion = 1
+
+    static func entityKey(_ storedName: String) -> String { "entity/\(storedName)" }
+    static func sequenceKey(_ entityId: UInt32) -> String { "sequence/\(entityId)" }
+    static func tableName(_ entityId: UInt32) -> String { "entity.\(entityId)" }
+}
+
+/// The catalog's global facts.
+struct CatalogMeta: Codable, Equatable {
+    var formatVersion: Int
+    var lastEntityId: UInt32
+}
+
+/// One entity as the catalog records it.
+struct CatalogEntity: Codable, Equatable {
+    var id: UInt32
+    var name: String
+    var lastPropertyId: UInt16
+    var properties: [CatalogProperty]
+
+    func property(named name: String) -> CatalogProperty? {
+        properties.first { $0.name == name }
+    }
+}
+
+/// One property as the catalog records it. `id` never changes and is never reused.
+struct CatalogProperty: Codable, Equatable {
+    var id: UInt16
+    var name: String
+    var type: PropertyType
+    var optional: Bool
+    var swiftType: String
+    var flags: UInt32
+}
+
+extension Catalog {
+    /// Reads a JSON value stored under `key`, or nil when there is none.
+    static func load<T: Decodable>(_ type: T.Type, key: String, dbi: MDB_dbi, in transaction: Transaction) throws -> T? {
+        guard let bytes = try raw(key: key, dbi: dbi, in: transaction) else { return nil }
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(bytes))
+        } catch {
+            throw CofferError.storage(code: MDB_CORRUPTED, message: "the schema catalog entry \(key) cannot be read: \(error)")
+        }
+    }
+
+    static func store<T: Encodable>(_ value: T, key: String, dbi: MDB_dbi, in transaction: Transaction) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let data = try encoder.encode(value)
+        try data.withUnsafeBytes { try putRaw(key: key, value: $0, dbi: dbi, in: transaction) }
+    }
+
+    static func raw(key: String, dbi: MDB_dbi, in transaction: Transaction) throws -> UnsafeRawBufferPointer? {
+        var keyBytes = Array(key.utf8)
+        return try keyBytes.withUnsafeMutableBytes { keyRaw in
+            var keyVal = MDB_val(UnsafeRawBufferPointer(keyRaw))
+            var value = MDB_val()
+            let rc = mdb_get(transaction.txn, dbi, &keyVal, &value)
+            if rc == MDB_NOTFOUND { return nil }
+            try transaction.check(rc, "reading catalog entry \(key)")
+            return value.bytes
+        }
+    }
+
+    static func putRaw(key: String, value: UnsafeRawBufferPointer, dbi: MDB_dbi, in transaction: Transaction) throws {
+        var keyBytes = Array(key.utf8)
+        try keyBytes.withUnsafeMutableBytes { keyRaw in
+            var keyVal = MDB_val(UnsafeRawBufferPointer(keyRaw))
+            var val = MDB_val(value)
+            try transaction.check(mdb_put(transaction.txn, dbi, &keyVal, &val, 0), "writing catalog entry \(key)")
+        }
+    }
+
+    /// The last id handed out for an entity (0 when none).
+    static func sequence(_ entityId: UInt32, dbi: MDB_dbi, in transaction: Transaction) throws -> UInt64 {
+        guard let bytes = try raw(key: sequenceKey(entityId), dbi: dbi, in: transaction), bytes.count == 8 else { return 0 }
+        return UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))
+    }
+
+    static func setSequence(_ entityId: UInt32, to value: UInt64, dbi: MDB_dbi, in transaction: Transaction) throws {
+        var big = value.bigEndian
+        try withUnsafeBytes(of: &big) { try putRaw(key: sequenceKey(entityId), value: $0, dbi: dbi, in: transaction) }
+    }
+}

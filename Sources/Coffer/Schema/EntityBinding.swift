@@ -1,0 +1,48 @@
+import CLMDB
+
+/// An entity's schema bound to one store: its table and the mapping between schema
+/// positions (what generated code uses) and the catalog's stable property ids (what records
+/// hold).
+final class EntityBinding: @unchecked Sendable {
+    let schema: EntitySchema
+    let catalog: CatalogEntity
+    let table: MDB_dbi
+    /// The id of the transaction that created the table; snapshots older than it do not
+    /// have the table yet.
+    let createdInTransaction: Int
+    /// Stored property id for each schema position (`id`'s slot is unused).
+    let storedIds: UnsafeMutablePointer<UInt16>
+    /// Schema position for each stored property id, -1 for ids the schema does not have.
+    let positionsByStoredId: UnsafeMutablePointer<Int16>
+    let positionCount: Int
+
+    var entityId: UInt32 { catalog.id }
+
+    init(schema: EntitySchema, catalog: CatalogEntity, table: MDB_dbi, createdInTransaction: Int) {
+        self.schema = schema
+        self.catalog = catalog
+        self.table = table
+        self.createdInTransaction = createdInTransaction
+        storedIds = .allocate(capacity: max(schema.properties.count, 1))
+        storedIds.initialize(repeating: 0, count: max(schema.properties.count, 1))
+        positionCount = Int(catalog.lastPropertyId) + 1
+        positionsByStoredId = .allocate(capacity: positionCount)
+        positionsByStoredId.initialize(repeating: -1, count: positionCount)
+        for (position, property) in schema.properties.enumerated() where !property.flags.contains(.id) {
+            guard let stored = catalog.property(named: property.storedName) else { continue }
+            storedIds[position] = stored.id
+            positionsByStoredId[Int(stored.id)] = Int16(position)
+        }
+    }
+
+    deinit {
+        storedIds.deallocate()
+        positionsByStoredId.deallocate()
+    }
+
+    /// Whether `transaction` can see this entity's table.
+    @inline(__always)
+    func isVisible(in transaction: Transaction) -> Bool {
+        transaction.snapshotId >= createdInTransaction
+    }
+}

@@ -1,0 +1,235 @@
+/// The stored shape of an entity: its name and properties, as the generator read them from
+/// the struct declaration.
+///
+/// The store compares it with the schema catalog kept in the database file, so that old
+/// records stay readable when properties are added, removed or renamed.
+///
+/// ```swift
+/// for property in Person.cofferSchema.properties {
+///     print(property.name, property.type)
+/// }
+/// ```
+public struct EntitySchema: Sendable {
+    /// The Swift type name, e.g. `"Person"`.
+    ///
+    /// ```swift
+    /// Person.cofferSchema.name   // "Person"
+    /// ```
+    public let name: String
+
+    /// The name the entity is stored under: the `@Name` argument or the Swift name.
+    ///
+    /// ```swift
+    /// Person.cofferSchema.storedName
+    /// ```
+    public let storedName: String
+
+    /// Every stored property, `id` first, in declaration order.
+    ///
+    /// ```swift
+    /// Person.cofferSchema.properties[0].name   // "id"
+    /// ```
+    public let properties: [PropertySchema]
+
+    /// Creates a schema; called by generated code.
+    ///
+    /// ```swift
+    /// EntitySchema(name: "Person", properties: [...])
+    /// ```
+    public init(name: String, storedName: String? = nil, properties: [PropertySchema]) {
+        self.name = name
+        self.storedName = storedName ?? name
+        self.properties = properties
+    }
+}
+
+/// One stored property of an entity.
+///
+/// ```swift
+/// let age = Person.cofferSchema.properties[2]
+/// print(age.name, age.type, age.isOptional)
+/// ```
+public struct PropertySchema: Sendable, Equatable {
+    /// The Swift property name.
+    ///
+    /// ```swift
+    /// Person.age.schema.name   // "age"
+    /// ```
+    public let name: String
+
+    /// The name the property is stored under: the `@Name` argument or the Swift name.
+    ///
+    /// ```swift
+    /// Person.age.schema.storedName
+    /// ```
+    public let storedName: String
+
+    /// The stored value type (for enums, the raw value's type).
+    ///
+    /// ```swift
+    /// Person.age.schema.type   // .int
+    /// ```
+    public let type: PropertyType
+
+    /// Whether the Swift type is an optional.
+    ///
+    /// ```swift
+    /// Person.birthday.schema.isOptional   // true
+    /// ```
+    public let isOptional: Bool
+
+    /// The Swift type as written, e.g. `"Color?"` for an enum property.
+    ///
+    /// ```swift
+    /// Person.favoriteColor.schema.swiftType   // "Color?"
+    /// ```
+    public let swiftType: String
+
+    /// Annotations that change how the property is stored.
+    ///
+    /// ```swift
+    /// Person.firstName.schema.flags.contains(.indexed)
+    /// ```
+    public let flags: PropertyFlags
+
+    /// What a `@Unique` property does when a put collides with a stored value.
+    ///
+    /// ```swift
+    /// Person.email.schema.onConflict   // .fail
+    /// ```
+    public let onConflict: ConflictStrategy?
+
+    /// The former name given with `@Renamed(from:)`.
+    ///
+    /// ```swift
+    /// Person.surname.schema.renamedFrom   // "lastName"
+    /// ```
+    public let renamedFrom: String?
+
+    /// Whether the declaration has a default value, which old records without this property
+    /// decode to.
+    ///
+    /// ```swift
+    /// Person.tags.schema.hasDefault   // true for `var tags: [String] = []`
+    /// ```
+    public let hasDefault: Bool
+
+    /// Creates a property description; called by generated code.
+    ///
+    /// ```swift
+    /// PropertySchema(name: "age", type: .int, swiftType: "Int")
+    /// ```
+    public init(
+        name: String,
+        storedName: String? = nil,
+        type: PropertyType,
+        isOptional: Bool = false,
+        swiftType: String,
+        flags: PropertyFlags = [],
+        onConflict: ConflictStrategy? = nil,
+        renamedFrom: String? = nil,
+        hasDefault: Bool = false
+    ) {
+        self.name = name
+        self.storedName = storedName ?? name
+        self.type = type
+        self.isOptional = isOptional
+        self.swiftType = swiftType
+        self.flags = flags
+        self.onConflict = onConflict
+        self.renamedFrom = renamedFrom
+        self.hasDefault = hasDefault
+    }
+}
+
+/// The value types a property can store.
+///
+/// Enums with a raw value are stored as their raw value's type.
+///
+/// ```swift
+/// if Person.age.schema.type == .int { ... }
+/// ```
+public enum PropertyType: String, Sendable, Codable, CaseIterable {
+    /// `Bool`. ```swift PropertyType.bool ```
+    case bool
+    /// `Int8`. ```swift PropertyType.int8 ```
+    case int8
+    /// `Int16`. ```swift PropertyType.int16 ```
+    case int16
+    /// `Int32`. ```swift PropertyType.int32 ```
+    case int32
+    /// `Int64`. ```swift PropertyType.int64 ```
+    case int64
+    /// `Int` (64 bits). ```swift PropertyType.int ```
+    case int
+    /// `UInt8`. ```swift PropertyType.uint8 ```
+    case uint8
+    /// `UInt16`. ```swift PropertyType.uint16 ```
+    case uint16
+    /// `UInt32`. ```swift PropertyType.uint32 ```
+    case uint32
+    /// `UInt64`, also the type of `id`. ```swift PropertyType.uint64 ```
+    case uint64
+    /// `UInt` (64 bits). ```swift PropertyType.uint ```
+    case uint
+    /// `Float`. ```swift PropertyType.float ```
+    case float
+    /// `Double`. ```swift PropertyType.double ```
+    case double
+    /// `String`. ```swift PropertyType.string ```
+    case string
+    /// `Date`, stored as seconds since the reference date. ```swift PropertyType.date ```
+    case date
+    /// `Data`. ```swift PropertyType.data ```
+    case data
+    /// `UUID`. ```swift PropertyType.uuid ```
+    case uuid
+    /// `[String]`. ```swift PropertyType.stringArray ```
+    case stringArray
+    /// `[Int]`. ```swift PropertyType.intArray ```
+    case intArray
+    /// `[Double]`. ```swift PropertyType.doubleArray ```
+    case doubleArray
+}
+
+/// Annotations that change how a property is stored.
+///
+/// ```swift
+/// let flags: PropertyFlags = [.indexed, .unique]
+/// ```
+public struct PropertyFlags: OptionSet, Sendable, Hashable {
+    /// The raw bits. ```swift PropertyFlags(rawValue: 1) ```
+    public let rawValue: UInt32
+    /// Creates flags from raw bits. ```swift PropertyFlags(rawValue: 3) ```
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    /// The object's id. ```swift PropertyFlags.id ```
+    public static let id = PropertyFlags(rawValue: 1 << 0)
+    /// `@Index`. ```swift PropertyFlags.indexed ```
+    public static let indexed = PropertyFlags(rawValue: 1 << 1)
+    /// `@Unique`. ```swift PropertyFlags.unique ```
+    public static let unique = PropertyFlags(rawValue: 1 << 2)
+    /// `@CreatedAt`. ```swift PropertyFlags.createdAt ```
+    public static let createdAt = PropertyFlags(rawValue: 1 << 3)
+    /// `@UpdatedAt`. ```swift PropertyFlags.updatedAt ```
+    public static let updatedAt = PropertyFlags(rawValue: 1 << 4)
+    /// A `RawRepresentable` enum stored as its raw value. ```swift PropertyFlags.enumeration ```
+    public static let enumeration = PropertyFlags(rawValue: 1 << 5)
+}
+
+/// What a put does when a `@Unique` property's value is already held by another object.
+///
+/// ```swift
+/// @Unique(onConflict: .replace) var email: String?
+/// ```
+public enum ConflictStrategy: String, Sendable, Codable {
+    /// Throw ``CofferError/uniqueViolation(entity:property:value:)``; nothing is stored.
+    /// ```swift @Unique(onConflict: .fail) var email: String ```
+    case fail
+    /// Remove the object that held the value, then store the new one.
+    /// ```swift @Unique(onConflict: .replace) var email: String ```
+    case replace
+    /// Give the new object the existing object's id and overwrite it.
+    /// ```swift @Unique(onConflict: .update) var email: String ```
+    case update
+}

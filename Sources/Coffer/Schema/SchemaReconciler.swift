@@ -1,0 +1,90 @@
+/// Matches an entity's generated schema against the catalog's record of it.
+///
+/// Rules (the consequences users rely on):
+/// - Properties match by stored name (`@Name` or the Swift name), else by `@Renamed(from:)`.
+///   A match keeps its property id, so stored values carry over.
+/// - A new property gets a fresh id. When the entity already existed it must be optional or
+///   have a default value: old records decode to nil or that default.
+/// - A property that disappeared is dropped from the catalog; its values stay in old records
+///   and are skipped when read. Its id is never reused.
+/// - A type change must be a safe widening (`Int32` -> `Int64`, `Float` -> `Double`,
+///   `T` -> `T?`); anything else throws ``CofferError/schemaMismatch(entity:property:stored:declared:)``
+///   before anything is written.
+enum SchemaReconciler {
+    static func reconcile(
+        _ schema: EntitySchema,
+        with stored: CatalogEntity?,
+        newEntityId: () -> UInt32
+    ) throws -> CatalogEntity {
+        var result = stored ?? CatalogEntity(id: newEntityId(), name: schema.storedName, lastPropertyId: 0, properties: [])
+        var properties: [CatalogProperty] = []
+        for property in schema.properties where !property.flags.contains(.id) {
+            let previous = stored.flatMap { entity in
+                entity.property(named: property.storedName)
+                    ?? property.renamedFrom.flatMap { entity.property(named: $0) }
+            }
+            if let previous {
+                try checkCompatible(property, previous: previous, entity: schema.name)
+                properties.append(CatalogProperty(
+                    id: previous.id, name: property.storedName, type: property.type,
+                    optional: property.isOptional, swiftType: property.swiftType, flags: property.flags.rawValue))
+            } else {
+                if stored != nil && !property.isOptional && !property.hasDefault {
+                    throw CofferError.schemaMismatch(
+                        entity: schema.name, property: property.name,
+                        stored: "no values (the property is new)",
+                        declared: "\(property.swiftType) without a default value; make it optional or give it a default so stored objects can be read")
+                }
+                guard result.lastPropertyId < UInt16.max - 1 else {
+                    throw CofferError.invalidOperation(message: "\(schema.name) has used up its 65,534 property ids")
+                }
+                result.lastPropertyId += 1
+                properties.append(CatalogProperty(
+                    id: result.lastPropertyId, name: property.storedName, type: property.type,
+                    optional: property.isOptional, swiftType: property.swiftType, flags: property.flags.rawValue))
+            }
+        }
+        result.properties = properties
+        return result
+    }
+
+    /// Throws unless every stored property the schema declares can be read as declared.
+    static func checkReadable(_ schema: EntitySchema, from stored: CatalogEntity) throws {
+        for property in schema.properties where !property.flags.contains(.id) {
+            if let previous = stored.property(named: property.storedName)
+                ?? property.renamedFrom.flatMap({ stored.property(named: $0) }) {
+                try checkCompatible(property, previous: previous, entity: schema.name)
+            }
+        }
+    }
+
+    private static func checkCompatible(_ property: PropertySchema, previous: CatalogProperty, entity: String) throws {
+        let typeOK = canWiden(previous.type, to: property.type)
+        let optionalOK = !previous.optional || property.isOptional || property.hasDefault
+        guard typeOK && optionalOK else {
+            throw CofferError.schemaMismatch(
+                entity: entity, property: property.name,
+                stored: previous.swiftType, declared: property.swiftType)
+        }
+    }
+
+    /// Whether values stored as `stored` can be read as `declared` without loss.
+    static func canWiden(_ stored: PropertyType, to declared: PropertyType) -> Bool {
+        if stored == declared { return true }
+        let signed: [PropertyType] = [.int8, .int16, .int32, .int64]
+        let unsigned: [PropertyType] = [.uint8, .uint16, .uint32, .uint64]
+        func rank(_ type: PropertyType, in ladder: [PropertyType]) -> Int? {
+            switch type {
+            case .int: return ladder == signed ? 3 : nil
+            case .uint: return ladder == unsigned ? 3 : nil
+            default: return ladder.firstIndex(of: type)
+            }
+        }
+        if let from = rank(stored, in: signed), let to = rank(declared, in: signed) { return from <= to }
+        if let from = rank(stored, in: unsigned), let to = rank(declared, in: unsigned) { return from <= to }
+        // An unsigned value fits a signed type with more bits.
+        if let from = rank(stored, in: unsigned), let to = rank(declared, in: signed) { return from < to }
+        if stored == .float && declared == .double { return true }
+        return false
+    }
+}

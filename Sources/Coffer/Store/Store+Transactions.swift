@@ -1,0 +1,229 @@
+import CLMDB
+import Foundation
+
+extension Store {
+    /// Runs `body` in one read transaction: everything it reads comes from one consistent
+    /// snapshot, unaffected by writes that commit meanwhile. Inside a `write`, it joins the
+    /// write transaction and sees its uncommitted changes.
+    ///
+    /// ```swift
+    /// let (count, first) = try store.read { (try people.count(), try people.get(1)) }
+    /// ```
+    ///
+    /// Keep the closure short: a running reader keeps old pages from being reused.
+    public func read<T>(_ body: () throws -> T) throws -> T {
+        try performRead { _ in try body() }
+    }
+
+    /// Runs `body` in one write transaction: all its changes commit together when it
+    /// returns, and none of them do when it throws. Nested `write` calls and every `Box`
+    /// call inside join this transaction.
+    ///
+    /// ```swift
+    /// try store.write {
+    ///     try people.put(&ada)
+    ///     try people.remove(oldId)
+    /// }
+    /// ```
+    ///
+    /// The closure cannot suspend: an LMDB write transaction must begin and commit on one
+    /// thread. If the map must grow in the middle of the transaction, the transaction is
+    /// rolled back, the map grows and the closure runs once more from the start, so keep its
+    /// effects inside the store.
+    public func write<T>(_ body: () throws -> T) throws -> T {
+        try performWrite { _ in try body() }
+    }
+
+    /// Runs `body` in a read transaction on a background thread, so the calling task
+    /// suspends instead of blocking.
+    ///
+    /// ```swift
+    /// let count = try await store.read { try people.count() }
+    /// ```
+    public func read<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global(qos: .userInitiated).async {
+                continuation.resume(with: Result { try self.read(body) })
+            }
+        }
+    }
+
+    /// Runs `body` in a write transaction on the store's writer queue; the calling task
+    /// suspends until it has committed (or rolled back).
+    ///
+    /// ```swift
+    /// try await store.write { try people.put(&person) }
+    /// ```
+    public func write<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            writeQueue.async {
+                continuation.resume(with: Result { try self.write(body) })
+            }
+        }
+    }
+
+    // MARK: Transaction machinery
+
+    /// Runs `body` with the calling thread's transaction on this store, or a new read one.
+    func performRead<T>(_ body: (Transaction) throws -> T) throws -> T {
+        if let current = Transaction.current(for: self) { return try body(current) }
+        while true {
+            gate.lockShared()
+            if isClosed {
+                gate.unlock()
+                throw CofferError.storeClosed(path: path)
+            }
+            let txn: OpaquePointer
+            do {
+                txn = try acquireReader()
+            } catch CofferError.storage(let code, _) where code == MDB_MAP_RESIZED {
+                gate.unlock()
+                try adoptMapSizeOfOtherProcess()
+                continue
+            } catch {
+                gate.unlock()
+                throw error
+            }
+            let transaction = Transaction(store: self, txn: txn, isWrite: false)
+            Transaction.push(transaction)
+            defer {
+                Transaction.pop()
+                releaseReader(txn)
+                gate.unlock()
+            }
+            return try body(transaction)
+        }
+    }
+
+    /// Runs `body` in the calling thread's write transaction on this store or a new one,
+    /// committing a new one when `body` returns, and growing the map and retrying on
+    /// MDB_MAP_FULL.
+    func performWrite<T>(_ body: (Transaction) throws -> T) throws -> T {
+        if let current = Transaction.current(for: self) {
+            guard current.isWrite else {
+                throw CofferError.invalidOperation(
+                    message: "cannot write inside store.read { } of the store at \(path); make store.write { } the outer transaction")
+            }
+            return try body(current)
+        }
+        guard !options.readOnly else { throw CofferError.readOnly(path: path, operation: "write") }
+        writerLock.lock()
+        defer { writerLock.unlock() }
+        while true {
+            gate.lockShared()
+            if isClosed {
+                gate.unlock()
+                throw CofferError.storeClosed(path: path)
+            }
+            var begun: OpaquePointer?
+            let rc = mdb_txn_begin(env, nil, 0, &begun)
+            if rc == MDB_MAP_RESIZED {
+                gate.unlock()
+                try adoptMapSizeOfOtherProcess()
+                continue
+            }
+            guard rc == 0, let txn = begun else {
+                gate.unlock()
+                throw CofferError.storage(code: rc, message: "cannot begin a write transaction on \(path): \(LMDB.message(rc))")
+            }
+            let transaction = Transaction(store: self, txn: txn, isWrite: true)
+            Transaction.push(transaction)
+            let outcome = Result { () throws -> T in
+                let value = try body(transaction)
+                try flushSequences(of: transaction)
+                return value
+            }
+            Transaction.pop()
+            if transaction.needsLargerMap {
+                mdb_txn_abort(txn)
+                gate.unlock()
+                try growMap()
+                continue
+            }
+            let value: T
+            switch outcome {
+            case .failure(let error):
+                mdb_txn_abort(txn)
+                gate.unlock()
+                throw error
+            case .success(let result):
+                value = result
+            }
+            let commit = mdb_txn_commit(txn)
+            gate.unlock()
+            if commit == MDB_MAP_FULL {
+                try growMap()
+                continue
+            }
+            try LMDB.check(commit, "cannot commit a write transaction on \(path)")
+            adoptBindings(of: transaction)
+            return value
+        }
+    }
+
+    /// A read transaction from the pool (renewed) or a new one.
+    private func acquireReader() throws -> OpaquePointer {
+        stateLock.lock()
+        let pooled = readers.popLast()
+        stateLock.unlock()
+        if let pooled {
+            let rc = mdb_txn_renew(pooled)
+            if rc == 0 { return pooled }
+            mdb_txn_abort(pooled)
+            throw CofferError.storage(code: rc, message: "cannot renew a read transaction on \(path): \(LMDB.message(rc))")
+        }
+        var begun: OpaquePointer?
+        let rc = mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &begun)
+        guard rc == 0, let txn = begun else {
+            throw CofferError.storage(code: rc, message: "cannot begin a read transaction on \(path): \(LMDB.message(rc))")
+        }
+        return txn
+    }
+
+    private func releaseReader(_ txn: OpaquePointer) {
+        mdb_txn_reset(txn)
+        stateLock.lock()
+        if readers.count < 32 {
+            readers.append(txn)
+            stateLock.unlock()
+        } else {
+            stateLock.unlock()
+            mdb_txn_abort(txn)
+        }
+    }
+
+    /// Grows the map (doubling up to 1 GiB, then by 1 GiB) while no transaction is open.
+    private func growMap() throws {
+        gate.lockExclusive()
+        defer { gate.unlock() }
+        guard !isClosed else { throw CofferError.storage(code: MDB_MAP_FULL, message: "store at \(path) closed while growing") }
+        var info = MDB_envinfo()
+        mdb_env_info(env, &info)
+        let current = info.me_mapsize
+        var grown = current < 1 << 30 ? current * 2 : current + (1 << 30)
+        if let limit = options.maxSize {
+            guard current < limit else {
+                throw CofferError.storage(
+                    code: MDB_MAP_FULL,
+                    message: "the store at \(path) is full: it reached its maxSize of \(limit) bytes; the transaction was rolled back")
+            }
+            grown = min(grown, limit)
+        }
+        try LMDB.check(mdb_env_set_mapsize(env, grown), "cannot grow the map of \(path) to \(grown) bytes")
+    }
+
+    /// Another process grew the map: adopt its size.
+    private func adoptMapSizeOfOtherProcess() throws {
+        gate.lockExclusive()
+        defer { gate.unlock() }
+        try LMDB.check(mdb_env_set_mapsize(env, 0), "cannot adopt the new map size of \(path)")
+    }
+
+    /// Writes the ids handed out in `transaction` back to the catalog.
+    private func flushSequences(of transaction: Transaction) throws {
+        guard !transaction.sequences.isEmpty, let catalog = catalogDatabase else { return }
+        for (entityId, last) in transaction.sequences {
+            try Catalog.setSequence(entityId, to: last, dbi: catalog, in: transaction)
+        }
+    }
+}

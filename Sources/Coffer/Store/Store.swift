@@ -1,0 +1,203 @@
+import CLMDB
+import Foundation
+
+/// A Coffer database: one directory holding one LMDB environment.
+///
+/// Open a store once per directory and share it: `Store` is `Sendable`, many threads and
+/// tasks read in parallel, and writes are serialised (one writer at a time, as in LMDB).
+///
+/// ```swift
+/// let store = try Store(directory: "data/app.coffer")
+/// let people = store.box(for: Person.self)
+/// try people.put(&person)
+/// try store.write {
+///     try people.put(&a)
+///     try orders.put(&b)
+/// }   // both or neither
+/// ```
+///
+/// The memory map grows by itself when it fills up; set ``StoreOptions/maxSize`` to cap it.
+/// Opening the same directory twice in one process throws: LMDB forbids it, because the
+/// second handle would corrupt the first one's locks.
+public final class Store: @unchecked Sendable {
+    /// The directory the store lives in.
+    ///
+    /// ```swift
+    /// print(store.path)
+    /// ```
+    public let path: String
+
+    /// The options the store was opened with.
+    ///
+    /// ```swift
+    /// store.options.readOnly
+    /// ```
+    public let options: StoreOptions
+
+    let env: OpaquePointer
+    /// Held shared by every transaction; held exclusively to resize the map or close.
+    let gate = ReadWriteGate()
+    /// Serialises this process's write transactions before they touch LMDB, so a waiting
+    /// writer holds no gate share that a resizing writer would wait for.
+    let writerLock = NSLock()
+    /// Guards `bindings`, `readers` and `tables`.
+    let stateLock = NSLock()
+    /// Set (under the exclusive gate) by `close()`.
+    var isClosed = false
+    /// The catalog database, or nil in a read-only store that has never been written.
+    var catalogDatabase: MDB_dbi?
+    /// Entity bindings of this store, by entity type.
+    var bindings: [ObjectIdentifier: EntityBinding] = [:]
+    /// Tables opened at start or created since, by entity id.
+    var tables: [UInt32: MDB_dbi] = [:]
+    /// Reset read transactions waiting to be renewed (about 3x cheaper than a new one).
+    var readers: [OpaquePointer] = []
+    /// Scratch memory for encoding records; used under `writerLock` only.
+    let recordBuffer = RecordBuffer()
+    /// The one thread-hopping-free queue async writes run on.
+    let writeQueue = DispatchQueue(label: "coffer.store.writer", qos: .userInitiated)
+
+    /// Opens (and if needed creates) the store in `directory`.
+    ///
+    /// ```swift
+    /// let store = try Store(directory: "data/app.coffer")
+    /// let readOnly = try Store(directory: "data/app.coffer", options: .init(readOnly: true))
+    /// ```
+    ///
+    /// - Throws: ``CofferError/storage(code:message:)`` when the directory cannot be created
+    ///   or opened, holds a damaged or incompatible file, or is already open in this process.
+    public init(directory: String, options: StoreOptions = StoreOptions()) throws {
+        let url = URL(fileURLWithPath: directory).standardizedFileURL
+        self.path = url.path
+        self.options = options
+
+        let fileManager = FileManager.default
+        if !options.readOnly {
+            do {
+                try fileManager.createDirectory(at: url, withIntermediateDirectories: true)
+            } catch {
+                throw CofferError.storage(code: EIO, message: "cannot create the store directory \(path): \(error.localizedDescription)")
+            }
+        }
+        var isDirectory: ObjCBool = false
+        guard fileManager.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw CofferError.storage(code: ENOENT, message: "no store directory at \(path)")
+        }
+        guard OpenStores.shared.claim(path) else {
+            throw CofferError.storage(
+                code: EBUSY, message: "the store at \(path) is already open in this process; share that Store instance")
+        }
+
+        var created: OpaquePointer?
+        var rc = mdb_env_create(&created)
+        guard rc == 0, let env = created else {
+            OpenStores.shared.release(path)
+            throw CofferError.storage(code: rc, message: "cannot create an LMDB environment: \(LMDB.message(rc))")
+        }
+        self.env = env
+        var flags = UInt32(MDB_NOTLS)
+        if options.readOnly { flags |= UInt32(MDB_RDONLY) }
+        switch options.durability {
+        case .full: break
+        case .noMetaSync: flags |= UInt32(MDB_NOMETASYNC)
+        case .noSync: flags |= UInt32(MDB_NOSYNC)
+        }
+        let initial = options.maxSize.map { min($0, options.initialMapSize) } ?? options.initialMapSize
+        mdb_env_set_maxdbs(env, MDB_dbi(max(options.maxNamedDatabases, 2)))
+        mdb_env_set_mapsize(env, max(initial, 1 << 20))
+        rc = mdb_env_open(env, path, flags, 0o644)
+        if rc != 0 {
+            mdb_env_close(env)
+            OpenStores.shared.release(path)
+            let hint = rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH
+                ? " (not an LMDB 0.9 database: damaged, or written by another LMDB version such as Homebrew's 1.0)" : ""
+            throw CofferError.storage(code: rc, message: "cannot open the store at \(path): \(LMDB.message(rc))\(hint)")
+        }
+        do {
+            try openExistingTables()
+        } catch {
+            mdb_env_close(env)
+            OpenStores.shared.release(path)
+            throw error
+        }
+    }
+
+    /// Opens the store in the directory at `directory`.
+    ///
+    /// ```swift
+    /// let store = try Store(directory: URL(fileURLWithPath: "/tmp/app.coffer"))
+    /// ```
+    public convenience init(directory: URL, options: StoreOptions = StoreOptions()) throws {
+        try self.init(directory: directory.path, options: options)
+    }
+
+    deinit {
+        closeEnvironment()
+    }
+
+    /// Closes the store. Waits for running transactions; later calls on the store or its
+    /// boxes throw ``CofferError/storeClosed(path:)``. Closing twice does nothing.
+    ///
+    /// ```swift
+    /// store.close()
+    /// let reopened = try Store(directory: store.path)
+    /// ```
+    public func close() {
+        closeEnvironment()
+    }
+
+    private func closeEnvironment() {
+        gate.lockExclusive()
+        defer { gate.unlock() }
+        guard !isClosed else { return }
+        isClosed = true
+        stateLock.lock()
+        for reader in readers { mdb_txn_abort(reader) }
+        readers.removeAll()
+        bindings.removeAll()
+        stateLock.unlock()
+        mdb_env_close(env)
+        OpenStores.shared.release(path)
+    }
+
+    /// Returns the box that stores objects of type `E`.
+    ///
+    /// ```swift
+    /// let people = store.box(for: Person.self)
+    /// ```
+    public func box<E: Entity>(for type: E.Type) -> Box<E> {
+        Box(store: self)
+    }
+
+    /// The size of the memory map and of the data in it, in bytes.
+    ///
+    /// ```swift
+    /// let (mapSize, used) = try store.mapUsage()
+    /// ```
+    public func mapUsage() throws -> (mapSize: Int, usedBytes: Int) {
+        try performRead { _ in
+            var info = MDB_envinfo()
+            var stat = MDB_stat()
+            mdb_env_info(env, &info)
+            mdb_env_stat(env, &stat)
+            return (info.me_mapsize, (info.me_last_pgno + 1) * Int(stat.ms_psize))
+        }
+    }
+}
+
+/// The directories with an open `Store` in this process; LMDB must not open one twice.
+final class OpenStores: @unchecked Sendable {
+    static let shared = OpenStores()
+    private let lock = NSLock()
+    private var paths: Set<String> = []
+
+    func claim(_ path: String) -> Bool {
+        lock.lock(); defer { lock.unlock() }
+        return paths.insert(path).inserted
+    }
+
+    func release(_ path: String) {
+        lock.lock(); defer { lock.unlock() }
+        paths.remove(path)
+    }
+}

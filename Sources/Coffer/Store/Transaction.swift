@@ -1,0 +1,86 @@
+import CLMDB
+import Foundation
+
+/// One open LMDB transaction and the per-transaction state Coffer keeps beside it.
+///
+/// Transactions are closure-scoped: `Store.read`/`Store.write` push one on the calling
+/// thread's stack, and nested calls (and every `Box` call inside them) find and join it
+/// through ``current(for:)`` instead of opening another.
+final class Transaction {
+    unowned(unsafe) let store: Store
+    let txn: OpaquePointer
+    let isWrite: Bool
+    /// LMDB's id of the snapshot (read) or of the transaction being written.
+    let snapshotId: Int
+
+    /// Set when LMDB reported MDB_MAP_FULL: the transaction is dead and the outermost
+    /// `write` grows the map and runs the closure again, even if user code caught the error.
+    var needsLargerMap = false
+    /// Next ids handed out in this transaction, written back to the catalog before commit.
+    var sequences: [UInt32: UInt64] = [:]
+    /// Entity bindings created by this transaction; they become the store's on commit.
+    var newBindings: [ObjectIdentifier: EntityBinding] = [:]
+
+    init(store: Store, txn: OpaquePointer, isWrite: Bool) {
+        self.store = store
+        self.txn = txn
+        self.isWrite = isWrite
+        self.snapshotId = mdb_txn_id(txn)
+    }
+
+    /// Turns an LMDB result code into an error, remembering MAP_FULL for a retry.
+    @inline(__always)
+    func check(_ code: Int32, _ what: @autoclosure () -> String) throws {
+        if code == 0 { return }
+        if code == MDB_MAP_FULL { needsLargerMap = true }
+        throw CofferError.storage(code: code, message: "\(what()): \(LMDB.message(code))")
+    }
+
+    // MARK: The calling thread's transaction stack
+
+    /// The innermost transaction of `store` open on the calling thread.
+    @inline(__always)
+    static func current(for store: Store) -> Transaction? {
+        guard let raw = pthread_getspecific(threadStackKey) else { return nil }
+        let stack = Unmanaged<ThreadTransactionStack>.fromOpaque(raw).takeUnretainedValue()
+        for transaction in stack.transactions.reversed() where transaction.store === store {
+            return transaction
+        }
+        return nil
+    }
+
+    static func push(_ transaction: Transaction) {
+        let stack: ThreadTransactionStack
+        if let raw = pthread_getspecific(threadStackKey) {
+            stack = Unmanaged<ThreadTransactionStack>.fromOpaque(raw).takeUnretainedValue()
+        } else {
+            stack = ThreadTransactionStack()
+            pthread_setspecific(threadStackKey, Unmanaged.passRetained(stack).toOpaque())
+        }
+        stack.transactions.append(transaction)
+    }
+
+    static func pop() {
+        guard let raw = pthread_getspecific(threadStackKey) else { return }
+        let stack = Unmanaged<ThreadTransactionStack>.fromOpaque(raw).takeUnretainedValue()
+        _ = stack.transactions.popLast()
+    }
+}
+
+/// The transactions open on one thread, innermost last.
+final class ThreadTransactionStack {
+    var transactions: [Transaction] = []
+}
+
+/// Thread-local slot for the stack. A pthread key (not Foundation's thread dictionary)
+/// because every `Box` call looks it up.
+private let threadStackKey: pthread_key_t = {
+    var key = pthread_key_t()
+    pthread_key_create(&key) { raw in
+        #if os(Linux)
+        guard let raw else { return }
+        #endif
+        Unmanaged<ThreadTransactionStack>.fromOpaque(raw).release()
+    }
+    return key
+}()

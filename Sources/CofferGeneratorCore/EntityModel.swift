@@ -1,0 +1,28 @@
+/// What the generator learned about one entity from the source.
+struct EntityModel {
+    /// The type name as written from the file's top level, e.g. `Outer.Person`.
+    var qualifiedName: String
+    var storedName: String?
+    var accessModifier: String
+    var properties: [PropertyModel]
+}
+
+/// One stored property of an entity.
+struct PropertyModel {
+    var name: String
+    var storedName: String?
+    /// The `PropertyType` case name, e.g. `int64`.
+    var storageType: String
+    /// The Swift type without the optional, as written (or inferred from a literal).
+    var valueType: String
+    var isOptional: Bool
+    var isEnum: Bool
+    var isId: Bool
+    var defaultValue: String?
+    var flags: [String]
+    var onConflict: String?
+    var renamedFrom: String?
+
+    /// The Swift type as declared, e.g. `Color?`.
+    var swiftType: String { isOptional ? "\(valueType)?" : valueType }
+}

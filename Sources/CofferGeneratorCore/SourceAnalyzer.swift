@@ -1,0 +1,388 @@
+import SwiftParser
+import SwiftSyntax
+
+/// Reads entity declarations out of a target's sources and checks them, collecting a
+/// diagnostic (with file and line) for everything the generated code could not support.
+struct SourceAnalyzer {
+    private(set) var entities: [EntityModel] = []
+    private(set) var diagnostics: [Diagnostic] = []
+    private(set) var imports: [String] = []
+
+    /// Raw-value enums by qualified and by simple name -> the raw type.
+    private var enumRawTypes: [String: String] = [:]
+
+    static let scalarTypes: [String: String] = [
+        "Bool": "bool", "Int": "int", "Int8": "int8", "Int16": "int16", "Int32": "int32", "Int64": "int64",
+        "UInt": "uint", "UInt8": "uint8", "UInt16": "uint16", "UInt32": "uint32", "UInt64": "uint64",
+        "Id": "uint64", "Float": "float", "Double": "double", "String": "string", "Date": "date",
+        "Data": "data", "UUID": "uuid",
+    ]
+    static let arrayTypes: [String: String] = ["String": "stringArray", "Int": "intArray", "Double": "doubleArray"]
+    static let supportedList =
+        "Bool, Int, Int8-Int64, UInt, UInt8-UInt64, Float, Double, String, Date, Data, UUID, [String], [Int], [Double], enums with one of those raw types, and optionals of them"
+    static let markers: Set<String> = ["Index", "Unique", "Transient", "Name", "Renamed", "CreatedAt", "UpdatedAt"]
+    static let laterMarkers: Set<String> = ["FullText", "Backlink"]
+
+    init(files: [SourceFile]) {
+        let parsed = files.map { file in (file, Parser.parse(source: file.text)) }
+        for (_, tree) in parsed { collectEnums(tree.statements.compactMap { $0.item.as(DeclSyntax.self) }, parents: []) }
+        for (file, tree) in parsed {
+            let converter = SourceLocationConverter(fileName: file.path, tree: tree)
+            var context = FileContext(file: file, converter: converter)
+            let declarations = tree.statements.compactMap { $0.item.as(DeclSyntax.self) }
+            let before = entities.count
+            walk(declarations, parents: [], context: &context)
+            if entities.count > before || context.hadEntityError {
+                for declaration in declarations {
+                    guard let importDecl = declaration.as(ImportDeclSyntax.self) else { continue }
+                    let text = importDecl.trimmedDescription
+                    if !imports.contains(text) { imports.append(text) }
+                }
+            }
+        }
+    }
+
+    // MARK: Walking declarations
+
+    private struct FileContext {
+        let file: SourceFile
+        let converter: SourceLocationConverter
+        var hadEntityError = false
+    }
+
+    private mutating func collectEnums(_ declarations: [DeclSyntax], parents: [String]) {
+        for declaration in declarations {
+            if let enumDecl = declaration.as(EnumDeclSyntax.self) {
+                let name = enumDecl.name.text
+                if let raw = enumDecl.inheritanceClause?.inheritedTypes.first?.type.trimmedDescription {
+                    let qualified = (parents + [name]).joined(separator: ".")
+                    enumRawTypes[qualified] = raw
+                    if enumRawTypes[name] == nil { enumRawTypes[name] = raw }
+                }
+                collectEnums(enumDecl.memberBlock.members.map(\.decl), parents: parents + [name])
+            } else if let structDecl = declaration.as(StructDeclSyntax.self) {
+                collectEnums(structDecl.memberBlock.members.map(\.decl), parents: parents + [structDecl.name.text])
+            } else if let classDecl = declaration.as(ClassDeclSyntax.self) {
+                collectEnums(classDecl.memberBlock.members.map(\.decl), parents: parents + [classDecl.name.text])
+            } else if let extensionDecl = declaration.as(ExtensionDeclSyntax.self) {
+                collectEnums(extensionDecl.memberBlock.members.map(\.decl),
+                             parents: parents + [extensionDecl.extendedType.trimmedDescription])
+            }
+        }
+    }
+
+    private mutating func walk(_ declarations: [DeclSyntax], parents: [String], context: inout FileContext) {
+        for declaration in declarations {
+            if let structDecl = declaration.as(StructDeclSyntax.self) {
+                let name = parents + [structDecl.name.text]
+                if Self.conformsToEntity(structDecl.inheritanceClause) {
+                    analyzeEntity(structDecl, qualifiedName: name.joined(separator: "."), context: &context)
+                }
+                walk(structDecl.memberBlock.members.map(\.decl), parents: name, context: &context)
+            } else if let classDecl = declaration.as(ClassDeclSyntax.self) {
+                if Self.conformsToEntity(classDecl.inheritanceClause) {
+                    report(classDecl.classKeyword, "entity '\(classDecl.name.text)' must be a struct: Coffer stores value types", &context)
+                }
+                walk(classDecl.memberBlock.members.map(\.decl), parents: parents + [classDecl.name.text], context: &context)
+            } else if let enumDecl = declaration.as(EnumDeclSyntax.self) {
+                if Self.conformsToEntity(enumDecl.inheritanceClause) {
+                    report(enumDecl.enumKeyword, "entity '\(enumDecl.name.text)' must be a struct: Coffer stores structs", &context)
+                }
+                walk(enumDecl.memberBlock.members.map(\.decl), parents: parents + [enumDecl.name.text], context: &context)
+            } else if let actorDecl = declaration.as(ActorDeclSyntax.self), Self.conformsToEntity(actorDecl.inheritanceClause) {
+                report(actorDecl.actorKeyword, "entity '\(actorDecl.name.text)' must be a struct: Coffer stores structs", &context)
+            } else if let extensionDecl = declaration.as(ExtensionDeclSyntax.self) {
+                if Self.conformsToEntity(extensionDecl.inheritanceClause) {
+                    report(extensionDecl.extensionKeyword,
+                           "declare the Entity conformance of '\(extensionDecl.extendedType.trimmedDescription)' on its struct declaration, where the generator can see its stored properties",
+                           &context)
+                }
+                walk(extensionDecl.memberBlock.members.map(\.decl),
+                     parents: parents + [extensionDecl.extendedType.trimmedDescription], context: &context)
+            }
+        }
+    }
+
+    static func conformsToEntity(_ clause: InheritanceClauseSyntax?) -> Bool {
+        clause?.inheritedTypes.contains { ["Entity", "Coffer.Entity"].contains($0.type.trimmedDescription) } ?? false
+    }
+
+    private mutating func report(_ node: some SyntaxProtocol, _ message: String, _ context: inout FileContext) {
+        let location = node.startLocation(converter: context.converter)
+        diagnostics.append(Diagnostic(file: context.file.path, line: location.line, column: location.column, message: message))
+        context.hadEntityError = true
+    }
+
+    // MARK: Entities
+
+    private mutating func analyzeEntity(_ decl: StructDeclSyntax, qualifiedName: String, context: inout FileContext) {
+        let errorsBefore = diagnostics.count
+        let name = decl.name.text
+        if let generics = decl.genericParameterClause {
+            report(generics, "entity '\(name)' cannot be generic: the generator needs one concrete stored type", &context)
+        }
+        let access = decl.modifiers.map(\.name.text).first { ["public", "package", "internal", "fileprivate", "private", "open"].contains($0) } ?? ""
+        if access == "private" || access == "fileprivate" {
+            report(decl.name, "entity '\(name)' cannot be \(access): the generated code in another file must see it", &context)
+        }
+        var entityStoredName: String?
+        for attribute in Self.attributes(decl.attributes) {
+            let attributeName = Self.markerName(attribute)
+            if attributeName == "Name" {
+                entityStoredName = stringArgument(attribute, label: nil, context: &context)
+            } else if Self.markers.contains(attributeName) {
+                report(attribute, "@\(attributeName) applies to properties, not to the entity '\(name)'", &context)
+            }
+        }
+        var properties: [PropertyModel] = []
+        for member in decl.memberBlock.members {
+            if let initializer = member.decl.as(InitializerDeclSyntax.self) {
+                report(initializer.initKeyword,
+                       "entity '\(name)' declares an initializer inside the struct, which removes the memberwise initializer the generated decoder calls; move the initializer into an extension",
+                       &context)
+            } else if let variable = member.decl.as(VariableDeclSyntax.self) {
+                properties += analyzeVariable(variable, entity: name, context: &context)
+            }
+        }
+        if let id = properties.first(where: { $0.name == "id" }) {
+            if id.valueType != "Id" && id.valueType != "UInt64" || id.isOptional {
+                report(decl.name, "entity '\(name)' must declare 'var id: Id'; its 'id' is '\(id.swiftType)'", &context)
+            }
+        } else {
+            report(decl.name, "entity '\(name)' must declare 'var id: Id = 0' (0 means not stored yet)", &context)
+        }
+        var seen: Set<String> = []
+        for property in properties {
+            let stored = property.storedName ?? property.name
+            if !seen.insert(stored).inserted {
+                report(decl.name, "entity '\(name)' stores two properties under the name '\(stored)'", &context)
+            }
+        }
+        guard diagnostics.count == errorsBefore else { return }
+        // `id` first, the rest in declaration order (the memberwise initializer's order).
+        let ordered = properties.filter(\.isId) + properties.filter { !$0.isId }
+        entities.append(EntityModel(qualifiedName: qualifiedName, storedName: entityStoredName,
+                                    accessModifier: access == "internal" ? "" : (access == "open" ? "public" : access),
+                                    properties: ordered))
+    }
+
+    private mutating func analyzeVariable(_ variable: VariableDeclSyntax, entity: String, context: inout FileContext) -> [PropertyModel] {
+        let modifiers = variable.modifiers.map(\.name.text)
+        if modifiers.contains("static") || modifiers.contains("class") { return [] }
+        let attributes = Self.attributes(variable.attributes)
+        let names = attributes.map(Self.markerName)
+        let isTransient = names.contains("Transient")
+        let isLet = variable.bindingSpecifier.tokenKind == .keyword(.let)
+        var result: [PropertyModel] = []
+        let bindings = Array(variable.bindings)
+        for (index, binding) in bindings.enumerated() {
+            if let accessors = binding.accessorBlock, Self.isComputed(accessors) {
+                if !attributes.isEmpty {
+                    report(attributes[0], "@\(names[0]) needs a stored property; '\(binding.pattern.trimmedDescription)' is computed", &context)
+                }
+                continue
+            }
+            guard let pattern = binding.pattern.as(IdentifierPatternSyntax.self) else {
+                report(binding.pattern, "declare stored properties of entity '\(entity)' one name at a time", &context)
+                continue
+            }
+            let name = pattern.identifier.text.trimmingCharacters(in: "`")
+            let defaultValue = binding.initializer?.value.trimmedDescription
+            if isTransient {
+                if defaultValue == nil {
+                    report(pattern, "@Transient property '\(name)' needs a default value: loaded objects get it", &context)
+                }
+                continue
+            }
+            if modifiers.contains("lazy") {
+                report(pattern, "lazy property '\(name)' cannot be stored; mark it @Transient", &context)
+                continue
+            }
+            if modifiers.contains("private") || modifiers.contains("fileprivate") {
+                report(pattern, "stored property '\(name)' of entity '\(entity)' cannot be private: the generated code reads it from another file", &context)
+                continue
+            }
+            if isLet && defaultValue != nil {
+                report(pattern, "'let \(name)' has a fixed value and cannot be loaded from the store; make it 'var' or mark it @Transient", &context)
+                continue
+            }
+            for attribute in attributes {
+                let attributeName = Self.markerName(attribute)
+                if Self.laterMarkers.contains(attributeName) {
+                    report(attribute, "@\(attributeName) is not supported by this version of Coffer", &context)
+                } else if !Self.markers.contains(attributeName) {
+                    report(attribute, "@\(attributeName) is not a Coffer annotation; entity properties take @Index, @Unique, @Transient, @Name, @Renamed, @CreatedAt and @UpdatedAt", &context)
+                }
+            }
+            // `var a, b: Int`: a binding without a type takes the next written one.
+            let typeSyntax = binding.typeAnnotation?.type
+                ?? bindings[index...].lazy.compactMap { $0.initializer == nil ? $0.typeAnnotation?.type : nil }.first
+            guard var property = resolveType(typeSyntax, initializer: binding.initializer?.value, name: name, entity: entity, at: pattern, context: &context) else {
+                continue
+            }
+            property.defaultValue = defaultValue
+            property.isId = name == "id"
+            if property.isId && isLet {
+                report(pattern, "'id' of entity '\(entity)' must be a 'var': put assigns it", &context)
+            }
+            applyMarkers(attributes, to: &property, context: &context)
+            result.append(property)
+        }
+        return result
+    }
+
+    static func isComputed(_ accessors: AccessorBlockSyntax) -> Bool {
+        switch accessors.accessors {
+        case .getter: return true
+        case .accessors(let list):
+            return list.contains { ["get", "set", "_read", "_modify", "unsafeAddress"].contains($0.accessorSpecifier.text) }
+        }
+    }
+
+    private mutating func applyMarkers(_ attributes: [AttributeSyntax], to property: inout PropertyModel, context: inout FileContext) {
+        for attribute in attributes {
+            switch Self.markerName(attribute) {
+            case "Index":
+                property.flags.append("indexed")
+            case "Unique":
+                property.flags += ["unique", "indexed"]
+                property.onConflict = "fail"
+                if case .argumentList(let arguments) = attribute.arguments, let argument = arguments.first {
+                    let value = argument.expression.trimmedDescription
+                    if argument.label?.text == "onConflict", [".fail", ".replace", ".update"].contains(value) {
+                        property.onConflict = String(value.dropFirst())
+                    } else {
+                        report(argument, "@Unique takes onConflict: .fail, .replace or .update", &context)
+                    }
+                }
+            case "Name":
+                property.storedName = stringArgument(attribute, label: nil, context: &context)
+            case "Renamed":
+                property.renamedFrom = stringArgument(attribute, label: "from", context: &context)
+            case "CreatedAt", "UpdatedAt":
+                let name = Self.markerName(attribute)
+                if property.valueType != "Date" {
+                    report(attribute, "@\(name) needs a Date property; '\(property.name)' is '\(property.swiftType)'", &context)
+                }
+                property.flags.append(name == "CreatedAt" ? "createdAt" : "updatedAt")
+            default:
+                break
+            }
+        }
+        if property.isId && !property.flags.isEmpty {
+            report(attributes.first ?? attributes[0], "'id' is always indexed by the entity table and takes no annotations", &context)
+        }
+        if property.isId { property.flags = ["id"] }
+        if property.isEnum { property.flags.append("enumeration") }
+        var unique: [String] = []
+        for flag in property.flags where !unique.contains(flag) { unique.append(flag) }
+        property.flags = unique
+    }
+
+    private mutating func stringArgument(_ attribute: AttributeSyntax, label: String?, context: inout FileContext) -> String? {
+        let name = Self.markerName(attribute)
+        guard case .argumentList(let arguments) = attribute.arguments, arguments.count == 1,
+              let argument = arguments.first, argument.label?.text == label,
+              let literal = argument.expression.as(StringLiteralExprSyntax.self),
+              literal.segments.count == 1,
+              case .stringSegment(let segment) = literal.segments.first,
+              !segment.content.text.isEmpty
+        else {
+            let form = label.map { "\($0): \"...\"" } ?? "\"...\""
+            report(attribute, "@\(name) takes one non-empty string literal: @\(name)(\(form))", &context)
+            return nil
+        }
+        return segment.content.text
+    }
+
+    static func attributes(_ list: AttributeListSyntax) -> [AttributeSyntax] {
+        list.compactMap { element in
+            if case .attribute(let attribute) = element { return attribute }
+            return nil
+        }
+    }
+
+    static func markerName(_ attribute: AttributeSyntax) -> String {
+        let name = attribute.attributeName.trimmedDescription
+        return name.hasPrefix("Coffer.") ? String(name.dropFirst("Coffer.".count)) : name
+    }
+
+    // MARK: Types
+
+    private mutating func resolveType(
+        _ type: TypeSyntax?, initializer: ExprSyntax?, name: String, entity: String,
+        at node: some SyntaxProtocol, context: inout FileContext
+    ) -> PropertyModel? {
+        func model(_ storage: String, _ valueType: String, optional: Bool, isEnum: Bool = false) -> PropertyModel {
+            PropertyModel(name: name, storedName: nil, storageType: storage, valueType: valueType, isOptional: optional,
+                          isEnum: isEnum, isId: false, defaultValue: nil, flags: [], onConflict: nil, renamedFrom: nil)
+        }
+        guard let type else {
+            // No written type: infer from a literal, as the compiler would.
+            switch initializer?.kind {
+            case .integerLiteralExpr: return model("int", "Int", optional: false)
+            case .floatLiteralExpr: return model("double", "Double", optional: false)
+            case .stringLiteralExpr: return model("string", "String", optional: false)
+            case .booleanLiteralExpr: return model("bool", "Bool", optional: false)
+            default:
+                if let call = initializer?.as(FunctionCallExprSyntax.self),
+                   let storage = Self.scalarTypes[call.calledExpression.trimmedDescription] {
+                    return model(storage, call.calledExpression.trimmedDescription, optional: false)
+                }
+                report(node, "property '\(name)' of entity '\(entity)' needs a written type: the generator cannot infer it", &context)
+                return nil
+            }
+        }
+        var optional = false
+        var inner = type
+        if let wrapped = type.as(OptionalTypeSyntax.self) {
+            optional = true
+            inner = wrapped.wrappedType
+        } else if let identifier = type.as(IdentifierTypeSyntax.self), identifier.name.text == "Optional",
+                  let argument = identifier.genericArgumentClause?.arguments.first {
+            optional = true
+            inner = TypeSyntax(fromProtocol: argument.argument.as(TypeSyntax.self) ?? type)
+        }
+        let written = inner.trimmedDescription
+        if inner.is(OptionalTypeSyntax.self) || written.hasPrefix("Optional<") {
+            report(node, "property '\(name)' of entity '\(entity)' has a nested optional '\(type.trimmedDescription)', which cannot be stored", &context)
+            return nil
+        }
+        let bare = Self.stripModule(written)
+        if let storage = Self.scalarTypes[bare] { return model(storage, written, optional: optional) }
+        if let element = Self.arrayElement(inner), let storage = Self.arrayTypes[Self.stripModule(element)] {
+            return model(storage, written, optional: optional)
+        }
+        if let raw = enumRawTypes[bare] ?? enumRawTypes[String(bare.split(separator: ".").last ?? "")],
+           let storage = Self.scalarTypes[Self.stripModule(raw)], raw != "Data", raw != "UUID" {
+            return model(storage, written, optional: optional, isEnum: true)
+        }
+        report(node, "property '\(name)' of entity '\(entity)' has the unsupported type '\(type.trimmedDescription)'; supported: \(Self.supportedList). Mark it @Transient to keep it out of the store", &context)
+        return nil
+    }
+
+    static func stripModule(_ name: String) -> String {
+        for prefix in ["Swift.", "Foundation.", "Coffer."] where name.hasPrefix(prefix) {
+            return String(name.dropFirst(prefix.count))
+        }
+        return name
+    }
+
+    static func arrayElement(_ type: TypeSyntax) -> String? {
+        if let array = type.as(ArrayTypeSyntax.self) { return array.element.trimmedDescription }
+        if let identifier = type.as(IdentifierTypeSyntax.self), identifier.name.text == "Array",
+           let argument = identifier.genericArgumentClause?.arguments.first {
+            return argument.argument.trimmedDescription
+        }
+        return nil
+    }
+}
+
+private extension String {
+    func trimmingCharacters(in character: Character) -> String {
+        var text = Substring(self)
+        while text.first == character { text = text.dropFirst() }
+        while text.last == character { text = text.dropLast() }
+        return String(text)
+    }
+}
