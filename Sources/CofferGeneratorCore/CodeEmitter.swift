@@ -103,7 +103,8 @@ struct CodeEmitter {
                 arguments.append("\(label): \(Self.local(property)) ?? reader.missing(\(index))")
             }
         }
-        line("        return try \(type)(")
+        let throwsOnMissing = arguments.contains { $0.contains("reader.missing(") }
+        line("        return \(throwsOnMissing ? "try " : "")\(type)(")
         for (position, argument) in arguments.enumerated() {
             line("            \(argument)\(position == arguments.count - 1 ? "" : ",")")
         }

@@ -269,8 +269,8 @@ struct SourceAnalyzer {
                 break
             }
         }
-        if property.isId && !property.flags.isEmpty {
-            report(attributes.first ?? attributes[0], "'id' is always indexed by the entity table and takes no annotations", &context)
+        if property.isId, !property.flags.isEmpty, let first = attributes.first {
+            report(first, "'id' is always indexed by the entity table and takes no annotations", &context)
         }
         if property.isId { property.flags = ["id"] }
         if property.isEnum { property.flags.append("enumeration") }

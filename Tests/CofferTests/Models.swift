@@ -1,0 +1,68 @@
+import Coffer
+import Foundation
+
+enum Mood: String, Sendable {
+    case happy, grumpy
+}
+
+enum Level: Int32, Sendable {
+    case low = 1, high = 99
+}
+
+/// One property of every supported type, plain and optional.
+struct Everything: Entity {
+    var id: Id = 0
+    var bool = false
+    var int: Int = 0
+    var int8: Int8 = 0
+    var int16: Int16 = 0
+    var int32: Int32 = 0
+    var int64: Int64 = 0
+    var uint: UInt = 0
+    var uint8: UInt8 = 0
+    var uint16: UInt16 = 0
+    var uint32: UInt32 = 0
+    var uint64: UInt64 = 0
+    var float: Float = 0
+    var double: Double = 0
+    var string: String = ""
+    var date = Date(timeIntervalSinceReferenceDate: 0)
+    var data = Data()
+    var uuid = UUID()
+    var strings: [String] = []
+    var ints: [Int] = []
+    var doubles: [Double] = []
+    var mood: Mood = .happy
+    var level: Level = .low
+
+    var optBool: Bool?
+    var optInt: Int?
+    var optInt8: Int8?
+    var optInt16: Int16?
+    var optInt32: Int32?
+    var optInt64: Int64?
+    var optUInt8: UInt8?
+    var optUInt16: UInt16?
+    var optUInt32: UInt32?
+    var optUInt64: UInt64?
+    var optFloat: Float?
+    var optDouble: Double?
+    var optString: String?
+    var optDate: Date?
+    var optData: Data?
+    var optUUID: UUID?
+    var optStrings: [String]?
+    var optInts: [Int]?
+    var optDoubles: [Double]?
+    var optMood: Mood?
+    var optLevel: Optional<Level> = nil
+
+    @Transient var scratch = 42
+}
+
+struct Note: Entity {
+    var id: Id = 0
+    var title: String
+    @Name("body_text") var body: String = ""
+    var rank: Int = 0
+}
