@@ -4,7 +4,7 @@ import Testing
 
 @Suite struct RoundTripTests {
     func roundTrip(_ value: Everything) throws -> Everything? {
-        try withStore { store in
+        try withStore { (store: Store) throws in
             let box = store.box(for: Everything.self)
             var copy = value
             try box.put(&copy)
@@ -101,7 +101,7 @@ import Testing
         // The record writes the narrowest kind that holds a value: check every edge.
         let edges: [Int64] = [0, 127, 128, -128, -129, 32767, 32768, -32768, -32769,
                               Int64(Int32.max), Int64(Int32.max) + 1, Int64(Int32.min), Int64(Int32.min) - 1, .max, .min]
-        try withStore { store in
+        try withStore { (store: Store) throws in
             let box = store.box(for: Everything.self)
             for edge in edges {
                 var value = Everything()

@@ -14,6 +14,7 @@ struct TemporaryDirectory {
     }
 }
 
+@discardableResult
 /// Runs `body` with a new store in a new directory, then closes and deletes it.
 func withStore<T>(options: StoreOptions = StoreOptions(durability: .noSync), _ body: (Store) throws -> T) throws -> T {
     let directory = TemporaryDirectory()
@@ -23,6 +24,7 @@ func withStore<T>(options: StoreOptions = StoreOptions(durability: .noSync), _ b
     return try body(store)
 }
 
+@discardableResult
 /// Async variant of `withStore`.
 func withStore<T>(options: StoreOptions = StoreOptions(durability: .noSync), _ body: (Store) async throws -> T) async throws -> T {
     let directory = TemporaryDirectory()

@@ -11,6 +11,7 @@ extension Store {
     /// ```
     ///
     /// Keep the closure short: a running reader keeps old pages from being reused.
+    @discardableResult
     public func read<T>(_ body: () throws -> T) throws -> T {
         try performRead { _ in try body() }
     }
@@ -30,6 +31,7 @@ extension Store {
     /// thread. If the map must grow in the middle of the transaction, the transaction is
     /// rolled back, the map grows and the closure runs once more from the start, so keep its
     /// effects inside the store.
+    @discardableResult
     public func write<T>(_ body: () throws -> T) throws -> T {
         try performWrite { _ in try body() }
     }
@@ -40,6 +42,7 @@ extension Store {
     /// ```swift
     /// let count = try await store.read { try people.count() }
     /// ```
+    @discardableResult
     public func read<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global(qos: .userInitiated).async {
@@ -54,6 +57,7 @@ extension Store {
     /// ```swift
     /// try await store.write { try people.put(&person) }
     /// ```
+    @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             writeQueue.async {

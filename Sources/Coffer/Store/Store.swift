@@ -88,13 +88,29 @@ public final class Store: @unchecked Sendable {
                 code: EBUSY, message: "the store at \(path) is already open in this process; share that Store instance")
         }
 
+        do {
+            env = try Self.openEnvironment(at: path, options: options)
+        } catch {
+            OpenStores.shared.release(path)
+            throw error
+        }
+        do {
+            try openExistingTables()
+        } catch {
+            // The store is fully initialised here, so deinit runs too; closing first makes
+            // that a no-op instead of a second mdb_env_close.
+            closeEnvironment()
+            throw error
+        }
+    }
+
+    /// Creates and opens the LMDB environment; closes it again on any failure.
+    private static func openEnvironment(at path: String, options: StoreOptions) throws -> OpaquePointer {
         var created: OpaquePointer?
         var rc = mdb_env_create(&created)
         guard rc == 0, let env = created else {
-            OpenStores.shared.release(path)
             throw CofferError.storage(code: rc, message: "cannot create an LMDB environment: \(LMDB.message(rc))")
         }
-        self.env = env
         var flags = UInt32(MDB_NOTLS)
         if options.readOnly { flags |= UInt32(MDB_RDONLY) }
         switch options.durability {
@@ -108,18 +124,11 @@ public final class Store: @unchecked Sendable {
         rc = mdb_env_open(env, path, flags, 0o644)
         if rc != 0 {
             mdb_env_close(env)
-            OpenStores.shared.release(path)
             let hint = rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH
                 ? " (not an LMDB 0.9 database: damaged, or written by another LMDB version such as Homebrew's 1.0)" : ""
             throw CofferError.storage(code: rc, message: "cannot open the store at \(path): \(LMDB.message(rc))\(hint)")
         }
-        do {
-            try openExistingTables()
-        } catch {
-            mdb_env_close(env)
-            OpenStores.shared.release(path)
-            throw error
-        }
+        return env
     }
 
     /// Opens the store in the directory at `directory`.
