@@ -1,1 +1,115 @@
+import CofferGeneratorCore
+import Foundation
 import Testing
+
+@Suite struct GoldenTests {
+    func fixture(_ name: String) throws -> String {
+        let url = try #require(Bundle.module.url(forResource: name, withExtension: nil, subdirectory: "Fixtures"))
+        return try String(contentsOf: url, encoding: .utf8)
+    }
+
+    /// Input source -> expected generated file, byte for byte. To update after an intended
+    /// change, run with `COFFER_UPDATE_GOLDEN=1` and review the diff.
+    @Test func generatedFileMatchesGolden() throws {
+        let input = try fixture("Models.input.txt")
+        let result = Generator.generate([SourceFile(path: "Models.swift", text: input)])
+        #expect(result.diagnostics.isEmpty)
+        if ProcessInfo.processInfo.environment["COFFER_UPDATE_GOLDEN"] != nil {
+            let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                .appendingPathComponent("Fixtures/Models.expected.txt")
+            try result.code.write(to: path, atomically: true, encoding: .utf8)
+        }
+        #expect(result.code == (try fixture("Models.expected.txt")))
+    }
+
+    @Test func noEntitiesStillGivesACompilableFile() {
+        let result = Generator.generate([SourceFile(path: "Empty.swift", text: "struct Plain { var x = 1 }")])
+        #expect(result.diagnostics.isEmpty)
+        #expect(!result.code.contains("extension"))
+        #expect(result.code.contains("import Coffer"))
+    }
+}
+
+@Suite struct DiagnosticTests {
+    func diagnose(_ source: String) -> [String] {
+        Generator.generate([SourceFile(path: "Model.swift", text: source)]).diagnostics.map(\.description)
+    }
+
+    @Test func unsupportedTypeIsReportedAtItsLine() {
+        let messages = diagnose("""
+        import Coffer
+        struct Thing: Entity {
+            var id: Id = 0
+            var children: [Thing] = []
+        }
+        """)
+        #expect(messages == [
+            "Model.swift:4:9: error: property 'children' of entity 'Thing' has the unsupported type '[Thing]'; supported: Bool, Int, Int8-Int64, UInt, UInt8-UInt64, Float, Double, String, Date, Data, UUID, [String], [Int], [Double], enums with one of those raw types, and optionals of them. Mark it @Transient to keep it out of the store",
+        ])
+    }
+
+    @Test func genericEntityIsRefused() {
+        let messages = diagnose("struct Box<T>: Entity {\n    var id: Id = 0\n}")
+        #expect(messages == ["Model.swift:1:11: error: entity 'Box' cannot be generic: the generator needs one concrete stored type"])
+    }
+
+    @Test func missingOrWrongIdIsRefused() {
+        #expect(diagnose("struct A: Entity {\n    var name: String\n}") ==
+            ["Model.swift:1:8: error: entity 'A' must declare 'var id: Id = 0' (0 means not stored yet)"])
+        #expect(diagnose("struct B: Entity {\n    var id: String\n}") ==
+            ["Model.swift:1:8: error: entity 'B' must declare 'var id: Id'; its 'id' is 'String'"])
+        #expect(diagnose("struct C: Entity {\n    let id: Id\n}") ==
+            ["Model.swift:2:9: error: 'id' of entity 'C' must be a 'var': put assigns it"])
+    }
+
+    @Test func malformedAnnotationsAreRefused() {
+        let messages = diagnose("""
+        struct D: Entity {
+            var id: Id = 0
+            @Name(prefix + "x") var a: String
+            @Unique(onConflict: .ignore) var b: String
+            @CreatedAt var c: Int = 0
+            @Transient var d: Int
+            @Published var e: Int = 0
+        }
+        """)
+        #expect(messages == [
+            "Model.swift:3:5: error: @Name takes one non-empty string literal: @Name(\"...\")",
+            "Model.swift:4:13: error: @Unique takes onConflict: .fail, .replace or .update",
+            "Model.swift:5:5: error: @CreatedAt needs a Date property; 'c' is 'Int'",
+            "Model.swift:6:20: error: @Transient property 'd' needs a default value: loaded objects get it",
+            "Model.swift:7:5: error: @Published is not a Coffer annotation; entity properties take @Index, @Unique, @Transient, @Name, @Renamed, @CreatedAt and @UpdatedAt",
+        ])
+    }
+
+    @Test func structuralProblemsAreRefused() {
+        let messages = diagnose("""
+        final class K: Entity { var id: Id = 0 }
+        struct L: Entity {
+            var id: Id = 0
+            init() {}
+        }
+        struct M: Entity {
+            var id: Id = 0
+            private var secret: Int = 0
+            let fixed: Int = 3
+            var inferred = [1, 2]
+            var nested: Int??
+        }
+        """)
+        #expect(messages == [
+            "Model.swift:1:7: error: entity 'K' must be a struct: Coffer stores value types",
+            "Model.swift:4:5: error: entity 'L' declares an initializer inside the struct, which removes the memberwise initializer the generated decoder calls; move the initializer into an extension",
+            "Model.swift:8:17: error: stored property 'secret' of entity 'M' cannot be private: the generated code reads it from another file",
+            "Model.swift:9:9: error: 'let fixed' has a fixed value and cannot be loaded from the store; make it 'var' or mark it @Transient",
+            "Model.swift:10:9: error: property 'inferred' of entity 'M' needs a written type: the generator cannot infer it",
+            "Model.swift:11:9: error: property 'nested' of entity 'M' has a nested optional 'Int??', which cannot be stored",
+        ])
+    }
+
+    @Test func errorsBecomeCompilerErrorsAtTheSourceLine() {
+        let result = Generator.generate([SourceFile(path: "/src/Model.swift", text: "struct Z: Entity {\n    var id: Id = 0\n    var x: Set<Int>\n}")])
+        #expect(result.code.contains("#sourceLocation(file: \"/src/Model.swift\", line: 3)\n#error(\"property 'x' of entity 'Z' has the unsupported type"))
+        #expect(!result.code.contains("extension Z"))
+    }
+}
