@@ -41,13 +41,17 @@ struct CodeEmitter {
         line("extension \(type) {")
         for (index, property) in entity.properties.enumerated() {
             line("    /// The stored property `\(property.name)` (`\(property.swiftType)`), for queries and upserts.")
-            line("    \(access)static let \(Self.identifier(property.name)) = Property(index: \(index), keyPath: \\\(type).\(Self.identifier(property.name)))")
+            // Written out, not inferred: inferring it makes the compiler resolve `\Type.name`
+            // while the static of the same name is still being typed (a circular reference).
+            line("    \(access)static let \(Self.identifier(property.name)): Property<\(type), \(property.swiftType)> = Property(index: \(index), keyPath: \\\(type).\(Self.identifier(property.name)))")
         }
         line()
         line("    /// The schema of `\(type)`, compared with the store's catalog when first used.")
         line("    \(access)static let cofferSchema = EntitySchema(")
         line("        name: \(Self.literal(type)),")
-        if let stored = entity.storedName { line("        storedName: \(Self.literal(stored)),") }
+        if let simple = type.split(separator: ".").last, simple != type[...] {
+            line("        storedName: \(Self.literal(String(simple))),")
+        }
         line("        properties: [")
         for property in entity.properties {
             var arguments = ["name: \(Self.literal(property.name))"]

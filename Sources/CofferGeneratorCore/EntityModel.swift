@@ -2,7 +2,6 @@
 struct EntityModel {
     /// The type name as written from the file's top level, e.g. `Outer.Person`.
     var qualifiedName: String
-    var storedName: String?
     var accessModifier: String
     var properties: [PropertyModel]
 }

@@ -125,14 +125,10 @@ struct SourceAnalyzer {
         if access == "private" || access == "fileprivate" {
             report(decl.name, "entity '\(name)' cannot be \(access): the generated code in another file must see it", &context)
         }
-        var entityStoredName: String?
-        for attribute in Self.attributes(decl.attributes) {
-            let attributeName = Self.markerName(attribute)
-            if attributeName == "Name" {
-                entityStoredName = stringArgument(attribute, label: nil, context: &context)
-            } else if Self.markers.contains(attributeName) {
-                report(attribute, "@\(attributeName) applies to properties, not to the entity '\(name)'", &context)
-            }
+        for attribute in Self.attributes(decl.attributes) where Self.markers.contains(Self.markerName(attribute)) {
+            // A peer macro on a type makes the compiler expand it during top-level name
+            // lookup, which turns the generated `static let`s into circular references.
+            report(attribute, "@\(Self.markerName(attribute)) applies to properties, not to the entity '\(name)'; an entity is stored under its type name '\(name)'", &context)
         }
         var properties: [PropertyModel] = []
         for member in decl.memberBlock.members {
@@ -161,7 +157,7 @@ struct SourceAnalyzer {
         guard diagnostics.count == errorsBefore else { return }
         // `id` first, the rest in declaration order (the memberwise initializer's order).
         let ordered = properties.filter(\.isId) + properties.filter { !$0.isId }
-        entities.append(EntityModel(qualifiedName: qualifiedName, storedName: entityStoredName,
+        entities.append(EntityModel(qualifiedName: qualifiedName,
                                     accessModifier: access == "internal" ? "" : (access == "open" ? "public" : access),
                                     properties: ordered))
     }

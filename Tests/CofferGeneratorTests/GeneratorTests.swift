@@ -113,3 +113,12 @@ import Testing
         #expect(!result.code.contains("extension Z"))
     }
 }
+
+@Suite struct EntityNameTests {
+    @Test func entityLevelAnnotationsAreRefused() {
+        let result = Generator.generate([SourceFile(path: "M.swift", text: "@Name(\"x\")\nstruct P: Entity {\n    var id: Id = 0\n}")])
+        #expect(result.diagnostics.map(\.description) == [
+            "M.swift:1:1: error: @Name applies to properties, not to the entity 'P'; an entity is stored under its type name 'P'",
+        ])
+    }
+}

@@ -66,3 +66,23 @@ struct Note: Entity {
     @Name("body_text") var body: String = ""
     var rank: Int = 0
 }
+
+/// Two later versions of `Note`, stored under the same (simple) type name.
+enum Later {
+    /// One property renamed, one removed, two added.
+    struct Note: Entity {
+        var id: Id = 0
+        @Renamed(from: "title") var heading: String
+        @Name("body_text") var body: String = ""
+        var pinned: Bool = false
+        var rating: Double?
+    }
+}
+
+enum Incompatible {
+    /// `title` changed from String to Int.
+    struct Note: Entity {
+        var id: Id = 0
+        var title: Int = 0
+    }
+}

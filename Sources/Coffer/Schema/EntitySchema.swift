@@ -17,7 +17,8 @@ public struct EntitySchema: Sendable {
     /// ```
     public let name: String
 
-    /// The name the entity is stored under: the `@Name` argument or the Swift name.
+    /// The name the entity is stored under: the type's simple name, so `V2.Person` reads
+    /// what `Person` (or `V1.Person`) stored.
     ///
     /// ```swift
     /// Person.cofferSchema.storedName
