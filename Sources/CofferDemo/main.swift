@@ -1,2 +1,83 @@
 import Coffer
-print("placeholder")
+import Foundation
+
+// coffer-demo [store-directory]
+// Defines two entities (see Models.swift), stores, updates, reads and removes objects, and
+// prints what it does. The store directory defaults to ./coffer-demo.coffer.
+
+let directory = CommandLine.arguments.dropFirst().first ?? "coffer-demo.coffer"
+
+func run() throws {
+    let store = try Store(directory: directory)
+    defer { store.close() }
+    print("Coffer demo: writing to \(store.path)")
+
+    let authors = store.box(for: Author.self)
+    let books = store.box(for: Book.self)
+
+    // Start from empty boxes; ids keep ascending across runs because they are never reused.
+    try store.write {
+        try authors.removeAll()
+        try books.removeAll()
+    }
+
+    var ada = Author(name: "Ada Lovelace", born: 1815, country: "United Kingdom")
+    var ursula = Author(name: "Ursula K. Le Guin", born: 1929)
+    try authors.put(&ada)
+    try authors.put(&ursula)
+    print("\nStored 2 authors: ids \(ada.id) and \(ursula.id)")
+
+    let day: TimeInterval = 86_400
+    var shelf = [
+        Book(title: "Notes on the Analytical Engine", authorName: ada.name, genre: .science, pages: 66,
+             rating: 4.8, published: Date(timeIntervalSince1970: -3_960 * day), tags: ["computing", "classic"]),
+        Book(title: "A Wizard of Earthsea", authorName: ursula.name, genre: .fiction, pages: 183,
+             rating: 4.6, published: Date(timeIntervalSince1970: -480 * day), tags: ["fantasy"]),
+        Book(title: "The Dispossessed", authorName: ursula.name, genre: .fiction, pages: 387,
+             rating: 4.7, published: Date(timeIntervalSince1970: 1_600 * day)),
+    ]
+    // One transaction for the whole batch: all books are stored, or none.
+    try books.put(&shelf)
+    print("Stored \(shelf.count) books in one transaction: ids \(shelf.map(\.id))")
+
+    print("\nAll books, in id order:")
+    for book in try books.all() {
+        print("  #\(book.id) \(book.title) — \(book.authorName), \(book.genre.rawValue), \(book.pages) pages, rating \(book.rating), tags \(book.tags)")
+    }
+
+    // Update: change a field and put the object back under its id.
+    shelf[1].rating = 4.9
+    try books.put(&shelf[1])
+    if let updated = try books.get(shelf[1].id) {
+        print("\nUpdated #\(updated.id): rating is now \(updated.rating)")
+    }
+
+    // A failing transaction changes nothing.
+    struct ChangedMyMind: Error {}
+    do {
+        try store.write {
+            try books.removeAll()
+            throw ChangedMyMind()
+        }
+    } catch is ChangedMyMind {
+        print("A write that threw was rolled back: still \(try books.count()) books")
+    }
+
+    // One consistent snapshot for several reads.
+    let (authorCount, bookCount) = try store.read { (try authors.count(), try books.count()) }
+    print("Snapshot: \(authorCount) authors, \(bookCount) books")
+
+    try books.remove(shelf[0].id)
+    print("\nRemoved #\(shelf[0].id); \(try books.count()) books left; contains(#\(shelf[0].id)) = \(try books.contains(shelf[0].id))")
+
+    let (mapSize, used) = try store.mapUsage()
+    print("\nStore at \(store.path): \(used / 1024) KiB used of a \(mapSize >> 20) MiB map (it grows by itself)")
+    print("Inspect it again later: the data stays in \(store.path)")
+}
+
+do {
+    try run()
+} catch {
+    FileHandle.standardError.write(Data("coffer-demo failed: \(error)\n".utf8))
+    exit(1)
+}

@@ -1,0 +1,26 @@
+import Coffer
+import Foundation
+
+enum Genre: String, Sendable {
+    case fiction, science, history
+}
+
+struct Author: Entity {
+    var id: Id = 0
+    @Index var name: String
+    var born: Int
+    var country: String?
+}
+
+struct Book: Entity {
+    var id: Id = 0
+    @Index var title: String
+    var authorName: String
+    var genre: Genre
+    var pages: Int32
+    var rating: Double
+    var published: Date
+    var tags: [String] = []
+    var isbn: UUID = UUID()
+    @Transient var selected = false
+}
