@@ -114,6 +114,20 @@ struct CodeEmitter {
         }
         line("        )")
         line("    }")
+        let created = entity.properties.first { $0.flags.contains("createdAt") }
+        let updated = entity.properties.filter { $0.flags.contains("updatedAt") }
+        if created != nil || !updated.isEmpty {
+            line()
+            line("    /// Sets the `@CreatedAt` and `@UpdatedAt` properties; called by `put`.")
+            line("    \(access)static func cofferStamp(_ entity: inout \(type), createdAt: Date?, updatedAt: Date) {")
+            if let created {
+                line("        if let createdAt { entity.\(Self.identifier(created.name)) = createdAt }")
+            }
+            for property in updated {
+                line("        entity.\(Self.identifier(property.name)) = updatedAt")
+            }
+            line("    }")
+        }
         line("}")
     }
 

@@ -86,3 +86,42 @@ enum Incompatible {
         var title: Int = 0
     }
 }
+
+/// Indexes of every indexable kind, a unique external key, and timestamps.
+struct Contact: Entity {
+    var id: Id = 0
+    @Unique var email: String?
+    @Index var externalId: String?
+    @Index var city: String = ""
+    @Index var age: Int = 0
+    @Index var score: Double = 0
+    @Index var born: Date?
+    @Index var level: Level?
+    @Index var active: Bool = true
+    @Index var token: UUID?
+    var note: String = ""
+    @CreatedAt var created: Date = .distantPast
+    @UpdatedAt var modified: Date = .distantPast
+}
+
+struct Account: Entity {
+    var id: Id = 0
+    @Unique(onConflict: .replace) var handle: String
+    var balance: Int = 0
+}
+
+struct Profile: Entity {
+    var id: Id = 0
+    @Unique(onConflict: .update) var key: String
+    var value: String = ""
+}
+
+/// `Note` with an index added on `title` and `rank` widened (Int stays Int).
+enum Indexed {
+    struct Note: Entity {
+        var id: Id = 0
+        @Index var title: String
+        @Name("body_text") var body: String = ""
+        @Unique var rank: Int = 0
+    }
+}

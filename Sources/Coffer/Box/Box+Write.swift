@@ -1,4 +1,5 @@
 import CLMDB
+import Foundation
 
 extension Box {
     /// Stores `entity`: inserts it when its id is 0 (and assigns the new id to it), updates
@@ -116,44 +117,101 @@ extension Box {
         try writing { transaction, binding in
             let count = try count(in: transaction, binding: binding)
             try transaction.check(mdb_drop(transaction.txn, binding.table, 0), "removing all \(E.cofferSchema.name)")
+            for index in binding.indexes {
+                try transaction.check(mdb_drop(transaction.txn, index.database, 0), "clearing the index on \(index.property.name)")
+            }
             return count
         }
     }
 
     // MARK: Shared by writes
 
-    /// Encodes and stores one object in `transaction`.
+    /// Encodes and stores one object in `transaction`, keeping its indexes, unique
+    /// constraints and timestamps. Checks come before any change, so a put that throws
+    /// leaves the transaction as it was.
     @discardableResult
-    func put(_ entity: inout E, in transaction: Transaction, binding: EntityBinding) throws -> Id {
+    func put(_ entity: inout E, in transaction: Transaction, binding: EntityBinding, redirected: Bool = false) throws -> Id {
+        let name = E.cofferSchema.name
         let isNew = entity.id == 0
+        var oldKeys: [[UInt8]] = []
+        var previous: UnsafeRawBufferPointer?
         if isNew {
             entity.id = try transaction.nextId(for: binding)
         } else {
             try transaction.noteStoredId(entity.id, for: binding)
+            if !binding.indexes.isEmpty || binding.createdAtStoredId != nil {
+                previous = try transaction.record(entity.id, table: binding.table, entity: name)
+            }
+        }
+        if let previous { oldKeys = binding.indexes.map { $0.key(in: previous) } }
+        if binding.hasTimestamps {
+            let now = Date()
+            var created: Date? = now
+            if let previous, let storedId = binding.createdAtStoredId,
+               let field = RecordFields(bytes: previous).field(storedId),
+               let seconds = FieldValue.double(field.kind, field.payload) {
+                created = Date(timeIntervalSinceReferenceDate: seconds)
+            }
+            E.cofferStamp(&entity, createdAt: created, updatedAt: now)
         }
         let buffer = store.recordBuffer
         var writer = RecordWriter(buffer: buffer, storedIds: binding.storedIds)
         E.cofferEncode(entity, to: &writer)
         buffer.adopt(writer)
+        let record = writer.bytes
+        for index in binding.indexes where index.isUnique {
+            guard RecordFields(bytes: record).field(index.storedId) != nil else { continue }  // nil never collides
+            let clashes = try transaction.matchingIds(index, valueOf: record, table: binding.table, entity: name, excluding: entity.id)
+            guard let clash = clashes.first else { continue }
+            switch index.property.onConflict ?? .fail {
+            case .fail:
+                if isNew { entity.id = 0 }
+                throw CofferError.uniqueViolation(entity: name, property: index.property.name,
+                                                  value: RecordFields.describe(index, in: record))
+            case .replace:
+                for other in clashes { _ = try remove(other, in: transaction, binding: binding) }
+            case .update:
+                guard !redirected else {
+                    throw CofferError.uniqueViolation(entity: name, property: index.property.name,
+                                                      value: RecordFields.describe(index, in: record) + " (held by another object than the one being updated)")
+                }
+                // Become the stored object: same id, so references to it stay valid.
+                entity.id = clash
+                return try put(&entity, in: transaction, binding: binding, redirected: true)
+            }
+        }
+        let newKeys = binding.indexes.map { $0.key(in: record) }
         var key = IdKey(entity.id)
         let id = entity.id
         try key.withVal { keyVal in
-            var value = MDB_val(writer.bytes)
+            var value = MDB_val(record)
             // A new id is above every stored key (the sequence never falls behind the
             // table), so LMDB can append without searching.
             let flags = isNew ? UInt32(MDB_APPEND) : 0
-            try transaction.check(mdb_put(transaction.txn, binding.table, &keyVal, &value, flags),
-                                  "storing \(E.cofferSchema.name) \(id)")
+            try transaction.check(mdb_put(transaction.txn, binding.table, &keyVal, &value, flags), "storing \(name) \(id)")
+        }
+        for (position, index) in binding.indexes.enumerated() {
+            let old = previous == nil ? nil : oldKeys[position]
+            guard old != newKeys[position] else { continue }
+            if let old { try transaction.deleteIndexEntry(index, key: old, id: id) }
+            try transaction.insertIndexEntry(index, key: newKeys[position], id: id)
         }
         return id
     }
 
+    /// Removes one object and its index entries.
     func remove(_ id: Id, in transaction: Transaction, binding: EntityBinding) throws -> Bool {
+        let name = E.cofferSchema.name
+        if !binding.indexes.isEmpty {
+            guard let record = try transaction.record(id, table: binding.table, entity: name) else { return false }
+            let keys = binding.indexes.map { $0.key(in: record) }
+            for (index, key) in zip(binding.indexes, keys) { try transaction.deleteIndexEntry(index, key: key, id: id) }
+        }
         var key = IdKey(id)
         return try key.withVal { keyVal in
             let rc = mdb_del(transaction.txn, binding.table, &keyVal, nil)
             if rc == MDB_NOTFOUND { return false }
-            try transaction.check(rc, "removing \(E.cofferSchema.name) \(id)")
+            try transaction.check(rc, "removing \(name) \(id)")
             return true
         }
     }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The identifier of a stored object. `0` means "not stored yet".
 ///
 /// ```swift
@@ -54,4 +56,21 @@ public protocol Entity: Sendable {
     /// let person = try Person.cofferDecode(id: 7, from: &reader)
     /// ```
     static func cofferDecode(id: Id, from reader: inout RecordReader) throws -> Self
+
+    /// Sets the `@CreatedAt` property (when `createdAt` is non-nil) and the `@UpdatedAt`
+    /// property (generated only for entities that have them).
+    ///
+    /// ```swift
+    /// Person.cofferStamp(&person, createdAt: now, updatedAt: now)
+    /// ```
+    static func cofferStamp(_ entity: inout Self, createdAt: Date?, updatedAt: Date)
+}
+
+extension Entity {
+    /// Entities without timestamp properties have nothing to stamp.
+    ///
+    /// ```swift
+    /// Note.cofferStamp(&note, createdAt: nil, updatedAt: Date())   // no effect
+    /// ```
+    public static func cofferStamp(_ entity: inout Self, createdAt: Date?, updatedAt: Date) {}
 }

@@ -15,6 +15,12 @@ final class EntityBinding: @unchecked Sendable {
     /// Schema position for each stored property id, -1 for ids the schema does not have.
     let positionsByStoredId: UnsafeMutablePointer<Int16>
     let positionCount: Int
+    /// The entity's property indexes (unique ones included).
+    var indexes: [IndexBinding] = []
+    /// Whether a put must set `@CreatedAt` / `@UpdatedAt` properties.
+    let hasTimestamps: Bool
+    /// Stored id of the `@CreatedAt` property, whose stored value an update keeps.
+    let createdAtStoredId: UInt16?
 
     var entityId: UInt32 { catalog.id }
 
@@ -23,6 +29,9 @@ final class EntityBinding: @unchecked Sendable {
         self.catalog = catalog
         self.table = table
         self.createdInTransaction = createdInTransaction
+        hasTimestamps = schema.properties.contains { !$0.flags.isDisjoint(with: [.createdAt, .updatedAt]) }
+        createdAtStoredId = schema.properties.first { $0.flags.contains(.createdAt) }
+            .flatMap { catalog.property(named: $0.storedName)?.id }
         storedIds = .allocate(capacity: max(schema.properties.count, 1))
         storedIds.initialize(repeating: 0, count: max(schema.properties.count, 1))
         positionCount = Int(catalog.lastPropertyId) + 1

@@ -2,9 +2,9 @@ import CLMDB
 import Foundation
 
 extension Store {
-    /// Opens the catalog and every entity table it lists, in a transaction that commits,
-    /// so the handles are valid in every later transaction (LMDB closes handles opened in a
-    /// transaction that is reset or aborted).
+    /// Opens the catalog and every entity table and index it lists, in a transaction that
+    /// commits, so the handles are valid in every later transaction (LMDB closes handles
+    /// opened in a transaction that is reset or aborted).
     func openExistingTables() throws {
         var begun: OpaquePointer?
         let flags = options.readOnly ? UInt32(MDB_RDONLY) : 0
@@ -30,17 +30,23 @@ extension Store {
                 try Catalog.store(CatalogMeta(formatVersion: Catalog.formatVersion, lastEntityId: 0),
                                   key: Catalog.metaKey, dbi: catalog, in: transaction)
             }
-            var opened: [UInt32: MDB_dbi] = [:]
+            var opened: [String: MDB_dbi] = [:]
             for entity in try Catalog.entities(dbi: catalog, in: transaction) {
-                var table: MDB_dbi = 0
-                let rc = mdb_dbi_open(txn, Catalog.tableName(entity.id), 0, &table)
-                if rc == MDB_NOTFOUND { continue }
-                try LMDB.check(rc, "cannot open the table of \(entity.name) in \(path)")
-                opened[entity.id] = table
+                var names = [Catalog.tableName(entity.id)]
+                for property in entity.properties where PropertyFlags(rawValue: property.flags).contains(.indexed) {
+                    names.append(IndexBinding.databaseName(entity: entity.id, property: property.id))
+                }
+                for name in names {
+                    var database: MDB_dbi = 0
+                    let rc = mdb_dbi_open(txn, name, 0, &database)
+                    if rc == MDB_NOTFOUND { continue }
+                    try LMDB.check(rc, "cannot open \(name) of \(entity.name) in \(path)")
+                    opened[name] = database
+                }
             }
             try LMDB.check(mdb_txn_commit(txn), "cannot open the store at \(path)")
             catalogDatabase = catalog
-            tables = opened
+            databases = opened
         } catch {
             mdb_txn_abort(txn)
             throw error
@@ -84,10 +90,21 @@ extension Store {
         return binding
     }
 
-    /// Reconciles `schema` with the catalog, creating the entity's table if needed.
+    private func database(named name: String) -> MDB_dbi? {
+        stateLock.lock()
+        defer { stateLock.unlock() }
+        return databases[name]
+    }
+
+    /// Reconciles `schema` with the catalog, creating the entity's table, building new
+    /// indexes and deleting dropped ones, all inside `transaction`.
     private func register(_ schema: EntitySchema, in transaction: Transaction) throws -> EntityBinding {
         guard let catalog = catalogDatabase else {
             throw CofferError.readOnly(path: path, operation: "register \(schema.name)")
+        }
+        for property in schema.properties where property.flags.contains(.indexed) && !IndexKey.isIndexable(property.type) {
+            throw CofferError.schemaMismatch(entity: schema.name, property: property.name,
+                                             stored: "an index", declared: "\(property.swiftType), which cannot be indexed")
         }
         let stored = try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(schema.storedName), dbi: catalog, in: transaction)
         var meta = try Catalog.load(CatalogMeta.self, key: Catalog.metaKey, dbi: catalog, in: transaction)
@@ -102,28 +119,110 @@ extension Store {
         if reconciled != stored {
             try Catalog.store(reconciled, key: Catalog.entityKey(schema.storedName), dbi: catalog, in: transaction)
         }
+        let tableName = Catalog.tableName(reconciled.id)
+        let existingTable = database(named: tableName)
         var table: MDB_dbi = 0
-        try transaction.check(
-            mdb_dbi_open(transaction.txn, Catalog.tableName(reconciled.id), UInt32(MDB_CREATE), &table),
-            "cannot open the table of \(schema.name) in \(path)")
-        stateLock.lock()
-        let existed = tables[reconciled.id] != nil
-        stateLock.unlock()
-        return EntityBinding(schema: schema, catalog: reconciled, table: table,
-                             createdInTransaction: existed ? 0 : transaction.snapshotId)
+        try transaction.check(mdb_dbi_open(transaction.txn, tableName, UInt32(MDB_CREATE), &table),
+                              "cannot open the table of \(schema.name) in \(path)")
+        let binding = EntityBinding(schema: schema, catalog: reconciled, table: table,
+                                    createdInTransaction: existingTable == nil ? transaction.snapshotId : 0)
+        try dropStaleIndexes(previous: stored, current: reconciled, in: transaction)
+        for (position, property) in schema.properties.enumerated() where property.flags.contains(.indexed) {
+            guard let storedProperty = reconciled.property(named: property.storedName) else { continue }
+            binding.indexes.append(try openIndex(position: position, property: property, stored: storedProperty,
+                                                 previous: stored, binding: binding, in: transaction))
+        }
+        return binding
+    }
+
+    /// Opens an index, building it from the table when it is new or its key encoding
+    /// changed (a unique index with duplicate values refuses to build).
+    private func openIndex(
+        position: Int, property: PropertySchema, stored: CatalogProperty, previous: CatalogEntity?,
+        binding: EntityBinding, in transaction: Transaction
+    ) throws -> IndexBinding {
+        let name = IndexBinding.databaseName(entity: binding.entityId, property: stored.id)
+        let before = previous?.properties.first { $0.id == stored.id }
+        let wasIndexed = before.map { PropertyFlags(rawValue: $0.flags).contains(.indexed) } ?? false
+        let sameKeys = before.map { Self.keyFamily($0.type) == Self.keyFamily(property.type) } ?? false
+        var database: MDB_dbi = 0
+        try transaction.check(mdb_dbi_open(transaction.txn, name, UInt32(MDB_CREATE), &database),
+                              "cannot open the index on \(binding.schema.name).\(property.name)")
+        let reuse = wasIndexed && sameKeys && self.database(named: name) != nil
+        let index = IndexBinding(position: position, storedId: stored.id, property: property, database: database,
+                                 createdInTransaction: reuse ? 0 : transaction.snapshotId)
+        if !reuse {
+            try transaction.check(mdb_drop(transaction.txn, database, 0), "clearing the index on \(property.name)")
+            try buildIndex(index, binding: binding, in: transaction)
+        }
+        return index
+    }
+
+    /// Fills a new index from every stored record.
+    private func buildIndex(_ index: IndexBinding, binding: EntityBinding, in transaction: Transaction) throws {
+        var cursor: OpaquePointer?
+        try transaction.check(mdb_cursor_open(transaction.txn, binding.table, &cursor), "building the index on \(index.property.name)")
+        defer { mdb_cursor_close(cursor) }
+        var key = MDB_val()
+        var value = MDB_val()
+        var rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST)
+        while rc == 0 {
+            guard let id = IdKey(key.bytes)?.id else { break }
+            if index.isUnique, let clash = try transaction.matchingIds(
+                index, valueOf: value.bytes, table: binding.table, entity: binding.schema.name, excluding: id).first {
+                throw CofferError.uniqueViolation(
+                    entity: binding.schema.name, property: index.property.name,
+                    value: RecordFields.describe(index, in: value.bytes) + " (held by ids \(clash) and \(id); the unique index cannot be built)")
+            }
+            try transaction.insertIndexEntry(index, key: index.key(in: value.bytes), id: id)
+            rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
+        }
+        if rc != 0 && rc != MDB_NOTFOUND { try transaction.check(rc, "building the index on \(index.property.name)") }
+    }
+
+    /// Deletes the index databases of properties that lost their index or were removed.
+    private func dropStaleIndexes(previous: CatalogEntity?, current: CatalogEntity, in transaction: Transaction) throws {
+        guard let previous else { return }
+        for old in previous.properties where PropertyFlags(rawValue: old.flags).contains(.indexed) {
+            let kept = current.properties.first { $0.id == old.id }.map { PropertyFlags(rawValue: $0.flags).contains(.indexed) } ?? false
+            guard !kept else { continue }
+            let name = IndexBinding.databaseName(entity: current.id, property: old.id)
+            var database: MDB_dbi = 0
+            let rc = mdb_dbi_open(transaction.txn, name, 0, &database)
+            if rc == MDB_NOTFOUND { continue }
+            try transaction.check(rc, "opening the dropped index \(name)")
+            try transaction.check(mdb_drop(transaction.txn, database, 1), "deleting the dropped index \(name)")
+            transaction.droppedDatabases.append(name)
+        }
+    }
+
+    /// Types whose index keys share an encoding: an index survives a change within a family.
+    static func keyFamily(_ type: PropertyType) -> String {
+        switch type {
+        case .int8, .int16, .int32, .int64, .int: return "signed"
+        case .uint8, .uint16, .uint32, .uint64, .uint: return "unsigned"
+        case .float, .double, .date: return "double"
+        default: return type.rawValue
+        }
     }
 
     /// A binding built from the catalog in a read transaction, without changing anything.
     private func readOnlyBinding(_ schema: EntitySchema, key: ObjectIdentifier, in transaction: Transaction) throws -> EntityBinding? {
         guard let catalog = catalogDatabase,
-              let stored = try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(schema.storedName), dbi: catalog, in: transaction)
+              let stored = try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(schema.storedName), dbi: catalog, in: transaction),
+              let table = database(named: Catalog.tableName(stored.id))
         else { return nil }
-        stateLock.lock()
-        let table = tables[stored.id]
-        stateLock.unlock()
-        guard let table else { return nil }
         try SchemaReconciler.checkReadable(schema, from: stored)
         let binding = EntityBinding(schema: schema, catalog: stored, table: table, createdInTransaction: 0)
+        for (position, property) in schema.properties.enumerated() where property.flags.contains(.indexed) {
+            guard let storedProperty = stored.property(named: property.storedName),
+                  PropertyFlags(rawValue: storedProperty.flags).contains(.indexed),
+                  Self.keyFamily(storedProperty.type) == Self.keyFamily(property.type),
+                  let database = database(named: IndexBinding.databaseName(entity: stored.id, property: storedProperty.id))
+            else { continue }
+            binding.indexes.append(IndexBinding(position: position, storedId: storedProperty.id, property: property,
+                                                database: database, createdInTransaction: 0))
+        }
         if options.readOnly {
             // Nothing in this process can change a read-only store's catalog: keep it.
             stateLock.lock()
@@ -135,11 +234,15 @@ extension Store {
 
     /// Makes the bindings a committed transaction created visible to everyone.
     func adoptBindings(of transaction: Transaction) {
-        guard !transaction.newBindings.isEmpty else { return }
+        guard !transaction.newBindings.isEmpty || !transaction.droppedDatabases.isEmpty else { return }
         stateLock.lock()
+        for name in transaction.droppedDatabases { databases[name] = nil }
         for (key, binding) in transaction.newBindings {
             bindings[key] = binding
-            tables[binding.entityId] = binding.table
+            databases[Catalog.tableName(binding.entityId)] = binding.table
+            for index in binding.indexes {
+                databases[IndexBinding.databaseName(entity: binding.entityId, property: index.storedId)] = index.database
+            }
         }
         stateLock.unlock()
     }

@@ -40,7 +40,7 @@ public final class Store: @unchecked Sendable {
     /// Serialises this process's write transactions before they touch LMDB, so a waiting
     /// writer holds no gate share that a resizing writer would wait for.
     let writerLock = NSLock()
-    /// Guards `bindings`, `readers` and `tables`.
+    /// Guards `bindings`, `readers` and `databases`.
     let stateLock = NSLock()
     /// Set (under the exclusive gate) by `close()`.
     var isClosed = false
@@ -48,8 +48,8 @@ public final class Store: @unchecked Sendable {
     var catalogDatabase: MDB_dbi?
     /// Entity bindings of this store, by entity type.
     var bindings: [ObjectIdentifier: EntityBinding] = [:]
-    /// Tables opened at start or created since, by entity id.
-    var tables: [UInt32: MDB_dbi] = [:]
+    /// Entity tables and indexes opened at start or created since, by database name.
+    var databases: [String: MDB_dbi] = [:]
     /// Reset read transactions waiting to be renewed (about 3x cheaper than a new one).
     var readers: [OpaquePointer] = []
     /// Scratch memory for encoding records; used under `writerLock` only.

@@ -20,6 +20,8 @@ final class Transaction {
     var sequences: [UInt32: UInt64] = [:]
     /// Entity bindings created by this transaction; they become the store's on commit.
     var newBindings: [ObjectIdentifier: EntityBinding] = [:]
+    /// Index databases this transaction deleted; forgotten by the store on commit.
+    var droppedDatabases: [String] = []
 
     init(store: Store, txn: OpaquePointer, isWrite: Bool) {
         self.store = store

@@ -1,0 +1,75 @@
+extension Box {
+    /// Stores `entity` matched by an external key, as Salesforce SmartStore does: when one
+    /// stored object has the same value of `property`, that object is updated (the entity
+    /// takes its id); when none has, the entity is inserted as a new object.
+    ///
+    /// ```swift
+    /// var contact = Contact(externalId: "sf-001", name: "Ada")
+    /// try contacts.upsert(&contact, by: Contact.externalId)   // insert
+    /// var again = Contact(externalId: "sf-001", name: "Ada L.")
+    /// try contacts.upsert(&again, by: Contact.externalId)     // updates the same object
+    /// ```
+    ///
+    /// - Throws: ``CofferError/ambiguousUpsert(entity:property:value:count:)`` when several
+    ///   stored objects have the key; ``CofferError/invalidOperation(message:)`` when
+    ///   `property` has no `@Index`/`@Unique` or the entity's key is nil.
+    @discardableResult
+    public func upsert<Value>(_ entity: inout E, by property: Property<E, Value>) throws -> Id {
+        let originalId = entity.id
+        do {
+            return try writing { transaction, binding in
+                entity.id = originalId
+                return try upsert(&entity, by: property.index, in: transaction, binding: binding)
+            }
+        } catch {
+            entity.id = originalId
+            throw error
+        }
+    }
+
+    /// Upserts every entity by `property` in one transaction: on any error (an ambiguous
+    /// key, a unique violation) nothing of the batch is stored and the ids stay as they were.
+    ///
+    /// ```swift
+    /// try contacts.upsert(&downloaded, by: Contact.externalId)
+    /// ```
+    public func upsert<Value>(_ entities: inout [E], by property: Property<E, Value>) throws {
+        let originalIds = entities.map(\.id)
+        do {
+            try writing { transaction, binding in
+                for index in entities.indices {
+                    entities[index].id = originalIds[index]
+                    try upsert(&entities[index], by: property.index, in: transaction, binding: binding)
+                }
+            }
+        } catch {
+            for index in entities.indices { entities[index].id = originalIds[index] }
+            throw error
+        }
+    }
+
+    @discardableResult
+    private func upsert(_ entity: inout E, by position: Int, in transaction: Transaction, binding: EntityBinding) throws -> Id {
+        let schema = E.cofferSchema
+        let propertyName = schema.properties[position].name
+        guard let index = binding.indexes.first(where: { $0.position == position }) else {
+            throw CofferError.invalidOperation(
+                message: "\(schema.name).\(propertyName) is not indexed; upsert needs an @Index or @Unique property as its key")
+        }
+        let buffer = store.recordBuffer
+        var writer = RecordWriter(buffer: buffer, storedIds: binding.storedIds)
+        E.cofferEncode(entity, to: &writer)
+        buffer.adopt(writer)
+        let record = writer.bytes
+        guard RecordFields(bytes: record).field(index.storedId) != nil else {
+            throw CofferError.invalidOperation(message: "\(schema.name).\(propertyName) is nil; upsert needs a key value")
+        }
+        let matches = try transaction.matchingIds(index, valueOf: record, table: binding.table, entity: schema.name)
+        guard matches.count <= 1 else {
+            throw CofferError.ambiguousUpsert(entity: schema.name, property: propertyName,
+                                              value: RecordFields.describe(index, in: record), count: matches.count)
+        }
+        entity.id = matches.first ?? 0
+        return try put(&entity, in: transaction, binding: binding)
+    }
+}

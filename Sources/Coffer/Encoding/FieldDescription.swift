@@ -1,0 +1,96 @@
+import Foundation
+
+/// Renders stored field values as JSON text, without the app's generated code: for error
+/// messages (`uniqueViolation` names the value) and for `coffer dump`.
+enum FieldDescription {
+    /// The JSON text of a field whose catalog type is `type`.
+    static func json(_ field: RecordFields.Field, type: PropertyType) -> String {
+        let payload = field.payload
+        switch field.kind {
+        case .boolTrue: return "true"
+        case .boolFalse: return "false"
+        case .int8, .int16, .int32, .int64:
+            return FieldValue.signed(field.kind, payload).map { String($0) } ?? "null"
+        case .uint8, .uint16, .uint32, .uint64:
+            return FieldValue.unsigned(field.kind, payload).map { String($0) } ?? "null"
+        case .float32, .float64:
+            guard let value = FieldValue.double(field.kind, payload) else { return "null" }
+            if type == .date {
+                return quoted(ISO8601DateFormatter.cofferFormatter.string(from: Date(timeIntervalSinceReferenceDate: value)))
+            }
+            return number(value)
+        case .bytes:
+            if type == .data { return quoted(Data(payload).base64EncodedString()) }
+            return quoted(String(decoding: payload, as: UTF8.self))
+        case .uuid:
+            var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: payload) }
+            return quoted(UUID(uuid: value).uuidString)
+        case .stringArray:
+            guard payload.count >= 4 else { return "[]" }
+            var items: [String] = []
+            var offset = 4
+            let count = Int(UInt32(littleEndian: payload.loadUnaligned(as: UInt32.self)))
+            for _ in 0..<count {
+                guard payload.count - offset >= 4 else { break }
+                let length = Int(UInt32(littleEndian: payload.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+                offset += 4
+                guard payload.count - offset >= length else { break }
+                items.append(quoted(String(decoding: UnsafeRawBufferPointer(rebasing: payload[offset..<offset + length]), as: UTF8.self)))
+                offset += length
+            }
+            return "[" + items.joined(separator: ",") + "]"
+        case .int64Array:
+            let values = stride(from: 0, to: payload.count - 7, by: 8).map {
+                String(Int64(littleEndian: payload.loadUnaligned(fromByteOffset: $0, as: Int64.self)))
+            }
+            return "[" + values.joined(separator: ",") + "]"
+        case .float64Array:
+            let values = stride(from: 0, to: payload.count - 7, by: 8).map {
+                number(Double(bitPattern: UInt64(littleEndian: payload.loadUnaligned(fromByteOffset: $0, as: UInt64.self))))
+            }
+            return "[" + values.joined(separator: ",") + "]"
+        }
+    }
+
+    /// A JSON number, or a string for values JSON cannot hold (NaN, infinities).
+    static func number(_ value: Double) -> String {
+        guard value.isFinite else { return quoted(String(value)) }
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
+        return String(value)
+    }
+
+    /// A JSON string literal.
+    static func quoted(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case _ where scalar.value < 0x20: result += String(format: "\\u%04x", scalar.value)
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+}
+
+extension RecordFields {
+    /// The value of an indexed property in a record, for error messages.
+    static func describe(_ index: IndexBinding, in record: UnsafeRawBufferPointer) -> String {
+        guard let field = RecordFields(bytes: record).field(index.storedId) else { return "nil" }
+        return FieldDescription.json(field, type: index.property.type)
+    }
+}
+
+extension ISO8601DateFormatter {
+    /// ISO 8601 with fractional seconds, UTC. Formatters are thread-safe for formatting.
+    nonisolated(unsafe) static let cofferFormatter: ISO8601DateFormatter = {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter
+    }()
+}

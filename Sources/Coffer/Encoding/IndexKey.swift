@@ -1,0 +1,163 @@
+/// Order-preserving byte encodings of property values, for index keys.
+///
+/// An index key is `tag ‖ value ‖ id`: comparing keys byte by byte (LMDB's default order)
+/// orders them by value, then by id. The tag puts nil (`0x00`) before every value (`0x01`);
+/// a string too long for LMDB's 511-byte key limit is cut and tagged `0x02` after the
+/// shared prefix, so lookups know to recheck the record.
+///
+/// - Signed integers (every width, so widening needs no rebuild): 8 bytes big-endian with
+///   the sign bit flipped.
+/// - Unsigned integers: 8 bytes big-endian.
+/// - Float, Double and Date: the Double's bits, all flipped when negative, else the sign bit
+///   flipped. NaN sorts after +infinity; -0.0 just below +0.0.
+/// - Bool: one byte. UUID: its 16 bytes.
+/// - String: UTF-8 with `0x00` escaped as `0x00 0xFF`, terminated by `0x00 0x00`, so that
+///   a string sorts before every longer string it is a prefix of.
+enum IndexKey {
+    static let nilTag: UInt8 = 0x00
+    static let valueTag: UInt8 = 0x01
+    /// Strings are cut to this many UTF-8 bytes (keys stay far below LMDB's 511 bytes).
+    static let maxStringBytes = 400
+
+    /// The encoded value (without the id) of the reader's current field, or nil when its
+    /// kind does not fit `type`.
+    static func encode(_ type: PropertyType, kind: FieldKind, payload: UnsafeRawBufferPointer, into key: inout [UInt8]) -> Bool {
+        switch type {
+        case .bool:
+            guard kind == .boolTrue || kind == .boolFalse else { return false }
+            key.append(valueTag)
+            key.append(kind == .boolTrue ? 1 : 0)
+        case .int8, .int16, .int32, .int64, .int:
+            guard let value = FieldValue.signed(kind, payload) else { return false }
+            key.append(valueTag)
+            appendBigEndian(UInt64(bitPattern: value) ^ (1 << 63), to: &key)
+        case .uint8, .uint16, .uint32, .uint64, .uint:
+            guard let value = FieldValue.unsigned(kind, payload) else { return false }
+            key.append(valueTag)
+            appendBigEndian(value, to: &key)
+        case .float, .double, .date:
+            guard let value = FieldValue.double(kind, payload) else { return false }
+            key.append(valueTag)
+            appendBigEndian(orderedBits(value), to: &key)
+        case .string:
+            guard kind == .bytes else { return false }
+            appendString(payload, to: &key)
+        case .uuid:
+            guard kind == .uuid else { return false }
+            key.append(valueTag)
+            key.append(contentsOf: payload)
+        case .data, .stringArray, .intArray, .doubleArray:
+            return false
+        }
+        return true
+    }
+
+    /// Whether `type` can be indexed.
+    static func isIndexable(_ type: PropertyType) -> Bool {
+        switch type {
+        case .data, .stringArray, .intArray, .doubleArray: return false
+        default: return true
+        }
+    }
+
+    static func appendString(_ utf8: UnsafeRawBufferPointer, to key: inout [UInt8]) {
+        let truncated = utf8.count > maxStringBytes
+        key.append(valueTag)
+        for byte in utf8.prefix(maxStringBytes) {
+            key.append(byte)
+            if byte == 0 { key.append(0xFF) }
+        }
+        key.append(0)
+        // 0x01 after the terminator marks a cut string: it sorts after the exact prefix.
+        key.append(truncated ? 1 : 0)
+    }
+
+    /// Whether an encoded key (without id) holds a cut string that needs a recheck.
+    static func isTruncatedString(_ key: ArraySlice<UInt8>) -> Bool {
+        key.count >= 2 && key[key.endIndex - 2] == 0 && key[key.endIndex - 1] == 1
+    }
+
+    static func orderedBits(_ value: Double) -> UInt64 {
+        let bits = value.bitPattern
+        return bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
+    }
+
+    static func appendBigEndian(_ value: UInt64, to key: inout [UInt8]) {
+        withUnsafeBytes(of: value.bigEndian) { key.append(contentsOf: $0) }
+    }
+}
+
+/// Reads scalar values from a field's kind and payload, normalised to 64 bits; shared by the
+/// index encoder and the tools that read records without generated code.
+enum FieldValue {
+    static func signed(_ kind: FieldKind, _ payload: UnsafeRawBufferPointer) -> Int64? {
+        switch kind {
+        case .int8: return Int64(payload.loadUnaligned(as: Int8.self))
+        case .int16: return Int64(Int16(littleEndian: payload.loadUnaligned(as: Int16.self)))
+        case .int32: return Int64(Int32(littleEndian: payload.loadUnaligned(as: Int32.self)))
+        case .int64: return Int64(littleEndian: payload.loadUnaligned(as: Int64.self))
+        case .uint8, .uint16, .uint32, .uint64: return unsigned(kind, payload).flatMap { Int64(exactly: $0) }
+        default: return nil
+        }
+    }
+
+    static func unsigned(_ kind: FieldKind, _ payload: UnsafeRawBufferPointer) -> UInt64? {
+        switch kind {
+        case .uint8: return UInt64(payload.loadUnaligned(as: UInt8.self))
+        case .uint16: return UInt64(UInt16(littleEndian: payload.loadUnaligned(as: UInt16.self)))
+        case .uint32: return UInt64(UInt32(littleEndian: payload.loadUnaligned(as: UInt32.self)))
+        case .uint64: return UInt64(littleEndian: payload.loadUnaligned(as: UInt64.self))
+        case .int8, .int16, .int32, .int64: return signed(kind, payload).flatMap { UInt64(exactly: $0) }
+        default: return nil
+        }
+    }
+
+    static func double(_ kind: FieldKind, _ payload: UnsafeRawBufferPointer) -> Double? {
+        switch kind {
+        case .float64: return Double(bitPattern: UInt64(littleEndian: payload.loadUnaligned(as: UInt64.self)))
+        case .float32: return Double(Float(bitPattern: UInt32(littleEndian: payload.loadUnaligned(as: UInt32.self))))
+        default: return nil
+        }
+    }
+}
+
+/// Finds fields in raw record bytes by stored property id, without a schema.
+struct RecordFields {
+    struct Field {
+        let kind: FieldKind
+        let payload: UnsafeRawBufferPointer
+    }
+
+    let bytes: UnsafeRawBufferPointer
+
+    /// Calls `body` for every well-formed field; stops (returning false) at damage.
+    @discardableResult
+    func forEach(_ body: (UInt16, Field) -> Void) -> Bool {
+        guard bytes.count >= 1, bytes[0] == recordFormatVersion else { return false }
+        var offset = 1
+        while offset < bytes.count {
+            guard bytes.count - offset >= 3, let kind = FieldKind(rawValue: bytes[offset + 2]) else { return false }
+            let id = UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8
+            var start = offset + 3
+            let length: Int
+            if let size = kind.fixedSize {
+                length = size
+            } else {
+                guard bytes.count - start >= 4 else { return false }
+                length = Int(UInt32(littleEndian: UnsafeRawBufferPointer(rebasing: bytes[start..<start + 4]).loadUnaligned(as: UInt32.self)))
+                start += 4
+            }
+            guard bytes.count - start >= length else { return false }
+            body(id, Field(kind: kind, payload: UnsafeRawBufferPointer(rebasing: bytes[start..<start + length])))
+            offset = start + length
+        }
+        return true
+    }
+
+    /// The field with stored property id `id`, or nil when the record has none (nil value).
+    func field(_ id: UInt16) -> Field? {
+        var found: Field?
+        forEach { fieldId, field in if fieldId == id && found == nil { found = field } }
+        return found
+    }
+}

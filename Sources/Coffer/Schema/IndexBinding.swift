@@ -1,0 +1,107 @@
+import CLMDB
+
+/// One property index of an entity bound to a store: a plain LMDB database whose keys are
+/// `IndexKey` encodings of the value followed by the 8-byte big-endian id (values empty).
+///
+/// Composite keys instead of LMDB's duplicate-sorted databases: 0.9.24 has DUPSORT bugs in
+/// cursor deletes, and a composite key makes every entry unique and deletable by one
+/// `mdb_del`.
+struct IndexBinding {
+    let position: Int
+    let storedId: UInt16
+    let property: PropertySchema
+    let database: MDB_dbi
+    /// Snapshots older than this transaction do not have the index yet.
+    let createdInTransaction: Int
+
+    var isUnique: Bool { property.flags.contains(.unique) }
+
+    static func databaseName(entity: UInt32, property: UInt16) -> String { "index.\(entity).\(property)" }
+
+    /// The index key (without id) for the value in a record, or the nil key when the record
+    /// holds no value.
+    func key(in record: UnsafeRawBufferPointer) -> [UInt8] {
+        var key: [UInt8] = []
+        key.reserveCapacity(24)
+        if let field = RecordFields(bytes: record).field(storedId),
+           IndexKey.encode(property.type, kind: field.kind, payload: field.payload, into: &key) {
+            return key
+        }
+        return [IndexKey.nilTag]
+    }
+}
+
+extension Transaction {
+    /// Adds `key ‖ id` to an index.
+    func insertIndexEntry(_ index: IndexBinding, key: [UInt8], id: Id) throws {
+        var full = key
+        IndexKey.appendBigEndian(id, to: &full)
+        try full.withUnsafeMutableBytes { raw in
+            var keyVal = MDB_val(UnsafeRawBufferPointer(raw))
+            var empty = MDB_val(mv_size: 0, mv_data: nil)
+            try check(mdb_put(txn, index.database, &keyVal, &empty, 0), "updating the index on \(index.property.name)")
+        }
+    }
+
+    /// Removes `key ‖ id` from an index (absent entries are ignored).
+    func deleteIndexEntry(_ index: IndexBinding, key: [UInt8], id: Id) throws {
+        var full = key
+        IndexKey.appendBigEndian(id, to: &full)
+        try full.withUnsafeMutableBytes { raw in
+            var keyVal = MDB_val(UnsafeRawBufferPointer(raw))
+            let rc = mdb_del(txn, index.database, &keyVal, nil)
+            if rc != MDB_NOTFOUND { try check(rc, "updating the index on \(index.property.name)") }
+        }
+    }
+
+    /// The ids of index entries whose key starts with `prefix`, in key order.
+    func indexIds(_ index: IndexBinding, prefix: [UInt8]) throws -> [Id] {
+        var ids: [Id] = []
+        var cursor: OpaquePointer?
+        try check(mdb_cursor_open(txn, index.database, &cursor), "reading the index on \(index.property.name)")
+        defer { mdb_cursor_close(cursor) }
+        var start = prefix
+        try start.withUnsafeMutableBytes { raw in
+            var key = MDB_val(UnsafeRawBufferPointer(raw))
+            var value = MDB_val()
+            var rc = mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE)
+            while rc == 0 {
+                let bytes = key.bytes
+                guard bytes.count == prefix.count + 8, bytes.starts(with: prefix) else { break }
+                ids.append(Id(bigEndian: UnsafeRawBufferPointer(rebasing: bytes[prefix.count...]).loadUnaligned(as: UInt64.self)))
+                rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
+            }
+            if rc != 0 && rc != MDB_NOTFOUND { try check(rc, "reading the index on \(index.property.name)") }
+        }
+        return ids
+    }
+
+    /// The record bytes of `id` in `table`, valid until the next write in this transaction.
+    func record(_ id: Id, table: MDB_dbi, entity: String) throws -> UnsafeRawBufferPointer? {
+        var key = IdKey(id)
+        return try key.withVal { keyVal in
+            var value = MDB_val()
+            let rc = mdb_get(txn, table, &keyVal, &value)
+            if rc == MDB_NOTFOUND { return nil }
+            try check(rc, "reading \(entity) \(id)")
+            return value.bytes
+        }
+    }
+
+    /// Ids of stored objects whose `index` value equals the value in `record` (rechecking
+    /// cut strings against the records), excluding `excluded`.
+    func matchingIds(_ index: IndexBinding, valueOf record: UnsafeRawBufferPointer, table: MDB_dbi,
+                     entity: String, excluding excluded: Id? = nil) throws -> [Id] {
+        let key = index.key(in: record)
+        var candidates = try indexIds(index, prefix: key).filter { $0 != excluded }
+        if IndexKey.isTruncatedString(key[...]) {
+            let wanted = Array(RecordFields(bytes: record).field(index.storedId)?.payload ?? UnsafeRawBufferPointer(start: nil, count: 0))
+            candidates = try candidates.filter { candidate in
+                guard let other = try self.record(candidate, table: table, entity: entity),
+                      let field = RecordFields(bytes: other).field(index.storedId) else { return false }
+                return Array(field.payload) == wanted
+            }
+        }
+        return candidates
+    }
+}
