@@ -9,9 +9,11 @@ let package = Package(
         .library(name: "Coffer", targets: ["Coffer"]),
         .plugin(name: "CofferPlugin", targets: ["CofferPlugin"]),
         .executable(name: "coffer-demo", targets: ["CofferDemo"]),
+        .executable(name: "coffer", targets: ["CofferTool"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swiftlang/swift-syntax.git", "602.0.0"..<"604.0.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     ],
     targets: [
         // The system LMDB (Debian: liblmdb-dev, Homebrew: lmdb).
@@ -41,6 +43,12 @@ let package = Package(
         // The executable the build-tool plugin runs.
         .executableTarget(name: "CofferGenerator", dependencies: ["CofferGeneratorCore"]),
         .plugin(name: "CofferPlugin", capability: .buildTool(), dependencies: ["CofferGenerator"]),
+        // The `coffer` command-line tool. Not named `coffer`: that module name would clash
+        // with `Coffer` on case-insensitive file systems.
+        .executableTarget(
+            name: "CofferTool",
+            dependencies: ["Coffer", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         .executableTarget(name: "CofferDemo", dependencies: ["Coffer"], plugins: ["CofferPlugin"]),
         .testTarget(name: "CofferTests", dependencies: ["Coffer"], plugins: ["CofferPlugin"]),
         .testTarget(

@@ -90,12 +90,6 @@ extension Store {
         return binding
     }
 
-    private func database(named name: String) -> MDB_dbi? {
-        stateLock.lock()
-        defer { stateLock.unlock() }
-        return databases[name]
-    }
-
     /// Reconciles `schema` with the catalog, creating the entity's table, building new
     /// indexes and deleting dropped ones, all inside `transaction`.
     private func register(_ schema: EntitySchema, in transaction: Transaction) throws -> EntityBinding {
@@ -120,7 +114,7 @@ extension Store {
             try Catalog.store(reconciled, key: Catalog.entityKey(schema.storedName), dbi: catalog, in: transaction)
         }
         let tableName = Catalog.tableName(reconciled.id)
-        let existingTable = database(named: tableName)
+        let existingTable = storedDatabase(tableName)
         var table: MDB_dbi = 0
         try transaction.check(mdb_dbi_open(transaction.txn, tableName, UInt32(MDB_CREATE), &table),
                               "cannot open the table of \(schema.name) in \(path)")
@@ -148,7 +142,7 @@ extension Store {
         var database: MDB_dbi = 0
         try transaction.check(mdb_dbi_open(transaction.txn, name, UInt32(MDB_CREATE), &database),
                               "cannot open the index on \(binding.schema.name).\(property.name)")
-        let reuse = wasIndexed && sameKeys && self.database(named: name) != nil
+        let reuse = wasIndexed && sameKeys && storedDatabase(name) != nil
         let index = IndexBinding(position: position, storedId: stored.id, property: property, database: database,
                                  createdInTransaction: reuse ? 0 : transaction.snapshotId)
         if !reuse {
@@ -210,7 +204,7 @@ extension Store {
     private func readOnlyBinding(_ schema: EntitySchema, key: ObjectIdentifier, in transaction: Transaction) throws -> EntityBinding? {
         guard let catalog = catalogDatabase,
               let stored = try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(schema.storedName), dbi: catalog, in: transaction),
-              let table = database(named: Catalog.tableName(stored.id))
+              let table = storedDatabase(Catalog.tableName(stored.id))
         else { return nil }
         try SchemaReconciler.checkReadable(schema, from: stored)
         let binding = EntityBinding(schema: schema, catalog: stored, table: table, createdInTransaction: 0)
@@ -218,7 +212,7 @@ extension Store {
             guard let storedProperty = stored.property(named: property.storedName),
                   PropertyFlags(rawValue: storedProperty.flags).contains(.indexed),
                   Self.keyFamily(storedProperty.type) == Self.keyFamily(property.type),
-                  let database = database(named: IndexBinding.databaseName(entity: stored.id, property: storedProperty.id))
+                  let database = storedDatabase(IndexBinding.databaseName(entity: stored.id, property: storedProperty.id))
             else { continue }
             binding.indexes.append(IndexBinding(position: position, storedId: storedProperty.id, property: property,
                                                 database: database, createdInTransaction: 0))

@@ -1,0 +1,137 @@
+import CLMDB
+import Foundation
+
+/// What a store holds, read from its schema catalog alone (no generated code needed).
+///
+/// ```swift
+/// let info = try store.info()
+/// for entity in info.entities { print(entity.name, entity.count) }
+/// ```
+public struct StoreInfo: Sendable {
+    /// The store directory. ```swift info.path ```
+    public let path: String
+    /// Size of the data file in bytes. ```swift info.fileSize ```
+    public let fileSize: Int
+    /// Size of the memory map in bytes. ```swift info.mapSize ```
+    public let mapSize: Int
+    /// Bytes of the map in use. ```swift info.usedBytes ```
+    public let usedBytes: Int
+    /// Every entity in the catalog, by name. ```swift info.entities.map(\.name) ```
+    public let entities: [StoredEntityInfo]
+}
+
+/// One entity as the catalog describes it.
+///
+/// ```swift
+/// print(entity.name, entity.count, entity.properties.map(\.name))
+/// ```
+public struct StoredEntityInfo: Sendable {
+    /// The stored name. ```swift entity.name ```
+    public let name: String
+    /// The catalog's stable entity id. ```swift entity.id ```
+    public let id: UInt32
+    /// Number of stored objects. ```swift entity.count ```
+    public let count: Int
+    /// The properties, `id` excluded, in catalog order. ```swift entity.properties ```
+    public let properties: [StoredPropertyInfo]
+}
+
+/// One property as the catalog describes it.
+///
+/// ```swift
+/// print(property.name, property.type, property.isIndexed)
+/// ```
+public struct StoredPropertyInfo: Sendable {
+    /// The stored name. ```swift property.name ```
+    public let name: String
+    /// The catalog's stable property id. ```swift property.id ```
+    public let id: UInt16
+    /// The stored value type. ```swift property.type ```
+    public let type: PropertyType
+    /// The Swift type as last declared, e.g. `"String?"`. ```swift property.swiftType ```
+    public let swiftType: String
+    /// Whether the property is indexed (unique properties are). ```swift property.isIndexed ```
+    public let isIndexed: Bool
+    /// Whether the property is `@Unique`. ```swift property.isUnique ```
+    public let isUnique: Bool
+}
+
+extension Store {
+    /// Describes the store from its catalog: entities with object counts, properties with
+    /// types and index flags, file size and map usage.
+    ///
+    /// ```swift
+    /// let info = try Store(directory: path, options: .init(readOnly: true)).info()
+    /// ```
+    public func info() throws -> StoreInfo {
+        let (mapSize, used) = try mapUsage()
+        let fileSize = (try? FileManager.default.attributesOfItem(atPath: path + "/data.mdb")[.size] as? Int) ?? 0
+        let entities: [StoredEntityInfo] = try performRead { transaction in
+            guard let catalog = catalogDatabase else { return [] }
+            return try Catalog.entities(dbi: catalog, in: transaction).map { entity in
+                var count = 0
+                if let table = storedDatabase(Catalog.tableName(entity.id)) {
+                    var stat = MDB_stat()
+                    try transaction.check(mdb_stat(transaction.txn, table, &stat), "counting \(entity.name)")
+                    count = stat.ms_entries
+                }
+                let properties = entity.properties.map { property in
+                    let flags = PropertyFlags(rawValue: property.flags)
+                    return StoredPropertyInfo(name: property.name, id: property.id, type: property.type,
+                                              swiftType: property.swiftType, isIndexed: flags.contains(.indexed),
+                                              isUnique: flags.contains(.unique))
+                }
+                return StoredEntityInfo(name: entity.name, id: entity.id, count: count, properties: properties)
+            }
+        }
+        return StoreInfo(path: path, fileSize: fileSize, mapSize: mapSize, usedBytes: used, entities: entities)
+    }
+
+    /// Calls `body` with one JSON object per stored object of the entity stored as
+    /// `entityName`, in id order, using only the catalog: `{"id":1,"name":"Ada",...}`.
+    /// Nil values are left out; NaN and infinities are written as strings.
+    ///
+    /// ```swift
+    /// try store.dump(entity: "Person", limit: 3) { print($0) }
+    /// ```
+    ///
+    /// - Throws: ``CofferError/invalidOperation(message:)`` naming the known entities when
+    ///   there is no entity with that name.
+    public func dump(entity entityName: String, limit: Int? = nil, _ body: (String) throws -> Void) throws {
+        try performRead { transaction in
+            let entities = try catalogDatabase.map { try Catalog.entities(dbi: $0, in: transaction) } ?? []
+            guard let entity = entities.first(where: { $0.name == entityName }) else {
+                let known = entities.map(\.name).joined(separator: ", ")
+                throw CofferError.invalidOperation(
+                    message: "the store at \(path) has no entity named \(entityName); it has: \(known.isEmpty ? "none" : known)")
+            }
+            guard let table = storedDatabase(Catalog.tableName(entity.id)) else { return }
+            let byId = Dictionary(uniqueKeysWithValues: entity.properties.map { ($0.id, $0) })
+            var cursor: OpaquePointer?
+            try transaction.check(mdb_cursor_open(transaction.txn, table, &cursor), "reading \(entity.name)")
+            defer { mdb_cursor_close(cursor) }
+            var key = MDB_val(), value = MDB_val()
+            var rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST)
+            var written = 0
+            while rc == 0, limit.map({ written < $0 }) ?? true {
+                let id = IdKey(key.bytes)?.id ?? 0
+                var parts = ["\"id\":\(id)"]
+                let intact = RecordFields(bytes: value.bytes).forEach { storedId, field in
+                    guard let property = byId[storedId] else { return }
+                    parts.append("\(FieldDescription.quoted(property.name)):\(FieldDescription.json(field, type: property.type))")
+                }
+                if !intact { parts.append("\"$corrupt\":true") }
+                try body("{" + parts.joined(separator: ",") + "}")
+                written += 1
+                rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
+            }
+            if rc != 0 && rc != MDB_NOTFOUND { try transaction.check(rc, "reading \(entity.name)") }
+        }
+    }
+
+    func storedDatabase(_ name: String) -> MDB_dbi? {
+        stateLock.lock()
+        defer { stateLock.unlock() }
+        return databases[name]
+    }
+}

@@ -1,0 +1,83 @@
+import ArgumentParser
+import Coffer
+import Foundation
+
+/// `coffer`: inspect any Coffer store from its schema catalog, without the app's code.
+/// It opens stores read-only and never changes them.
+@main
+struct CofferCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "coffer",
+        abstract: "Inspect Coffer stores (read-only).",
+        subcommands: [Info.self, Dump.self]
+    )
+}
+
+struct Info: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Entities with object counts, properties with types and indexes, file size and map usage.")
+
+    @Argument(help: "The store directory.")
+    var directory: String
+
+    func run() throws {
+        let store = try openStoreOrFail(directory)
+        defer { store.close() }
+        let info = try failing { try store.info() }
+        print("Store \(info.path)")
+        print("  file \(formatBytes(info.fileSize)), map \(formatBytes(info.mapSize)), \(formatBytes(info.usedBytes)) used (\(info.mapSize > 0 ? info.usedBytes * 100 / info.mapSize : 0)%)")
+        if info.entities.isEmpty { print("  no entities") }
+        for entity in info.entities {
+            print("\n\(entity.name) (entity id \(entity.id)): \(entity.count) object\(entity.count == 1 ? "" : "s")")
+            print("  id: Id")
+            for property in entity.properties {
+                var notes: [String] = []
+                if property.isUnique { notes.append("unique") } else if property.isIndexed { notes.append("indexed") }
+                let suffix = notes.isEmpty ? "" : "  [\(notes.joined(separator: ", "))]"
+                print("  \(property.name): \(property.swiftType) (\(property.type.rawValue), property id \(property.id))\(suffix)")
+            }
+        }
+    }
+}
+
+struct Dump: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print objects of one entity, one JSON object per line.")
+
+    @Argument(help: "The store directory.")
+    var directory: String
+
+    @Argument(help: "The entity name, as `coffer info` shows it.")
+    var entity: String
+
+    @Option(help: "Print at most this many objects.")
+    var limit: Int?
+
+    func validate() throws {
+        if let limit, limit < 0 { throw ValidationError("--limit must not be negative") }
+    }
+
+    func run() throws {
+        let store = try openStoreOrFail(directory)
+        defer { store.close() }
+        try failing { try store.dump(entity: entity, limit: limit) { print($0) } }
+    }
+}
+
+/// Opens a store or exits with status 1 and a message on standard error.
+func openStoreOrFail(_ directory: String) throws -> Store {
+    try failing { try Store(directory: directory, options: StoreOptions(readOnly: true)) }
+}
+
+/// Runs `body`, turning a thrown error into a message on standard error and exit status 1.
+func failing<T>(_ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch {
+        FileHandle.standardError.write(Data("coffer: \(error)\n".utf8))
+        throw ExitCode.failure
+    }
+}
+
+func formatBytes(_ bytes: Int) -> String {
+    ByteCountFormatter.string(fromByteCount: Int64(bytes), countStyle: .binary)
+}

@@ -1,0 +1,73 @@
+@testable import Coffer
+import Foundation
+import Testing
+
+@Suite struct InspectionTests {
+    @Test func infoAndDumpReadOnlyTheCatalog() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.cleanUp() }
+        do {
+            let store = try Store(directory: directory.path)
+            try store.box(for: Contact.self).put([Contact(email: "a@x", city: "Oslo", age: 3, score: .nan), Contact(city: "Rome")])
+            try store.box(for: Note.self).put(Note(title: "t\"q", body: "b"))
+            store.close()
+        }
+        let store = try Store(directory: directory.path, options: StoreOptions(readOnly: true))
+        defer { store.close() }
+        let info = try store.info()
+        #expect(info.entities.map(\.name) == ["Contact", "Note"])
+        #expect(info.entities.map(\.count) == [2, 1])
+        let email = try #require(info.entities[0].properties.first { $0.name == "email" })
+        #expect(email.isUnique && email.isIndexed && email.swiftType == "String?" && email.type == .string)
+        #expect(info.entities[1].properties.map(\.name) == ["title", "body_text", "rank"])
+        #expect(info.fileSize > 0 && info.usedBytes > 0)
+
+        var lines: [String] = []
+        try store.dump(entity: "Note") { lines.append($0) }
+        #expect(lines == [#"{"id":1,"title":"t\"q","body_text":"b","rank":0}"#])
+        lines = []
+        try store.dump(entity: "Contact", limit: 1) { lines.append($0) }
+        #expect(lines.count == 1)
+        #expect(lines[0].hasPrefix(#"{"id":1,"email":"a@x","city":"Oslo","age":3,"score":"nan""#))
+        #expect(throws: CofferError.invalidOperation(message: "the store at \(store.path) has no entity named Nope; it has: Contact, Note")) {
+            try store.dump(entity: "Nope") { _ in }
+        }
+    }
+}
+
+@Suite struct IndexKeyTests {
+    func key(_ type: PropertyType, _ write: (inout RecordWriter) -> Void) -> [UInt8] {
+        let buffer = RecordBuffer()
+        let ids: [UInt16] = [0, 1]
+        return ids.withUnsafeBufferPointer { idPointer in
+            var writer = RecordWriter(buffer: buffer, storedIds: idPointer.baseAddress!)
+            write(&writer)
+            buffer.adopt(writer)
+            guard let field = RecordFields(bytes: writer.bytes).field(1) else { return [IndexKey.nilTag] }
+            var key: [UInt8] = []
+            #expect(IndexKey.encode(type, kind: field.kind, payload: field.payload, into: &key))
+            return key
+        }
+    }
+
+    @Test func keysSortLikeTheirValues() {
+        let ints: [Int64] = [.min, -70000, -129, -1, 0, 1, 127, 128, 70000, .max]
+        let intKeys = ints.map { value in key(.int64) { $0.write(1, value) } }
+        #expect(intKeys == intKeys.sorted { $0.lexicographicallyPrecedes($1) })
+        let doubles: [Double] = [-.infinity, -1e300, -1, -.leastNonzeroMagnitude, -0.0, 0, .leastNonzeroMagnitude, 1, 1e300, .infinity]
+        let doubleKeys = doubles.map { value in key(.double) { $0.write(1, value) } }
+        #expect(doubleKeys == doubleKeys.sorted { $0.lexicographicallyPrecedes($1) })
+        let strings = ["", "a", "a\u{0}", "a\u{0}b", "ab", "b", "é"]
+        let stringKeys = strings.map { value in key(.string) { $0.write(1, value) } }
+        #expect(stringKeys == stringKeys.sorted { $0.lexicographicallyPrecedes($1) })
+        let nilKey = key(.string) { $0.write(1, String?.none) }
+        #expect(stringKeys.allSatisfy { nilKey.lexicographicallyPrecedes($0) })
+        // Narrow and wide encodings of one value give one key, so widening keeps the index.
+        #expect(key(.int64) { $0.write(1, Int8(-5)) } == key(.int) { $0.write(1, -5) })
+        var random = SystemRandomNumberGenerator()
+        let values = (0..<500).map { _ in Int64.random(in: .min ... .max, using: &random) }
+        let keys = values.map { value in key(.int64) { $0.write(1, value) } }
+        let byKey = zip(values, keys).sorted { $0.1.lexicographicallyPrecedes($1.1) }.map(\.0)
+        #expect(byKey == values.sorted())
+    }
+}
