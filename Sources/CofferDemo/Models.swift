@@ -21,6 +21,8 @@ struct Book: Entity {
     var rating: Double
     var published: Date
     var tags: [String] = []
-    var isbn: UUID = UUID()
+    @Unique var isbn: UUID = UUID()
+    @CreatedAt var added: Date = .distantPast
+    @UpdatedAt var changed: Date = .distantPast
     @Transient var selected = false
 }

@@ -27,6 +27,11 @@ func run() throws {
     try authors.put(&ursula)
     print("\nStored 2 authors: ids \(ada.id) and \(ursula.id)")
 
+    // Upsert by an external key (an indexed property): the match is updated, keeping its id.
+    var imported = Author(name: "Ursula K. Le Guin", born: 1929, country: "United States")
+    try authors.upsert(&imported, by: Author.name)
+    print("Upserted \(imported.name) by name: updated id \(imported.id), country \(imported.country ?? "-")")
+
     let day: TimeInterval = 86_400
     var shelf = [
         Book(title: "Notes on the Analytical Engine", authorName: ada.name, genre: .science, pages: 66,
@@ -49,7 +54,16 @@ func run() throws {
     shelf[1].rating = 4.9
     try books.put(&shelf[1])
     if let updated = try books.get(shelf[1].id) {
-        print("\nUpdated #\(updated.id): rating is now \(updated.rating)")
+        print("\nUpdated #\(updated.id): rating is now \(updated.rating); added \(updated.added), changed \(updated.changed)")
+    }
+
+    // A unique value cannot be stored twice; the failed put changes nothing.
+    var copy = shelf[2]
+    copy.id = 0
+    do {
+        try books.put(&copy)
+    } catch let error as CofferError {
+        print("Refused a duplicate: \(error)")
     }
 
     // A failing transaction changes nothing.
