@@ -16,6 +16,9 @@ struct CodeEmitter {
         output += text.isEmpty ? "\n" : text + "\n"
     }
 
+    /// Qualified names of the raw-value enums declared in the sources.
+    var knownEnums: Set<String> = []
+
     mutating func emitFile(imports: [String], entities: [EntityModel], diagnostics: [Diagnostic]) -> String {
         output = Self.header
         var allImports = imports
@@ -31,6 +34,18 @@ struct CodeEmitter {
             line("#sourceLocation()")
         }
         for entity in entities { emit(entity) }
+        // Enums stored by entities become query values (compared by raw value).
+        var extended: Set<String> = []
+        for entity in entities {
+            for property in entity.properties where property.isEnum {
+                // An enum nested in the entity is written unqualified there: extend it through the entity.
+                let nested = "\(entity.qualifiedName).\(property.valueType)"
+                let qualified = knownEnums.contains(nested) ? nested : property.valueType
+                guard extended.insert(qualified).inserted else { continue }
+                line()
+                line("extension \(qualified): QueryableValue {}")
+            }
+        }
         return output
     }
 

@@ -21,6 +21,7 @@ public enum Generator {
     public static func generate(_ files: [SourceFile]) -> Result {
         let analyzer = SourceAnalyzer(files: files)
         var emitter = CodeEmitter()
+        emitter.knownEnums = Set(analyzer.enumRawTypes.keys)
         let code = emitter.emitFile(imports: analyzer.imports, entities: analyzer.entities, diagnostics: analyzer.diagnostics)
         return Result(code: code, diagnostics: analyzer.diagnostics)
     }

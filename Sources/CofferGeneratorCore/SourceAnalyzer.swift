@@ -9,7 +9,7 @@ struct SourceAnalyzer {
     private(set) var imports: [String] = []
 
     /// Raw-value enums by qualified and by simple name -> the raw type.
-    private var enumRawTypes: [String: String] = [:]
+    private(set) var enumRawTypes: [String: String] = [:]
 
     static let scalarTypes: [String: String] = [
         "Bool": "bool", "Int": "int", "Int8": "int8", "Int16": "int16", "Int32": "int32", "Int64": "int64",

@@ -45,6 +45,21 @@ public struct RecordReader {
         self.id = id
     }
 
+    /// A reader positioned on one field, for reading a single value (property queries).
+    init(field: RecordFields.Field, position: Int, binding: EntityBinding, id: Id) {
+        self.base = field.payload.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
+        self.end = field.payload.count
+        self.offset = field.payload.count
+        self.positions = UnsafePointer(binding.positionsByStoredId)
+        self.positionCount = binding.positionCount
+        self.binding = Unmanaged.passUnretained(binding)
+        self.id = id
+        self.kind = field.kind
+        self.payload = 0
+        self.payloadLength = field.payload.count
+        self.field = position
+    }
+
     /// Moves to the next field the schema knows and returns its schema position, or nil at
     /// the end of the record.
     ///

@@ -1,0 +1,360 @@
+import Foundation
+
+/// A condition tree compiled against one entity binding: every leaf becomes a closure over
+/// raw record fields, so a scan evaluates conditions without decoding objects.
+struct ConditionEvaluator {
+    indirect enum Node {
+        case always
+        case leaf(storedId: UInt16?, test: (Id, RecordFields.Field?) -> Bool)
+        case and([Node])
+        case or([Node])
+        case not(Node)
+    }
+
+    let root: Node
+
+    init(_ node: ConditionNode?, binding: EntityBinding) throws {
+        root = try node.map { try Self.compile($0, binding: binding) } ?? .always
+    }
+
+    func matches(id: Id, record: UnsafeRawBufferPointer) -> Bool {
+        Self.evaluate(root, id: id, fields: RecordFields(bytes: record))
+    }
+
+    private static func evaluate(_ node: Node, id: Id, fields: RecordFields) -> Bool {
+        switch node {
+        case .always: return true
+        case .leaf(let storedId, let test): return test(id, storedId.flatMap { fields.field($0) })
+        case .and(let nodes): return nodes.allSatisfy { evaluate($0, id: id, fields: fields) }
+        case .or(let nodes): return nodes.contains { evaluate($0, id: id, fields: fields) }
+        case .not(let inner): return !evaluate(inner, id: id, fields: fields)
+        }
+    }
+
+    private static func compile(_ node: ConditionNode, binding: EntityBinding) throws -> Node {
+        switch node {
+        case .leaf(let leaf): return try compile(leaf, binding: binding)
+        case .and(let nodes): return .and(try nodes.map { try compile($0, binding: binding) })
+        case .or(let nodes): return .or(try nodes.map { try compile($0, binding: binding) })
+        case .not(let inner): return .not(try compile(inner, binding: binding))
+        case .invalid(let message): throw CofferError.invalidOperation(message: message)
+        }
+    }
+
+    private static func compile(_ leaf: ConditionLeaf, binding: EntityBinding) throws -> Node {
+        let property = binding.schema.properties[leaf.position]
+        let type = property.type
+        let isId = property.flags.contains(.id)
+        // A property the stored catalog does not know has no values yet: every record is nil.
+        let storedId: UInt16? = isId ? nil : binding.storedIds[leaf.position]
+        let read: (Id, RecordFields.Field?) -> FieldOperand? = { id, field in
+            if isId { return .number(.unsigned(id)) }
+            guard let field else { return nil }
+            return FieldOperand(field, type: type)
+        }
+        let sensitive = leaf.caseSensitive
+        let values = leaf.values.map { Self.prepare($0, caseSensitive: sensitive) }
+        func test(_ body: @escaping (FieldOperand?) -> Bool) -> Node {
+            .leaf(storedId: storedId, test: { id, field in body(read(id, field)) })
+        }
+        switch leaf.op {
+        case .compare(let comparison):
+            let value = values[0]
+            return test { operand in
+                guard let operand, let order = operand.order(value, caseSensitive: sensitive) else {
+                    return comparison == .notEqual
+                }
+                return comparison.holds(order)
+            }
+        case .between(let lowerInclusive, let upperInclusive):
+            var low = values[0], high = values[1]
+            // Bounds in any order: `isBetween(18, and: 10)` means 10...18.
+            if let order = PreparedValue.order(low, high), order > 0 { swap(&low, &high) }
+            let (lo, hi) = (low, high)
+            return test { operand in
+                guard let operand,
+                      let lower = operand.order(lo, caseSensitive: sensitive),
+                      let upper = operand.order(hi, caseSensitive: sensitive) else { return false }
+                return (lowerInclusive ? lower >= 0 : lower > 0) && (upperInclusive ? upper <= 0 : upper < 0)
+            }
+        case .inList, .notInList:
+            let negate: Bool
+            if case .notInList = leaf.op { negate = true } else { negate = false }
+            return test { operand in
+                let found = operand.map { operand in values.contains { operand.order($0, caseSensitive: sensitive) == 0 } } ?? false
+                return found != negate
+            }
+        case .isNil:
+            return test { $0 == nil }
+        case .isNotNil:
+            return test { $0 != nil }
+        case .startsWith, .endsWith, .contains:
+            let needle = values[0]
+            let op = leaf.op
+            return test { operand in
+                guard case .string(let bytes)? = operand, case .string(let raw, let folded) = needle else { return false }
+                if sensitive {
+                    let pattern = Array(raw.utf8)
+                    switch op {
+                    case .startsWith: return bytes.starts(with: pattern)
+                    case .endsWith: return bytes.count >= pattern.count && bytes.suffix(pattern.count).elementsEqual(pattern)
+                    default: return pattern.isEmpty || ByteSearch.contains(bytes, pattern)
+                    }
+                }
+                let text = CaseFolding.fold(String(decoding: bytes, as: UTF8.self))
+                switch op {
+                case .startsWith: return text.unicodeScalars.starts(with: folded.unicodeScalars)
+                case .endsWith: return text.unicodeScalars.reversed().starts(with: folded.unicodeScalars.reversed())
+                default: return folded.isEmpty || text.contains(folded)
+                }
+            }
+        case .like:
+            guard case .string(let raw, let folded) = values[0] else { return .always }
+            let pattern = LikePattern(sensitive ? raw : folded)
+            return test { operand in
+                guard case .string(let bytes)? = operand else { return false }
+                let text = String(decoding: bytes, as: UTF8.self)
+                return pattern.matches(sensitive ? text : CaseFolding.fold(text))
+            }
+        case .equalWithTolerance(let tolerance):
+            guard case .number(.double(let target)) = values[0] else { return test { _ in false } }
+            return test { operand in
+                guard case .number(let number)? = operand else { return false }
+                return abs(number.doubleValue - target) <= tolerance
+            }
+        case .containsElement:
+            let element = values[0]
+            return test { operand in
+                guard let operand else { return false }
+                return operand.elements.contains { $0.order(element, caseSensitive: true) == 0 }
+            }
+        case .count(let comparison):
+            guard case .number(.signed(let wanted)) = values[0] else { return .always }
+            return test { operand in
+                let count = Int64(operand?.elementCount ?? 0)
+                return comparison.holds(count < wanted ? -1 : (count == wanted ? 0 : 1))
+            }
+        case .modulo(let divisor, let comparison):
+            guard case .number(.signed(let wanted)) = values[0] else { return .always }
+            return test { operand in
+                guard case .number(let number)? = operand else { return false }
+                let remainder: Int64
+                switch number {
+                case .signed(let value): remainder = value % divisor
+                case .unsigned(let value): remainder = Int64(value % divisor.magnitude)
+                case .double: return false
+                }
+                return comparison.holds(remainder == wanted ? 0 : 1)
+            }
+        }
+    }
+
+    static func prepare(_ value: QueryValue, caseSensitive: Bool) -> PreparedValue {
+        switch value {
+        case .null: return .null
+        case .bool(let value): return .bool(value)
+        case .signed(let value): return .number(.signed(value))
+        case .unsigned(let value): return .number(.unsigned(value))
+        case .double(let value): return .number(.double(value))
+        case .string(let value): return .string(value, folded: caseSensitive ? value : CaseFolding.fold(value))
+        case .uuid(let value): return .uuid(withUnsafeBytes(of: value.uuid) { Array($0) })
+        }
+    }
+}
+
+/// A parameter ready for comparisons.
+enum PreparedValue {
+    case null
+    case bool(Bool)
+    case number(Number)
+    case string(String, folded: String)
+    case uuid([UInt8])
+
+    static func order(_ a: PreparedValue, _ b: PreparedValue) -> Int? {
+        switch (a, b) {
+        case (.number(let x), .number(let y)): return Number.order(x, y)
+        case (.string(let x, _), .string(let y, _)): return ByteSearch.order(Array(x.utf8), Array(y.utf8))
+        case (.bool(let x), .bool(let y)): return x == y ? 0 : (!x ? -1 : 1)
+        case (.uuid(let x), .uuid(let y)): return ByteSearch.order(x, y)
+        default: return nil
+        }
+    }
+}
+
+/// A number of any family, compared exactly across families.
+enum Number {
+    case signed(Int64)
+    case unsigned(UInt64)
+    case double(Double)
+
+    var doubleValue: Double {
+        switch self {
+        case .signed(let value): return Double(value)
+        case .unsigned(let value): return Double(value)
+        case .double(let value): return value
+        }
+    }
+
+    static func order(_ a: Number, _ b: Number) -> Int? {
+        switch (a, b) {
+        case (.signed(let x), .signed(let y)): return x < y ? -1 : (x == y ? 0 : 1)
+        case (.unsigned(let x), .unsigned(let y)): return x < y ? -1 : (x == y ? 0 : 1)
+        case (.signed(let x), .unsigned(let y)): return x < 0 ? -1 : order(.unsigned(UInt64(x)), .unsigned(y))
+        case (.unsigned(let x), .signed(let y)): return y < 0 ? 1 : order(.unsigned(x), .unsigned(UInt64(y)))
+        default:
+            let x = a.doubleValue, y = b.doubleValue
+            if x.isNaN || y.isNaN { return nil }
+            return x < y ? -1 : (x == y ? 0 : 1)
+        }
+    }
+}
+
+/// A stored field read for comparison.
+enum FieldOperand {
+    case bool(Bool)
+    case number(Number)
+    case string([UInt8])
+    case uuid([UInt8])
+    case stringArray([[UInt8]])
+    case numberArray([Number])
+    case other
+
+    init(_ field: RecordFields.Field, type: PropertyType) {
+        switch field.kind {
+        case .boolTrue: self = .bool(true)
+        case .boolFalse: self = .bool(false)
+        case .int8, .int16, .int32, .int64, .uint8, .uint16, .uint32, .uint64:
+            switch type {
+            case .uint8, .uint16, .uint32, .uint64, .uint:
+                self = FieldValue.unsigned(field.kind, field.payload).map { .number(.unsigned($0)) } ?? .other
+            default:
+                if let value = FieldValue.signed(field.kind, field.payload) {
+                    self = .number(.signed(value))
+                } else {
+                    self = FieldValue.unsigned(field.kind, field.payload).map { .number(.unsigned($0)) } ?? .other
+                }
+            }
+        case .float32, .float64:
+            self = FieldValue.double(field.kind, field.payload).map { .number(.double($0)) } ?? .other
+        case .bytes: self = .string(Array(field.payload))
+        case .uuid: self = .uuid(Array(field.payload))
+        case .stringArray: self = .stringArray(FieldOperand.strings(field.payload))
+        case .int64Array:
+            self = .numberArray(stride(from: 0, to: field.payload.count - 7, by: 8).map {
+                .signed(Int64(littleEndian: field.payload.loadUnaligned(fromByteOffset: $0, as: Int64.self)))
+            })
+        case .float64Array:
+            self = .numberArray(stride(from: 0, to: field.payload.count - 7, by: 8).map {
+                .double(Double(bitPattern: UInt64(littleEndian: field.payload.loadUnaligned(fromByteOffset: $0, as: UInt64.self))))
+            })
+        }
+    }
+
+    static func strings(_ payload: UnsafeRawBufferPointer) -> [[UInt8]] {
+        guard payload.count >= 4 else { return [] }
+        let count = Int(UInt32(littleEndian: payload.loadUnaligned(as: UInt32.self)))
+        var result: [[UInt8]] = []
+        var offset = 4
+        for _ in 0..<count {
+            guard payload.count - offset >= 4 else { break }
+            let length = Int(UInt32(littleEndian: payload.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+            offset += 4
+            guard payload.count - offset >= length else { break }
+            result.append(Array(payload[offset..<offset + length]))
+            offset += length
+        }
+        return result
+    }
+
+    /// Orders this stored value against a parameter, or nil when they cannot be compared.
+    func order(_ value: PreparedValue, caseSensitive: Bool) -> Int? {
+        switch (self, value) {
+        case (.number(let x), .number(let y)): return Number.order(x, y)
+        case (.bool(let x), .bool(let y)): return x == y ? 0 : (!x ? -1 : 1)
+        case (.string(let bytes), .string(let raw, let folded)):
+            if caseSensitive { return ByteSearch.order(bytes, Array(raw.utf8)) }
+            return ByteSearch.order(Array(CaseFolding.fold(String(decoding: bytes, as: UTF8.self)).utf8), Array(folded.utf8))
+        case (.uuid(let x), .uuid(let y)): return ByteSearch.order(x, y)
+        default: return nil
+        }
+    }
+
+    var elements: [FieldOperand] {
+        switch self {
+        case .stringArray(let items): return items.map { .string($0) }
+        case .numberArray(let items): return items.map { .number($0) }
+        default: return []
+        }
+    }
+
+    var elementCount: Int {
+        switch self {
+        case .stringArray(let items): return items.count
+        case .numberArray(let items): return items.count
+        default: return 0
+        }
+    }
+}
+
+/// Unicode case folding, as case-insensitive conditions and orderings use it.
+enum CaseFolding {
+    static func fold(_ text: String) -> String {
+        text.folding(options: [.caseInsensitive], locale: nil)
+    }
+}
+
+/// Byte-sequence helpers.
+enum ByteSearch {
+    static func order(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        let count = min(a.count, b.count)
+        for index in 0..<count where a[index] != b[index] { return a[index] < b[index] ? -1 : 1 }
+        return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
+    }
+
+    static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard needle.count <= haystack.count else { return false }
+        for start in 0...(haystack.count - needle.count)
+            where haystack[start] == needle[0] && haystack[start..<start + needle.count].elementsEqual(needle) {
+            return true
+        }
+        return false
+    }
+}
+
+/// A `like` pattern: `%` matches any run of characters (also none), `_` exactly one.
+/// Characters are Unicode scalars.
+struct LikePattern {
+    let scalars: [Unicode.Scalar]
+
+    init(_ pattern: String) { scalars = Array(pattern.unicodeScalars) }
+
+    /// The literal text before the first wildcard, which an index can seek to.
+    var literalPrefix: String {
+        var prefix = String.UnicodeScalarView()
+        for scalar in scalars {
+            if scalar == "%" || scalar == "_" { break }
+            prefix.append(scalar)
+        }
+        return String(prefix)
+    }
+
+    func matches(_ text: String) -> Bool {
+        let input = Array(text.unicodeScalars)
+        // Greedy matching with backtracking to the last `%`: linear for typical patterns.
+        var p = 0, t = 0
+        var star = -1, mark = 0
+        while t < input.count {
+            if p < scalars.count && (scalars[p] == "_" || (scalars[p] != "%" && scalars[p] == input[t])) {
+                p += 1; t += 1
+            } else if p < scalars.count && scalars[p] == "%" {
+                star = p; mark = t; p += 1
+            } else if star >= 0 {
+                p = star + 1; mark += 1; t = mark
+            } else {
+                return false
+            }
+        }
+        while p < scalars.count && scalars[p] == "%" { p += 1 }
+        return p == scalars.count
+    }
+}

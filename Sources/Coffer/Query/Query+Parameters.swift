@@ -1,0 +1,150 @@
+extension Query {
+    /// Changes the value of the condition on `property` (in this copy of the query).
+    ///
+    /// ```swift
+    /// var q = try people.query { Person.age == 21 }.build()
+    /// try q.setParameter(Person.age, to: 18)   // now Person.age == 18
+    /// ```
+    ///
+    /// - Throws: ``CofferError/parameterNotFound(entity:parameter:)`` when no condition (or
+    ///   more than one) uses the property; ``CofferError/parameterTypeMismatch(entity:parameter:expected:actual:)``
+    ///   when that condition takes two values or a list.
+    public mutating func setParameter<Value: QueryableValue>(_ property: Property<E, Value>, to value: Value) throws {
+        try set(.property(property.index), [value.queryValue], arity: .one)
+    }
+
+    /// Changes the element an array condition (`containsElement`) looks for.
+    ///
+    /// ```swift
+    /// try q.setParameter(Person.tags, to: "swift")
+    /// ```
+    public mutating func setParameter<Value: ArrayQueryable>(_ property: Property<E, Value>, to element: Value.QueryElement) throws {
+        try set(.property(property.index), [element.queryValue], arity: .one)
+    }
+
+    /// Changes both values of a two-value condition (`isBetween`, ranges).
+    ///
+    /// ```swift
+    /// var r = try people.query { Person.age.isBetween(0, and: 99) }.build()
+    /// try r.setParameters(Person.age, to: 10, and: 18)
+    /// ```
+    public mutating func setParameters<Value: QueryableValue>(_ property: Property<E, Value>, to first: Value, and second: Value) throws {
+        try set(.property(property.index), [first.queryValue, second.queryValue], arity: .two)
+    }
+
+    /// Changes the list of an in-list condition (`isIn`, `isNotIn`, `∈ [...]`).
+    ///
+    /// ```swift
+    /// try t.setParameters(Person.lastName, to: ["Jones", "Brown"])
+    /// ```
+    public mutating func setParameters<Value: QueryableValue>(_ property: Property<E, Value>, to values: [Value]) throws {
+        try set(.property(property.index), values.map(\.queryValue), arity: .list)
+    }
+
+    /// Changes the value of the condition named `alias` with `.=`.
+    ///
+    /// ```swift
+    /// var s = try people.query { "minAge" .= Person.age > 10 }.build()
+    /// try s.setParameter("minAge", to: 30)
+    /// try s.setParameter("minAge", to: "thirty")   // throws parameterTypeMismatch
+    /// ```
+    public mutating func setParameter(_ alias: String, to value: any QueryableValue) throws {
+        try set(.alias(alias), [value.queryValue], arity: .one)
+    }
+
+    /// Changes both values of the two-value condition named `alias`.
+    ///
+    /// ```swift
+    /// try s.setParameters("range", to: 1, and: 5)
+    /// ```
+    public mutating func setParameters(_ alias: String, to first: any QueryableValue, and second: any QueryableValue) throws {
+        try set(.alias(alias), [first.queryValue, second.queryValue], arity: .two)
+    }
+
+    /// Changes the list of the in-list condition named `alias`.
+    ///
+    /// ```swift
+    /// try s.setParameters("names", to: ["Ada", "Grace"])
+    /// ```
+    public mutating func setParameters(_ alias: String, to values: [any QueryableValue]) throws {
+        try set(.alias(alias), values.map(\.queryValue), arity: .list)
+    }
+
+    private enum Target {
+        case property(Int)
+        case alias(String)
+    }
+
+    private mutating func set(_ target: Target, _ values: [QueryValue], arity: ConditionOp.Arity) throws {
+        let schema = E.cofferSchema
+        let name: String
+        let matches: (ConditionLeaf) -> Bool
+        switch target {
+        case .property(let position):
+            name = "\(schema.name).\(schema.properties[position].name)"
+            matches = { $0.position == position }
+        case .alias(let alias):
+            name = alias
+            matches = { $0.alias == alias }
+        }
+        let leaves = (condition?.leaves ?? []).filter(matches)
+        guard let leaf = leaves.first else {
+            throw CofferError.parameterNotFound(entity: schema.name, parameter: name)
+        }
+        guard leaves.count == 1 else {
+            throw CofferError.parameterNotFound(
+                entity: schema.name, parameter: "\(name) (used by \(leaves.count) conditions; name each with an alias)")
+        }
+        guard leaf.op.arity == arity else {
+            throw CofferError.parameterTypeMismatch(entity: schema.name, parameter: name,
+                                                    expected: Self.describe(leaf.op.arity), actual: Self.describe(arity))
+        }
+        let property = schema.properties[leaf.position]
+        for value in values {
+            guard let expected = Self.mismatch(value, for: leaf, property: property) else { continue }
+            throw CofferError.parameterTypeMismatch(entity: schema.name, parameter: name,
+                                                    expected: expected, actual: "\(value.familyName) \(value)")
+        }
+        condition = condition?.mapLeaves { candidate in
+            guard matches(candidate) else { return candidate }
+            var changed = candidate
+            changed.values = values
+            return changed
+        }
+    }
+
+    private static func describe(_ arity: ConditionOp.Arity) -> String {
+        switch arity {
+        case .none: return "no value (isNil/isNotNil)"
+        case .one: return "one value (setParameter)"
+        case .two: return "two values (setParameters(_:to:and:))"
+        case .list: return "a list (setParameters(_:to: [...]))"
+        }
+    }
+
+    /// What the leaf expects, when `value` does not fit it; nil when it fits.
+    private static func mismatch(_ value: QueryValue, for leaf: ConditionLeaf, property: PropertySchema) -> String? {
+        switch leaf.op {
+        case .count, .modulo:
+            if case .signed = value { return nil }
+            return "an Int"
+        case .startsWith, .endsWith, .contains, .like:
+            if case .string = value { return nil }
+            return "a String"
+        default: break
+        }
+        let family = Store.keyFamily(property.type)
+        switch (family, value) {
+        case ("signed", .signed), ("signed", .unsigned), ("unsigned", .unsigned), ("unsigned", .signed),
+             ("double", .double), ("double", .signed), ("double", .unsigned),
+             ("bool", .bool), ("string", .string), ("uuid", .uuid):
+            return nil
+        case ("stringArray", .string), ("intArray", .signed), ("doubleArray", .double), ("doubleArray", .signed):
+            return nil
+        case (_, .null) where property.isOptional:
+            return nil
+        default:
+            return "a value of \(property.swiftType)"
+        }
+    }
+}

@@ -1,0 +1,264 @@
+import CLMDB
+
+/// A built query: a `Sendable` value that runs any number of times, from any thread, each
+/// run in one read snapshot. Setting a parameter changes only that copy.
+///
+/// ```swift
+/// let query = try people.query { Person.firstName.startsWith("S") && Person.age > 18 }
+///     .ordered(by: Person.lastName)
+///     .build()
+/// let page = try query.find(offset: 20, limit: 10)
+/// print(query.describe())   // which index, which checks on records, the order
+/// ```
+public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
+    let box: Box<E>
+    var condition: ConditionNode?
+    let orders: [QueryOrder]
+
+    /// Every matching object, in the query's order (id order when it has none).
+    ///
+    /// ```swift
+    /// let adults = try query.find()
+    /// ```
+    public func find() throws -> [E] {
+        try find(offset: 0, limit: nil)
+    }
+
+    /// One page of matching objects: skips `offset`, returns at most `limit`.
+    ///
+    /// ```swift
+    /// let third = try query.find(offset: 20, limit: 10)
+    /// ```
+    public func find(offset: Int, limit: Int) throws -> [E] {
+        try find(offset: offset, limit: Optional(limit))
+    }
+
+    /// The first matching object in the query's order, or nil.
+    ///
+    /// ```swift
+    /// let youngest = try people.query().ordered(by: Person.age).build().findFirst()
+    /// ```
+    public func findFirst() throws -> E? {
+        try find(offset: 0, limit: 1).first
+    }
+
+    /// The only matching object, or nil when none matches.
+    ///
+    /// ```swift
+    /// let ada = try people.query { Person.email == "ada@example.com" }.build().findUnique()
+    /// ```
+    ///
+    /// - Throws: ``CofferError/nonUniqueResult(entity:count:)`` when more than one matches.
+    public func findUnique() throws -> E? {
+        let found = try find(offset: 0, limit: nil)
+        guard found.count <= 1 else { throw CofferError.nonUniqueResult(entity: E.cofferSchema.name, count: found.count) }
+        return found.first
+    }
+
+    /// The ids of all matching objects, in the query's order; no object is decoded.
+    ///
+    /// ```swift
+    /// let ids = try query.findIds()
+    /// ```
+    public func findIds() throws -> [Id] {
+        try box.reading(empty: []) { transaction, binding in
+            try matches(in: transaction, binding: binding, offset: 0, limit: nil).map(\.id)
+        }
+    }
+
+    /// The number of matching objects; no object is decoded.
+    ///
+    /// ```swift
+    /// let n = try query.count()
+    /// ```
+    public func count() throws -> Int {
+        try box.reading(empty: 0) { transaction, binding in
+            if condition == nil { return try box.count(in: transaction, binding: binding) }
+            return try matches(in: transaction, binding: binding, offset: 0, limit: nil, needsOrder: false).count
+        }
+    }
+
+    /// Removes every matching object (and its index entries) in one transaction; returns
+    /// how many were removed.
+    ///
+    /// ```swift
+    /// let removed = try people.query { Person.age < 0 }.build().remove()
+    /// ```
+    @discardableResult
+    public func remove() throws -> Int {
+        try box.writing { transaction, binding in
+            let ids = try matches(in: transaction, binding: binding, offset: 0, limit: nil, needsOrder: false).map(\.id)
+            for id in ids { _ = try box.remove(id, in: transaction, binding: binding) }
+            return ids.count
+        }
+    }
+
+    /// The plan in words: where candidates come from (which index or the id table, or a
+    /// scan), which conditions are checked on records, and the ordering.
+    ///
+    /// ```swift
+    /// print(query.describe())
+    /// // Person: index on firstName for firstName startsWith "S"; check on each record: ...
+    /// ```
+    public func describe() -> String {
+        do {
+            return try box.reading(empty: "\(E.cofferSchema.name): nothing stored yet; every query is empty") { transaction, binding in
+                let plan = QueryPlanner.plan(condition: condition, orders: orders, binding: binding, transaction: transaction)
+                return Describe.plan(plan, condition: condition, orders: orders, schema: binding.schema)
+            }
+        } catch {
+            return "\(E.cofferSchema.name): cannot describe the query: \(error)"
+        }
+    }
+
+    /// The same as ``describe()``.
+    ///
+    /// ```swift
+    /// debugPrint(query)
+    /// ```
+    public var debugDescription: String { describe() }
+
+    // MARK: Execution
+
+    private func find(offset: Int, limit: Int?) throws -> [E] {
+        try box.reading(empty: []) { transaction, binding in
+            try matches(in: transaction, binding: binding, offset: offset, limit: limit).map { match in
+                var reader = try RecordReader(bytes: match.record, binding: binding, id: match.id)
+                return try E.cofferDecode(id: match.id, from: &reader)
+            }
+        }
+    }
+
+    /// A matching record; the bytes are valid until the transaction writes or ends.
+    struct Match {
+        let id: Id
+        let record: UnsafeRawBufferPointer
+    }
+
+    /// The matching records, ordered and paged.
+    func matches(in transaction: Transaction, binding: EntityBinding, offset: Int, limit: Int?, needsOrder: Bool = true) throws -> [Match] {
+        guard offset >= 0, (limit ?? 0) >= 0 else {
+            throw CofferError.invalidOperation(message: "\(E.cofferSchema.name) query: offset and limit must not be negative (got \(offset), \(limit ?? 0))")
+        }
+        let evaluator = try ConditionEvaluator(condition, binding: binding)
+        let plan = QueryPlanner.plan(condition: condition, orders: needsOrder ? orders : [], binding: binding, transaction: transaction)
+        let sorted = needsOrder && !orders.isEmpty
+        // Without a sort, the first offset+limit matches are the answer: stop there.
+        var wanted: Int? = nil
+        if let limit, !sorted || { if case .indexOrder = plan.source { return true } else { return false } }() {
+            wanted = offset + limit
+        }
+        var found: [Match] = []
+        let name = E.cofferSchema.name
+        func consider(_ id: Id, _ record: UnsafeRawBufferPointer) -> Bool {
+            if evaluator.matches(id: id, record: record) { found.append(Match(id: id, record: record)) }
+            return wanted.map { found.count < $0 } ?? true
+        }
+        switch plan.source {
+        case .scan:
+            try box.forEachRecordWhile(in: transaction, binding: binding, from: 0) { id, record in consider(id, record) }
+        case .ids(let ids):
+            for id in Set(ids).sorted() {
+                guard let record = try transaction.record(id, table: binding.table, entity: name) else { continue }
+                if !consider(id, record) { break }
+            }
+        case .idRange(let lower, let upper):
+            try box.forEachRecordWhile(in: transaction, binding: binding, from: lower) { id, record in
+                id <= upper && consider(id, record)
+            }
+        case .index(let index, let spans):
+            var ids = Set<Id>()
+            for span in spans { try transaction.collectIndexIds(index, span: span, into: &ids) }
+            for id in ids.sorted() {
+                guard let record = try transaction.record(id, table: binding.table, entity: name) else { continue }
+                if !consider(id, record) { break }
+            }
+        case .indexOrder(let index):
+            try transaction.walkIndex(index) { id in
+                guard let record = try transaction.record(id, table: binding.table, entity: name) else { return true }
+                return consider(id, record)
+            }
+        }
+        if sorted, case .indexOrder = plan.source {} else if sorted {
+            found = QuerySorter(orders: orders, binding: binding).sort(found)
+        }
+        let start = min(offset, found.count)
+        let end = limit.map { min(start + $0, found.count) } ?? found.count
+        return Array(found[start..<end])
+    }
+}
+
+extension Box {
+    /// Calls `body` with records from id `start` on, in id order, while it returns true.
+    func forEachRecordWhile(in transaction: Transaction, binding: EntityBinding, from start: Id,
+                            _ body: (Id, UnsafeRawBufferPointer) throws -> Bool) throws {
+        var cursor: OpaquePointer?
+        try transaction.check(mdb_cursor_open(transaction.txn, binding.table, &cursor), "scanning \(E.cofferSchema.name)")
+        defer { mdb_cursor_close(cursor) }
+        var startKey = IdKey(start)
+        try startKey.withVal { key in
+            var value = MDB_val()
+            var rc = mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE)
+            while rc == 0 {
+                guard let id = IdKey(key.bytes)?.id else {
+                    throw CofferError.corruptRecord(entity: E.cofferSchema.name, id: 0, reason: "a key of \(key.mv_size) bytes is not an id")
+                }
+                guard try body(id, value.bytes) else { return }
+                rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
+            }
+            if rc != MDB_NOTFOUND { try transaction.check(rc, "scanning \(E.cofferSchema.name)") }
+        }
+    }
+}
+
+extension Transaction {
+    /// Adds the ids of index entries within `span` to `ids`.
+    func collectIndexIds(_ index: IndexBinding, span: IndexSpan, into ids: inout Set<Id>) throws {
+        let start: [UInt8]
+        switch span {
+        case .prefix(let prefix): start = prefix
+        case .range(let lower, _): start = lower
+        }
+        var cursor: OpaquePointer?
+        try check(mdb_cursor_open(txn, index.database, &cursor), "reading the index on \(index.property.name)")
+        defer { mdb_cursor_close(cursor) }
+        var seek = start
+        try seek.withUnsafeMutableBytes { raw in
+            var key = MDB_val(UnsafeRawBufferPointer(raw))
+            var value = MDB_val()
+            var rc = mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE)
+            while rc == 0 {
+                let bytes = key.bytes
+                guard bytes.count >= 8 else { break }
+                let valuePart = UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - 8)])
+                switch span {
+                case .prefix(let prefix):
+                    guard valuePart.starts(with: prefix) else { return }
+                case .range(_, let upper):
+                    // Inclusive: cut strings equal to a cut bound are candidates, rechecked later.
+                    if let upper, ByteSearch.order(Array(valuePart), upper) > 0 { return }
+                }
+                ids.insert(Id(bigEndian: UnsafeRawBufferPointer(rebasing: bytes[(bytes.count - 8)...]).loadUnaligned(as: UInt64.self)))
+                rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
+            }
+            if rc != MDB_NOTFOUND { try check(rc, "reading the index on \(index.property.name)") }
+        }
+    }
+
+    /// Calls `body` with the ids of an index in value order, while it returns true.
+    func walkIndex(_ index: IndexBinding, _ body: (Id) throws -> Bool) throws {
+        var cursor: OpaquePointer?
+        try check(mdb_cursor_open(txn, index.database, &cursor), "reading the index on \(index.property.name)")
+        defer { mdb_cursor_close(cursor) }
+        var key = MDB_val(), value = MDB_val()
+        var rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST)
+        while rc == 0 {
+            let bytes = key.bytes
+            guard bytes.count >= 8 else { break }
+            let id = Id(bigEndian: UnsafeRawBufferPointer(rebasing: bytes[(bytes.count - 8)...]).loadUnaligned(as: UInt64.self))
+            guard try body(id) else { return }
+            rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
+        }
+        if rc != MDB_NOTFOUND { try check(rc, "reading the index on \(index.property.name)") }
+    }
+}

@@ -1,0 +1,63 @@
+/// Collects a query's condition and orderings; `build()` makes the reusable ``Query``.
+///
+/// ```swift
+/// let query = try people.query { Person.age > 18 }
+///     .ordered(by: Person.lastName)
+///     .ordered(by: Person.age, flags: [.descending])
+///     .build()
+/// ```
+public struct QueryBuilder<E: Entity>: Sendable {
+    let box: Box<E>
+    var condition: ConditionNode?
+    var orders: [QueryOrder] = []
+
+    /// Adds an ordering; call again for secondary orders.
+    ///
+    /// ```swift
+    /// people.query().ordered(by: Person.lastName).ordered(by: Person.firstName)
+    /// ```
+    public func ordered<Value>(by property: Property<E, Value>, flags: OrderFlags = []) -> QueryBuilder<E> {
+        var copy = self
+        copy.orders.append(QueryOrder(position: property.index, flags: flags))
+        return copy
+    }
+
+    /// The finished query.
+    ///
+    /// ```swift
+    /// let query = try people.query { Person.age > 18 }.build()
+    /// ```
+    ///
+    /// - Throws: ``CofferError/invalidOperation(message:)`` for a condition that cannot run
+    ///   (an alias on a combination, `modulo(0)`), or an alias used twice.
+    public func build() throws -> Query<E> {
+        if let message = condition?.firstInvalid {
+            throw CofferError.invalidOperation(message: "\(E.cofferSchema.name) query: \(message)")
+        }
+        let aliases = (condition?.leaves ?? []).compactMap(\.alias)
+        if let repeated = aliases.first(where: { alias in aliases.filter { $0 == alias }.count > 1 }) {
+            throw CofferError.invalidOperation(message: "\(E.cofferSchema.name) query: the alias \(repeated) names more than one condition")
+        }
+        return Query(box: box, condition: condition, orders: orders)
+    }
+}
+
+extension Box {
+    /// Starts a query with a condition.
+    ///
+    /// ```swift
+    /// let adults = try people.query { Person.age >= 18 }.build().find()
+    /// ```
+    public func query(_ condition: () -> QueryCondition<E>) -> QueryBuilder<E> {
+        QueryBuilder(box: self, condition: condition().node)
+    }
+
+    /// Starts a query that matches every object.
+    ///
+    /// ```swift
+    /// let everyone = try people.query().ordered(by: Person.lastName).build()
+    /// ```
+    public func query() -> QueryBuilder<E> {
+        QueryBuilder(box: self, condition: nil)
+    }
+}

@@ -1,0 +1,166 @@
+/// A condition on objects of `E`, built from `Property` operators and combined with `&&`,
+/// `||` and `!`. Conditions are values: store them, combine them, reuse them.
+///
+/// ```swift
+/// let adult = Person.age >= 18
+/// let query = try people.query { adult && (Person.firstName.startsWith("S") || Person.rating > 4.5) }.build()
+/// ```
+///
+/// `&&` binds tighter than `||`, as in Swift; parentheses group.
+public struct QueryCondition<E: Entity>: Sendable {
+    var node: ConditionNode
+
+    init(_ node: ConditionNode) { self.node = node }
+
+    init(_ position: Int, _ op: ConditionOp, _ values: [QueryValue] = [], caseSensitive: Bool = true) {
+        node = .leaf(ConditionLeaf(position: position, op: op, values: values, caseSensitive: caseSensitive))
+    }
+
+    /// Both conditions. ```swift Person.age > 18 && Person.age < 65 ```
+    public static func && (lhs: QueryCondition, rhs: QueryCondition) -> QueryCondition {
+        switch (lhs.node, rhs.node) {
+        case (.and(let a), .and(let b)): return QueryCondition(.and(a + b))
+        case (.and(let a), let b): return QueryCondition(.and(a + [b]))
+        case (let a, .and(let b)): return QueryCondition(.and([a] + b))
+        case (let a, let b): return QueryCondition(.and([a, b]))
+        }
+    }
+
+    /// Either condition. ```swift Person.age < 18 || Person.age > 65 ```
+    public static func || (lhs: QueryCondition, rhs: QueryCondition) -> QueryCondition {
+        switch (lhs.node, rhs.node) {
+        case (.or(let a), .or(let b)): return QueryCondition(.or(a + b))
+        case (.or(let a), let b): return QueryCondition(.or(a + [b]))
+        case (let a, .or(let b)): return QueryCondition(.or([a] + b))
+        case (let a, let b): return QueryCondition(.or([a, b]))
+        }
+    }
+
+    /// The opposite condition. ```swift !(Person.age > 18) ```
+    public static prefix func ! (condition: QueryCondition) -> QueryCondition {
+        QueryCondition(.not(condition.node))
+    }
+}
+
+precedencegroup QueryAliasPrecedence {
+    higherThan: LogicalConjunctionPrecedence
+    lowerThan: ComparisonPrecedence
+}
+
+/// Names a condition so that `setParameter("name", to:)` can change its value.
+infix operator .= : QueryAliasPrecedence
+
+/// Names the condition on the right: `"minAge" .= Person.age > 10`.
+///
+/// ```swift
+/// var q = try people.query { "minAge" .= Person.age > 10 }.build()
+/// try q.setParameter("minAge", to: 30)
+/// ```
+public func .= <E>(alias: String, condition: QueryCondition<E>) -> QueryCondition<E> {
+    guard case .leaf(var leaf) = condition.node else {
+        return QueryCondition(.invalid("alias \(alias) must name one property condition, not a combination"))
+    }
+    leaf.alias = alias
+    return QueryCondition(.leaf(leaf))
+}
+
+/// The condition tree.
+indirect enum ConditionNode: Sendable {
+    case leaf(ConditionLeaf)
+    case and([ConditionNode])
+    case or([ConditionNode])
+    case not(ConditionNode)
+    /// A condition that could not be built; `build()` throws with this message.
+    case invalid(String)
+
+    /// Every leaf, depth first.
+    var leaves: [ConditionLeaf] {
+        switch self {
+        case .leaf(let leaf): return [leaf]
+        case .and(let nodes), .or(let nodes): return nodes.flatMap(\.leaves)
+        case .not(let node): return node.leaves
+        case .invalid: return []
+        }
+    }
+
+    /// Rewrites every leaf with `transform`.
+    func mapLeaves(_ transform: (ConditionLeaf) throws -> ConditionLeaf) rethrows -> ConditionNode {
+        switch self {
+        case .leaf(let leaf): return .leaf(try transform(leaf))
+        case .and(let nodes): return .and(try nodes.map { try $0.mapLeaves(transform) })
+        case .or(let nodes): return .or(try nodes.map { try $0.mapLeaves(transform) })
+        case .not(let node): return .not(try node.mapLeaves(transform))
+        case .invalid: return self
+        }
+    }
+
+    var firstInvalid: String? {
+        switch self {
+        case .invalid(let message): return message
+        case .leaf: return nil
+        case .and(let nodes), .or(let nodes): return nodes.lazy.compactMap(\.firstInvalid).first
+        case .not(let node): return node.firstInvalid
+        }
+    }
+}
+
+/// One comparison of one property.
+struct ConditionLeaf: Sendable {
+    var position: Int
+    var op: ConditionOp
+    var values: [QueryValue]
+    var caseSensitive: Bool
+    var alias: String?
+
+    init(position: Int, op: ConditionOp, values: [QueryValue], caseSensitive: Bool) {
+        self.position = position
+        self.op = op
+        self.values = values
+        self.caseSensitive = caseSensitive
+    }
+}
+
+/// A comparison operator.
+enum Comparison: String, Sendable {
+    case equal = "==", notEqual = "!=", less = "<", greater = ">", lessOrEqual = "<=", greaterOrEqual = ">="
+
+    func holds(_ order: Int) -> Bool {
+        switch self {
+        case .equal: return order == 0
+        case .notEqual: return order != 0
+        case .less: return order < 0
+        case .greater: return order > 0
+        case .lessOrEqual: return order <= 0
+        case .greaterOrEqual: return order >= 0
+        }
+    }
+}
+
+/// What a leaf checks. The number of values each takes is fixed by ``arity``.
+enum ConditionOp: Sendable {
+    case compare(Comparison)
+    case between(lowerInclusive: Bool, upperInclusive: Bool)
+    case inList
+    case notInList
+    case isNil
+    case isNotNil
+    case startsWith
+    case endsWith
+    case contains
+    case like
+    case equalWithTolerance(Double)
+    case containsElement
+    case count(Comparison)
+    case modulo(Int64, Comparison)
+
+    enum Arity { case none, one, two, list }
+
+    var arity: Arity {
+        switch self {
+        case .isNil, .isNotNil: return .none
+        case .between: return .two
+        case .inList, .notInList: return .list
+        default: return .one
+        }
+    }
+}

@@ -1,0 +1,174 @@
+import CLMDB
+
+/// How a query finds its candidates. Whatever the source, every candidate is checked
+/// against the whole condition on its record, so an index only has to return a superset.
+struct QueryPlan {
+    enum Source {
+        /// Every record of the table, in id order.
+        case scan
+        /// Look-ups of these ids in the table.
+        case ids([Id])
+        /// A range of the table's keys (inclusive bounds).
+        case idRange(lower: Id, upper: Id)
+        /// Entries of one index: whole-key prefixes or value ranges.
+        case index(IndexBinding, [IndexSpan])
+        /// The whole index in value order, so results need no sort.
+        case indexOrder(IndexBinding)
+    }
+
+    var source: Source
+    /// The condition leaf the source was chosen for, in words.
+    var reason: String = ""
+}
+
+/// A part of an index: entries whose value part starts with `prefix`, or lies within
+/// `lower...upper` (byte order of the encoded values).
+enum IndexSpan {
+    case prefix([UInt8])
+    case range(lower: [UInt8], upper: [UInt8]?)
+}
+
+enum QueryPlanner {
+    static func plan(condition: ConditionNode?, orders: [QueryOrder], binding: EntityBinding, transaction: Transaction) -> QueryPlan {
+        let conjuncts: [ConditionLeaf]
+        switch condition {
+        case .leaf(let leaf)?: conjuncts = [leaf]
+        case .and(let nodes)?: conjuncts = nodes.compactMap { if case .leaf(let leaf) = $0 { return leaf } else { return nil } }
+        default: conjuncts = []
+        }
+        var best: (score: Int, plan: QueryPlan)?
+        for leaf in conjuncts {
+            guard let candidate = plan(for: leaf, binding: binding, transaction: transaction) else { continue }
+            if best == nil || candidate.score < best!.score { best = candidate }
+        }
+        if let best { return best.plan }
+        // No condition can use an index: an index can still give the order.
+        if orders.count == 1, let order = orders.first, order.flags.isDisjoint(with: [.descending, .nullsLast, .nullsZero, .unsigned]),
+           let index = usableIndex(order.position, binding: binding, transaction: transaction),
+           ![.string, .float, .double].contains(index.property.type) {
+            return QueryPlan(source: .indexOrder(index), reason: "order by \(index.property.name)")
+        }
+        return QueryPlan(source: .scan)
+    }
+
+    static func usableIndex(_ position: Int, binding: EntityBinding, transaction: Transaction) -> IndexBinding? {
+        binding.indexes.first { $0.position == position && transaction.snapshotId >= $0.createdInTransaction }
+    }
+
+    /// A plan for one leaf and its score (lower is more selective), or nil.
+    private static func plan(for leaf: ConditionLeaf, binding: EntityBinding, transaction: Transaction) -> (score: Int, plan: QueryPlan)? {
+        let property = binding.schema.properties[leaf.position]
+        let text = Describe.leaf(leaf, schema: binding.schema)
+        if property.flags.contains(.id) {
+            let ids = leaf.values.compactMap(idValue)
+            switch leaf.op {
+            case .compare(.equal) where ids.count == 1: return (0, QueryPlan(source: .ids(ids), reason: text))
+            case .inList where ids.count == leaf.values.count: return (1, QueryPlan(source: .ids(ids), reason: text))
+            case .between where ids.count == 2:
+                return (5, QueryPlan(source: .idRange(lower: ids.min()!, upper: ids.max()!), reason: text))
+            case .compare(.greater), .compare(.greaterOrEqual):
+                guard let id = ids.first else { return nil }
+                return (5, QueryPlan(source: .idRange(lower: id, upper: .max), reason: text))
+            case .compare(.less), .compare(.lessOrEqual):
+                guard let id = ids.first else { return nil }
+                return (5, QueryPlan(source: .idRange(lower: 0, upper: id), reason: text))
+            default: return nil
+            }
+        }
+        guard let index = usableIndex(leaf.position, binding: binding, transaction: transaction) else { return nil }
+        let type = property.type
+        let isString = type == .string
+        func key(_ value: QueryValue) -> [UInt8]? { IndexKey.encode(value, type: type) }
+        switch leaf.op {
+        case .compare(.equal) where !isString || leaf.caseSensitive:
+            guard let value = leaf.values.first, let encoded = key(value) else { return nil }
+            return (1, QueryPlan(source: .index(index, [.prefix(encoded)]), reason: text))
+        case .inList where !isString || leaf.caseSensitive:
+            let keys = leaf.values.compactMap(key)
+            guard keys.count == leaf.values.count else { return nil }
+            return (2, QueryPlan(source: .index(index, keys.map { .prefix($0) }), reason: text))
+        case .isNil:
+            return (3, QueryPlan(source: .index(index, [.prefix([IndexKey.nilTag])]), reason: text))
+        case .startsWith where isString && leaf.caseSensitive:
+            guard case .string(let prefix)? = leaf.values.first else { return nil }
+            return (4, QueryPlan(source: .index(index, [.prefix(IndexKey.stringPrefix(prefix))]), reason: text))
+        case .like where isString && leaf.caseSensitive:
+            guard case .string(let pattern)? = leaf.values.first else { return nil }
+            let literal = LikePattern(pattern).literalPrefix
+            guard !literal.isEmpty else { return nil }
+            return (4, QueryPlan(source: .index(index, [.prefix(IndexKey.stringPrefix(literal))]), reason: text))
+        case .between, .compare(.less), .compare(.lessOrEqual), .compare(.greater), .compare(.greaterOrEqual):
+            if isString && !leaf.caseSensitive { return nil }
+            let keys = leaf.values.compactMap(key)
+            guard keys.count == leaf.values.count, !keys.isEmpty else { return nil }
+            let span: IndexSpan
+            switch leaf.op {
+            case .between:
+                let (low, high) = ByteSearch.order(keys[0], keys[1]) <= 0 ? (keys[0], keys[1]) : (keys[1], keys[0])
+                span = .range(lower: low, upper: high)
+            case .compare(.less), .compare(.lessOrEqual):
+                span = .range(lower: [IndexKey.valueTag], upper: keys[0])
+            default:
+                span = .range(lower: keys[0], upper: nil)
+            }
+            return (5, QueryPlan(source: .index(index, [span]), reason: text))
+        default:
+            return nil
+        }
+    }
+
+    private static func idValue(_ value: QueryValue) -> Id? {
+        switch value {
+        case .unsigned(let id): return id
+        case .signed(let id): return id >= 0 ? Id(id) : nil
+        default: return nil
+        }
+    }
+}
+
+extension IndexKey {
+    /// The index key of a query value for a property of `type`, or nil when the value cannot
+    /// be represented exactly in that property's key encoding.
+    static func encode(_ value: QueryValue, type: PropertyType) -> [UInt8]? {
+        var key: [UInt8] = [valueTag]
+        switch (Store.keyFamily(type), value) {
+        case ("bool", .bool(let flag)):
+            key.append(flag ? 1 : 0)
+        case ("signed", .signed(let number)):
+            appendBigEndian(UInt64(bitPattern: number) ^ (1 << 63), to: &key)
+        case ("signed", .unsigned(let number)):
+            guard let signed = Int64(exactly: number) else { return nil }
+            appendBigEndian(UInt64(bitPattern: signed) ^ (1 << 63), to: &key)
+        case ("unsigned", .unsigned(let number)):
+            appendBigEndian(number, to: &key)
+        case ("unsigned", .signed(let number)):
+            guard let unsigned = UInt64(exactly: number) else { return nil }
+            appendBigEndian(unsigned, to: &key)
+        case ("double", .double(let number)):
+            appendBigEndian(orderedBits(type == .float ? Double(Float(number)) : number), to: &key)
+        case ("double", .signed(let number)):
+            appendBigEndian(orderedBits(Double(number)), to: &key)
+        case ("double", .unsigned(let number)):
+            appendBigEndian(orderedBits(Double(number)), to: &key)
+        case ("string", .string(let text)):
+            key.removeAll()
+            var text = text
+            text.withUTF8 { appendString(UnsafeRawBufferPointer($0), to: &key) }
+        case ("uuid", .uuid(let uuid)):
+            withUnsafeBytes(of: uuid.uuid) { key.append(contentsOf: $0) }
+        default:
+            return nil
+        }
+        return key
+    }
+
+    /// The key prefix shared by every string that starts with `prefix` (no terminator).
+    static func stringPrefix(_ prefix: String) -> [UInt8] {
+        var key: [UInt8] = [valueTag]
+        for byte in prefix.utf8.prefix(maxStringBytes) {
+            key.append(byte)
+            if byte == 0 { key.append(0xFF) }
+        }
+        return key
+    }
+}

@@ -1,0 +1,84 @@
+/// Sorts matches by the query's orderings. Sort keys are read from each record once.
+struct QuerySorter {
+    let orders: [QueryOrder]
+    let binding: EntityBinding
+
+    enum Key {
+        case none
+        case number(Number)
+        case bytes([UInt8])
+        case bool(Bool)
+    }
+
+    func sort<M>(_ matches: [M]) -> [M] where M: QueryMatch {
+        let keyed = matches.map { match -> (M, [Key]) in
+            let fields = RecordFields(bytes: match.record)
+            return (match, orders.map { key(for: $0, id: match.id, fields: fields) })
+        }
+        return keyed.sorted { a, b in
+            for (position, order) in orders.enumerated() {
+                let result = compare(a.1[position], b.1[position], flags: order.flags)
+                if result != 0 { return result < 0 }
+            }
+            return a.0.id < b.0.id
+        }.map(\.0)
+    }
+
+    private func key(for order: QueryOrder, id: Id, fields: RecordFields) -> Key {
+        let property = binding.schema.properties[order.position]
+        if property.flags.contains(.id) { return .number(.unsigned(id)) }
+        guard let field = fields.field(binding.storedIds[order.position]) else {
+            guard order.flags.contains(.nullsZero) else { return .none }
+            switch property.type {
+            case .string, .data, .uuid: return .bytes([])
+            case .bool: return .bool(false)
+            default: return .number(.signed(0))
+            }
+        }
+        switch FieldOperand(field, type: property.type) {
+        case .number(let number):
+            if order.flags.contains(.unsigned), case .signed(let value) = number {
+                return .number(.unsigned(UInt64(bitPattern: value)))
+            }
+            return .number(number)
+        case .bool(let value):
+            return .bool(value)
+        case .string(let bytes):
+            if order.flags.contains(.caseSensitive) { return .bytes(bytes) }
+            return .bytes(Array(CaseFolding.fold(String(decoding: bytes, as: UTF8.self)).utf8))
+        case .uuid(let bytes):
+            return .bytes(bytes)
+        default:
+            return .none
+        }
+    }
+
+    /// nil placement does not follow `.descending`; values do.
+    private func compare(_ a: Key, _ b: Key, flags: OrderFlags) -> Int {
+        let nilFirst = flags.contains(.nullsLast) ? 1 : -1
+        switch (a, b) {
+        case (.none, .none): return 0
+        case (.none, _): return nilFirst
+        case (_, .none): return -nilFirst
+        default: break
+        }
+        var result: Int
+        switch (a, b) {
+        case (.number(let x), .number(let y)):
+            // NaN after every number, like the index.
+            result = Number.order(x, y) ?? (x.doubleValue.isNaN ? (y.doubleValue.isNaN ? 0 : 1) : -1)
+        case (.bytes(let x), .bytes(let y)): result = ByteSearch.order(x, y)
+        case (.bool(let x), .bool(let y)): result = x == y ? 0 : (!x ? -1 : 1)
+        default: result = 0
+        }
+        return flags.contains(.descending) ? -result : result
+    }
+}
+
+/// What the sorter needs of a match.
+protocol QueryMatch {
+    var id: Id { get }
+    var record: UnsafeRawBufferPointer { get }
+}
+
+extension Query.Match: QueryMatch {}
