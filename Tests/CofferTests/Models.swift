@@ -125,3 +125,46 @@ enum Indexed {
         @Unique var rank: Int = 0
     }
 }
+
+/// The same person twice: every queried property indexed, and none indexed, so that index
+/// and scan paths can be compared on the same data.
+protocol PersonLike: Entity {
+    static var id: Property<Self, Id> { get }
+    static var name: Property<Self, String> { get }
+    static var age: Property<Self, Int> { get }
+    static var score: Property<Self, Double> { get }
+    static var nick: Property<Self, String?> { get }
+    static var tags: Property<Self, [String]> { get }
+    static var born: Property<Self, Date> { get }
+    static var level: Property<Self, Level?> { get }
+    var name: String { get }
+    var age: Int { get }
+    var score: Double { get }
+    var nick: String? { get }
+    var tags: [String] { get }
+    var born: Date { get }
+    var level: Level? { get }
+    init(id: Id, name: String, age: Int, score: Double, nick: String?, tags: [String], born: Date, level: Level?)
+}
+
+struct IndexedPerson: Entity, PersonLike {
+    var id: Id = 0
+    @Index var name: String
+    @Index var age: Int
+    @Index var score: Double
+    @Index var nick: String?
+    var tags: [String]
+    @Index var born: Date
+    @Index var level: Level?
+}
+
+struct PlainPerson: Entity, PersonLike {
+    var id: Id = 0
+    var name: String
+    var age: Int
+    var score: Double
+    var nick: String?
+    var tags: [String]
+    var born: Date
+    var level: Level?
+}
