@@ -168,3 +168,19 @@ struct PlainPerson: Entity, PersonLike {
     var born: Date
     var level: Level?
 }
+
+/// The people of ObjectBox's query guide.
+struct Person: Entity {
+    var id: Id = 0
+    @Index var firstName: String
+    var lastName: String
+    var age: Int
+    var email: String?
+    var birthday: Date?
+}
+
+struct CocoaPod: Entity {
+    var id: Id = 0
+    var name: String
+    var rating: Double
+}

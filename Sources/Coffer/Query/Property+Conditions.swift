@@ -137,7 +137,7 @@ extension Property where Value: FloatingQueryable {
     }
 }
 
-/// `Date` and `Date?`.
+/// `Date` and `Date?`. (`isBetween(_:and:)` works on dates like on every value.)
 public protocol DateQueryable: QueryableValue {}
 extension Date: DateQueryable {}
 extension Optional: DateQueryable where Wrapped == Date {}
@@ -147,10 +147,6 @@ extension Property where Value: DateQueryable {
     public func isBefore(_ date: Date) -> QueryCondition<E> { QueryCondition(index, .compare(.less), [date.queryValue]) }
     /// Strictly after. ```swift Order.date.isAfter(yesterday) ```
     public func isAfter(_ date: Date) -> QueryCondition<E> { QueryCondition(index, .compare(.greater), [date.queryValue]) }
-    /// Between two dates, both included, in either order. ```swift Order.date.isBetween(a, and: b) ```
-    public func isBetween(_ first: Date, and second: Date) -> QueryCondition<E> {
-        QueryCondition(index, .between(lowerInclusive: true, upperInclusive: true), [first.queryValue, second.queryValue])
-    }
 }
 
 /// Arrays of String, Int or Double, optional or not: the values element conditions apply to.
