@@ -1,0 +1,76 @@
+import Coffer
+import Foundation
+
+/// The benchmark entity: id, an indexed String, Int32, Int64, Double, Float, Bool, 16-byte Data.
+struct BenchObject: Entity {
+    var id: Id = 0
+    @Index var name: String
+    var i32: Int32
+    var i64: Int64
+    var d: Double
+    var f: Float
+    var b: Bool
+    var blob: Data
+}
+
+/// Coffer, used the way the README shows.
+func runCoffer(_ workload: Workload, directory: String) throws -> ContenderResult {
+    var result = ContenderResult()
+    let store = try Store(directory: directory, options: StoreOptions(initialMapSize: 1 << 30))
+    defer { store.close() }
+    let box = store.box(for: BenchObject.self)
+    let n = workload.count
+
+    var objects = (1...UInt64(n)).map { i in
+        BenchObject(name: Workload.name(i), i32: Workload.i32(i), i64: Workload.i64(i), d: Workload.double(i),
+                    f: Workload.float(i), b: Workload.bool(i), blob: Workload.blob(i))
+    }
+    try measure(.insert, objects: n, into: &result) {
+        try box.put(&objects)
+        return objects.count
+    }
+    objects = []
+    try measure(.readAll, objects: n, into: &result) { try box.all().count }
+    try measure(.getRandom, objects: n, into: &result) {
+        try store.read {
+            var found = 0
+            for id in workload.randomIds where try box.get(id) != nil { found += 1 }
+            return found
+        }
+    }
+    try measure(.indexEquality, objects: workload.lookupIds.count, into: &result) {
+        var query = try box.query { BenchObject.name == "" }.build()
+        return try store.read {
+            var found = 0
+            for id in workload.lookupIds {
+                try query.setParameter(BenchObject.name, to: Workload.name(id))
+                if try query.findFirst() != nil { found += 1 }
+            }
+            return found
+        }
+    }
+    try measure(.scanQuery, objects: n / 10, into: &result) {
+        try box.query { BenchObject.i32 < workload.scanThreshold }.build().find().count
+    }
+    try measure(.update, objects: n, into: &result) {
+        try store.write {
+            var all = try box.all()
+            for index in all.indices {
+                all[index].i64 += 1
+                all[index].d += 1
+            }
+            try box.put(&all)
+            return all.count
+        }
+    }
+    result.fileBytes = directoryBytes(directory)
+    try measure(.remove, objects: n, into: &result) {
+        try store.write {
+            var removed = 0
+            for id in 1...Id(n) where try box.remove(id) { removed += 1 }
+            return removed
+        }
+    }
+    result.peakResidentKiB = peakResidentKiB()
+    return result
+}

@@ -1,0 +1,91 @@
+import Foundation
+import GRDB
+
+/// A Codable record with the indexed column, as GRDB's documentation recommends.
+struct GRDBObject: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "object"
+    var id: Int64
+    var name: String
+    var i32: Int32
+    var i64: Int64
+    var d: Double
+    var f: Float
+    var b: Bool
+    var blob: Data
+
+    enum Columns {
+        static let name = Column(CodingKeys.name)
+        static let i32 = Column(CodingKeys.i32)
+    }
+}
+
+/// GRDB on SQLite: what a Swift developer on Linux picks today.
+func runGRDB(_ workload: Workload, directory: String) throws -> ContenderResult {
+    var result = ContenderResult()
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let dbQueue = try DatabaseQueue(path: directory + "/db.sqlite")
+    try dbQueue.write { db in
+        try db.create(table: GRDBObject.databaseTableName) { table in
+            table.primaryKey("id", .integer)
+            table.column("name", .text).notNull().indexed()
+            table.column("i32", .integer).notNull()
+            table.column("i64", .integer).notNull()
+            table.column("d", .double).notNull()
+            table.column("f", .double).notNull()
+            table.column("b", .boolean).notNull()
+            table.column("blob", .blob).notNull()
+        }
+    }
+    let n = workload.count
+    let objects = (1...UInt64(n)).map { i in
+        GRDBObject(id: Int64(i), name: Workload.name(i), i32: Workload.i32(i), i64: Workload.i64(i),
+                   d: Workload.double(i), f: Workload.float(i), b: Workload.bool(i), blob: Workload.blob(i))
+    }
+    try measure(.insert, objects: n, into: &result) {
+        try dbQueue.write { db in
+            for object in objects { try object.insert(db) }
+        }
+        return n
+    }
+    try measure(.readAll, objects: n, into: &result) { try dbQueue.read { db in try GRDBObject.fetchAll(db).count } }
+    try measure(.getRandom, objects: n, into: &result) {
+        try dbQueue.read { db in
+            var found = 0
+            for id in workload.randomIds where try GRDBObject.fetchOne(db, key: Int64(id)) != nil { found += 1 }
+            return found
+        }
+    }
+    try measure(.indexEquality, objects: workload.lookupIds.count, into: &result) {
+        try dbQueue.read { db in
+            var found = 0
+            for id in workload.lookupIds where try GRDBObject.filter(GRDBObject.Columns.name == Workload.name(id)).fetchOne(db) != nil {
+                found += 1
+            }
+            return found
+        }
+    }
+    try measure(.scanQuery, objects: n / 10, into: &result) {
+        try dbQueue.read { db in try GRDBObject.filter(GRDBObject.Columns.i32 < workload.scanThreshold).fetchAll(db).count }
+    }
+    try measure(.update, objects: n, into: &result) {
+        try dbQueue.write { db in
+            var all = try GRDBObject.fetchAll(db)
+            for index in all.indices {
+                all[index].i64 += 1
+                all[index].d += 1
+                try all[index].update(db)
+            }
+            return all.count
+        }
+    }
+    result.fileBytes = directoryBytes(directory)
+    try measure(.remove, objects: n, into: &result) {
+        try dbQueue.write { db in
+            var removed = 0
+            for id in 1...Int64(n) where try GRDBObject.deleteOne(db, key: id) { removed += 1 }
+            return removed
+        }
+    }
+    result.peakResidentKiB = peakResidentKiB()
+    return result
+}

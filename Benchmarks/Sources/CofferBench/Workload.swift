@@ -1,0 +1,92 @@
+import Foundation
+
+/// The operations every contender runs, in this order, with the objects-per-second each reports.
+enum Operation: String, CaseIterable {
+    case insert, readAll, getRandom, indexEquality, scanQuery, update, remove
+}
+
+/// The data and access patterns shared by all contenders, derived from the object number so
+/// that C, Coffer and GRDB store exactly the same values.
+struct Workload {
+    let count: Int
+    /// Every id once, in a random order fixed by a seed.
+    let randomIds: [UInt64]
+    /// count/10 ids whose names the index look-ups search.
+    let lookupIds: [UInt64]
+    /// `i32 < scanThreshold` matches 10% of the objects.
+    let scanThreshold: Int32 = 100
+
+    init(count: Int) {
+        self.count = count
+        var generator = SeededGenerator(seed: 2026)
+        randomIds = (1...UInt64(count)).shuffled(using: &generator)
+        lookupIds = Array(randomIds.prefix(max(count / 10, 1)))
+    }
+
+    static func name(_ i: UInt64) -> String {
+        let digits = String(i)
+        return "user-" + String(repeating: "0", count: max(0, 7 - digits.count)) + digits
+    }
+    static func i32(_ i: UInt64) -> Int32 { Int32(i % 1000) }
+    static func i64(_ i: UInt64) -> Int64 { Int64(i) * 1_000_003 }
+    static func double(_ i: UInt64) -> Double { Double(i) * 0.5 }
+    static func float(_ i: UInt64) -> Float { Float(i) }
+    static func bool(_ i: UInt64) -> Bool { i % 2 == 0 }
+    static func blob(_ i: UInt64) -> Data { Data((0..<16).map { UInt8(truncatingIfNeeded: i &+ UInt64($0)) }) }
+}
+
+/// SplitMix64: the same shuffle on every run.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// What one contender measured.
+struct ContenderResult: Codable {
+    var opsPerSecond: [String: Double] = [:]
+    var peakResidentKiB: Int = 0
+    var fileBytes: Int = 0
+}
+
+/// Times `body`, checks it did `expected` objects of work, and records objects per second.
+func measure(_ operation: Operation, objects: Int, into result: inout ContenderResult, _ body: () throws -> Int) throws {
+    let start = DispatchTime.now().uptimeNanoseconds
+    let done = try body()
+    let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    guard done == objects else {
+        throw BenchError.wrongResult("\(operation.rawValue) processed \(done) objects, expected \(objects)")
+    }
+    result.opsPerSecond[operation.rawValue] = Double(objects) / seconds
+}
+
+enum BenchError: Error, CustomStringConvertible {
+    case wrongResult(String)
+    case failed(String)
+    var description: String {
+        switch self {
+        case .wrongResult(let text), .failed(let text): return text
+        }
+    }
+}
+
+/// Peak resident memory of this process, in KiB.
+func peakResidentKiB() -> Int {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Int(usage.ru_maxrss)
+}
+
+/// Bytes of all files in a directory.
+func directoryBytes(_ path: String) -> Int {
+    let files = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+    return files.reduce(0) { total, file in
+        total + ((try? FileManager.default.attributesOfItem(atPath: path + "/" + file)[.size] as? Int) ?? 0)
+    }
+}

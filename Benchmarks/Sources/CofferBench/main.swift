@@ -1,0 +1,98 @@
+import Foundation
+
+// coffer-bench [--count N] [--json]
+// Runs Coffer, raw LMDB in C and GRDB on the same workload, each in its own process and
+// fresh directory, and prints objects per second per operation with the ratios.
+
+let contenders = ["coffer", "lmdb", "grdb"]
+
+func value(after flag: String) -> String? {
+    guard let index = CommandLine.arguments.firstIndex(of: flag), index + 1 < CommandLine.arguments.count else { return nil }
+    return CommandLine.arguments[index + 1]
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("coffer-bench: \(message)\n".utf8))
+    exit(1)
+}
+
+var count = 1_000_000
+if let text = value(after: "--count") {
+    guard let parsed = Int(text) else { fail("--count needs a positive integer") }
+    count = parsed
+}
+guard count >= 10 else { fail("--count must be at least 10") }
+
+if let contender = value(after: "--contender") {
+    // Child process: run one contender, print its result as one JSON line.
+    guard let directory = value(after: "--directory") else { fail("--contender needs --directory") }
+    let workload = Workload(count: count)
+    do {
+        let result: ContenderResult
+        switch contender {
+        case "coffer": result = try runCoffer(workload, directory: directory)
+        case "lmdb": result = try runLMDB(workload, directory: directory)
+        case "grdb": result = try runGRDB(workload, directory: directory)
+        default: fail("unknown contender \(contender)")
+        }
+        print(String(decoding: try JSONEncoder().encode(result), as: UTF8.self))
+    } catch {
+        fail("\(contender): \(error)")
+    }
+    exit(0)
+}
+
+let json = CommandLine.arguments.contains("--json")
+let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+var results: [String: ContenderResult] = [:]
+for contender in contenders {
+    let directory = NSTemporaryDirectory() + "coffer-bench-\(contender)-\(UUID().uuidString)"
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    FileHandle.standardError.write(Data("running \(contender) with \(count) objects...\n".utf8))
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = ["--contender", contender, "--count", String(count), "--directory", directory]
+    let output = Pipe()
+    process.standardOutput = output
+    do { try process.run() } catch { fail("cannot start \(contender): \(error)") }
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0,
+          let line = String(decoding: data, as: UTF8.self).split(separator: "\n").last,
+          let result = try? JSONDecoder().decode(ContenderResult.self, from: Data(line.utf8)) else {
+        fail("\(contender) failed (exit status \(process.terminationStatus))")
+    }
+    results[contender] = result
+}
+
+func formatRate(_ value: Double) -> String {
+    value >= 1e6 ? String(format: "%.2fM", value / 1e6) : String(format: "%.0fk", value / 1e3)
+}
+
+func pad(_ text: String, _ width: Int) -> String { String(repeating: " ", count: max(0, width - text.count)) + text }
+
+print("coffer-bench: \(count) objects, objects per second (higher is better)")
+print(pad("operation", 14) + pad("Coffer", 10) + pad("LMDB (C)", 10) + pad("GRDB", 10) + pad("Coffer/C", 10) + pad("Coffer/GRDB", 13))
+for operation in Operation.allCases {
+    let key = operation.rawValue
+    let coffer = results["coffer"]?.opsPerSecond[key] ?? 0
+    let lmdb = results["lmdb"]?.opsPerSecond[key] ?? 0
+    let grdb = results["grdb"]?.opsPerSecond[key] ?? 0
+    print(pad(key, 14) + pad(formatRate(coffer), 10) + pad(formatRate(lmdb), 10) + pad(formatRate(grdb), 10)
+          + pad(String(format: "%.2f", coffer / lmdb), 10) + pad(String(format: "%.1f", coffer / grdb), 13))
+}
+print(pad("peak RSS MiB", 14) + contenders.map { pad(String((results[$0]?.peakResidentKiB ?? 0) / 1024), 10) }.joined())
+print(pad("file MiB", 14) + contenders.map { pad(String((results[$0]?.fileBytes ?? 0) >> 20), 10) }.joined())
+
+if json {
+    var object: [String: [String: Double]] = [:]
+    for contender in contenders {
+        var ops = results[contender]?.opsPerSecond ?? [:]
+        ops["peakResidentKiB"] = Double(results[contender]?.peakResidentKiB ?? 0)
+        ops["fileBytes"] = Double(results[contender]?.fileBytes ?? 0)
+        object[contender] = ops
+    }
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    print(String(decoding: try encoder.encode(object), as: UTF8.self))
+}
