@@ -133,7 +133,6 @@ extension Box {
     func put(_ entity: inout E, in transaction: Transaction, binding: EntityBinding, redirected: Bool = false) throws -> Id {
         let name = E.cofferSchema.name
         let isNew = entity.id == 0
-        var oldKeys: [[UInt8]] = []
         var previous: UnsafeRawBufferPointer?
         if isNew {
             entity.id = try transaction.nextId(for: binding)
@@ -143,7 +142,11 @@ extension Box {
                 previous = try transaction.record(entity.id, table: binding.table, entity: name)
             }
         }
-        if let previous { oldKeys = binding.indexes.map { $0.key(in: previous) } }
+        let indexes = binding.indexes
+        transaction.prepareKeyBuffers(count: indexes.count)
+        if let previous {
+            for (position, index) in indexes.enumerated() { index.writeKey(in: previous, to: &transaction.oldKeys[position]) }
+        }
         if binding.hasTimestamps {
             let now = Date()
             var created: Date? = now
@@ -170,6 +173,10 @@ extension Box {
                                                   value: RecordFields.describe(index, in: record))
             case .replace:
                 for other in clashes { _ = try remove(other, in: transaction, binding: binding) }
+                // Removing reused the key buffers and moved pages: read this object's old keys again.
+                if previous != nil, let again = try transaction.record(entity.id, table: binding.table, entity: name) {
+                    for (position, index) in indexes.enumerated() { index.writeKey(in: again, to: &transaction.oldKeys[position]) }
+                }
             case .update:
                 guard !redirected else {
                     throw CofferError.uniqueViolation(entity: name, property: index.property.name,
@@ -180,7 +187,7 @@ extension Box {
                 return try put(&entity, in: transaction, binding: binding, redirected: true)
             }
         }
-        let newKeys = binding.indexes.map { $0.key(in: record) }
+        for (position, index) in indexes.enumerated() { index.writeKey(in: record, to: &transaction.newKeys[position]) }
         var key = IdKey(entity.id)
         let id = entity.id
         try key.withVal { keyVal in
@@ -190,11 +197,12 @@ extension Box {
             let flags = isNew ? UInt32(MDB_APPEND) : 0
             try transaction.check(mdb_put(transaction.txn, binding.table, &keyVal, &value, flags), "storing \(name) \(id)")
         }
-        for (position, index) in binding.indexes.enumerated() {
-            let old = previous == nil ? nil : oldKeys[position]
-            guard old != newKeys[position] else { continue }
-            if let old { try transaction.deleteIndexEntry(index, key: old, id: id) }
-            try transaction.insertIndexEntry(index, key: newKeys[position], id: id)
+        for (position, index) in indexes.enumerated() {
+            if previous != nil {
+                guard transaction.oldKeys[position] != transaction.newKeys[position] else { continue }
+                try transaction.deleteIndexEntry(index, key: transaction.oldKeys[position], id: id)
+            }
+            try transaction.insertIndexEntry(index, key: transaction.newKeys[position], id: id)
         }
         return id
     }
@@ -204,8 +212,13 @@ extension Box {
         let name = E.cofferSchema.name
         if !binding.indexes.isEmpty {
             guard let record = try transaction.record(id, table: binding.table, entity: name) else { return false }
-            let keys = binding.indexes.map { $0.key(in: record) }
-            for (index, key) in zip(binding.indexes, keys) { try transaction.deleteIndexEntry(index, key: key, id: id) }
+            let indexes = binding.indexes
+            transaction.prepareKeyBuffers(count: indexes.count)
+            // All keys first: deleting changes pages and invalidates `record`.
+            for (position, index) in indexes.enumerated() { index.writeKey(in: record, to: &transaction.oldKeys[position]) }
+            for (position, index) in indexes.enumerated() {
+                try transaction.deleteIndexEntry(index, key: transaction.oldKeys[position], id: id)
+            }
         }
         var key = IdKey(id)
         return try key.withVal { keyVal in

@@ -28,6 +28,10 @@ public struct Box<E: Entity>: Sendable {
     /// Runs `body` in a read transaction with the entity's binding, or returns `empty`
     /// when the entity has no table in the snapshot.
     func reading<T>(empty: @autoclosure () -> T, _ body: (Transaction, EntityBinding) throws -> T) throws -> T {
+        if let current = Transaction.current(for: store) {
+            guard let binding = try store.binding(for: E.self, in: current) else { return empty() }
+            return try body(current, binding)
+        }
         try store.prepare(E.self)
         return try store.performRead { transaction in
             guard let binding = try store.binding(for: E.self, in: transaction) else { return empty() }

@@ -23,21 +23,26 @@ struct IndexBinding {
     func key(in record: UnsafeRawBufferPointer) -> [UInt8] {
         var key: [UInt8] = []
         key.reserveCapacity(24)
+        writeKey(in: record, to: &key)
+        return key
+    }
+
+    /// Replaces `key`'s contents with the index key of the record's value (keeps capacity).
+    func writeKey(in record: UnsafeRawBufferPointer, to key: inout [UInt8]) {
+        key.removeAll(keepingCapacity: true)
         if let field = RecordFields(bytes: record).field(storedId),
            IndexKey.encode(property.type, kind: field.kind, payload: field.payload, into: &key) {
-            return key
+            return
         }
-        return [IndexKey.nilTag]
+        key.removeAll(keepingCapacity: true)
+        key.append(IndexKey.nilTag)
     }
 }
 
 extension Transaction {
     /// Adds `key ‖ id` to an index.
     func insertIndexEntry(_ index: IndexBinding, key: [UInt8], id: Id) throws {
-        var full = key
-        IndexKey.appendBigEndian(id, to: &full)
-        try full.withUnsafeMutableBytes { raw in
-            var keyVal = MDB_val(UnsafeRawBufferPointer(raw))
+        try withEntryKey(key, id) { keyVal in
             var empty = MDB_val(mv_size: 0, mv_data: nil)
             try check(mdb_put(txn, index.database, &keyVal, &empty, 0), "updating the index on \(index.property.name)")
         }
@@ -45,12 +50,20 @@ extension Transaction {
 
     /// Removes `key ‖ id` from an index (absent entries are ignored).
     func deleteIndexEntry(_ index: IndexBinding, key: [UInt8], id: Id) throws {
-        var full = key
-        IndexKey.appendBigEndian(id, to: &full)
-        try full.withUnsafeMutableBytes { raw in
-            var keyVal = MDB_val(UnsafeRawBufferPointer(raw))
+        try withEntryKey(key, id) { keyVal in
             let rc = mdb_del(txn, index.database, &keyVal, nil)
             if rc != MDB_NOTFOUND { try check(rc, "updating the index on \(index.property.name)") }
+        }
+    }
+
+    /// Calls `body` with `key ‖ id` assembled on the stack (index keys are short).
+    private func withEntryKey(_ key: [UInt8], _ id: Id, _ body: (inout MDB_val) throws -> Void) throws {
+        let size = key.count + 8
+        try withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) { buffer in
+            key.withUnsafeBytes { buffer.copyMemory(from: $0) }
+            buffer.storeBytes(of: id.bigEndian, toByteOffset: key.count, as: UInt64.self)
+            var keyVal = MDB_val(UnsafeRawBufferPointer(buffer))
+            try body(&keyVal)
         }
     }
 

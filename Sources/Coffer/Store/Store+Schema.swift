@@ -67,11 +67,14 @@ extension Store {
     /// that snapshot (nothing was ever stored, or it was created after the snapshot).
     func binding<E: Entity>(for type: E.Type, in transaction: Transaction) throws -> EntityBinding? {
         let key = ObjectIdentifier(type)
+        if let known = transaction.bindingCache[key] { return known }
         stateLock.lock()
         let cached = bindings[key]
         stateLock.unlock()
         if let cached {
-            return cached.isVisible(in: transaction) ? cached : nil
+            guard cached.isVisible(in: transaction) else { return nil }
+            transaction.bindingCache[key] = cached
+            return cached
         }
         if let pending = transaction.newBindings[key] { return pending }
         if transaction.isWrite {

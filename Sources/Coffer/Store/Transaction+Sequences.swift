@@ -36,3 +36,12 @@ extension Transaction {
         return last
     }
 }
+
+extension Transaction {
+    /// Makes room for `count` old and new index keys.
+    @inline(__always)
+    func prepareKeyBuffers(count: Int) {
+        while oldKeys.count < count { oldKeys.append([]) }
+        while newKeys.count < count { newKeys.append([]) }
+    }
+}

@@ -20,6 +20,13 @@ final class Transaction {
     var sequences: [UInt32: UInt64] = [:]
     /// Entity bindings created by this transaction; they become the store's on commit.
     var newBindings: [ObjectIdentifier: EntityBinding] = [:]
+    /// Bindings this transaction already looked up: repeated box calls inside one
+    /// `read`/`write` skip the store's lock.
+    var bindingCache: [ObjectIdentifier: EntityBinding] = [:]
+    /// Reusable buffers for index keys (old and new value per index), so puts and removes
+    /// build keys without allocating.
+    var oldKeys: [[UInt8]] = []
+    var newKeys: [[UInt8]] = []
     /// Index databases this transaction deleted; forgotten by the store on commit.
     var droppedDatabases: [String] = []
 
