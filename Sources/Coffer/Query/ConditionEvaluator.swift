@@ -92,9 +92,9 @@ struct ConditionEvaluator {
             let needle = values[0]
             let op = leaf.op
             return test { operand in
-                guard case .string(let bytes)? = operand, case .string(let raw, let folded) = needle else { return false }
+                guard case .string(let bytes)? = operand, case .string(let prepared) = needle else { return false }
                 if sensitive {
-                    let pattern = Array(raw.utf8)
+                    let pattern = prepared.bytes
                     switch op {
                     case .startsWith: return bytes.starts(with: pattern)
                     case .endsWith: return bytes.count >= pattern.count && bytes.suffix(pattern.count).elementsEqual(pattern)
@@ -102,6 +102,7 @@ struct ConditionEvaluator {
                     }
                 }
                 let text = CaseFolding.fold(String(decoding: bytes, as: UTF8.self))
+                let folded = prepared.folded
                 switch op {
                 case .startsWith: return text.unicodeScalars.starts(with: folded.unicodeScalars)
                 case .endsWith: return text.unicodeScalars.reversed().starts(with: folded.unicodeScalars.reversed())
@@ -109,8 +110,8 @@ struct ConditionEvaluator {
                 }
             }
         case .like:
-            guard case .string(let raw, let folded) = values[0] else { return .always }
-            let pattern = LikePattern(sensitive ? raw : folded)
+            guard case .string(let prepared) = values[0] else { return .always }
+            let pattern = LikePattern(sensitive ? prepared.raw : prepared.folded)
             return test { operand in
                 guard case .string(let bytes)? = operand else { return false }
                 let text = String(decoding: bytes, as: UTF8.self)
@@ -156,7 +157,7 @@ struct ConditionEvaluator {
         case .signed(let value): return .number(.signed(value))
         case .unsigned(let value): return .number(.unsigned(value))
         case .double(let value): return .number(.double(value))
-        case .string(let value): return .string(value, folded: caseSensitive ? value : CaseFolding.fold(value))
+        case .string(let value): return .string(PreparedString(value, caseSensitive: caseSensitive))
         case .uuid(let value): return .uuid(withUnsafeBytes(of: value.uuid) { Array($0) })
         }
     }
@@ -167,13 +168,13 @@ enum PreparedValue {
     case null
     case bool(Bool)
     case number(Number)
-    case string(String, folded: String)
+    case string(PreparedString)
     case uuid([UInt8])
 
     static func order(_ a: PreparedValue, _ b: PreparedValue) -> Int? {
         switch (a, b) {
         case (.number(let x), .number(let y)): return Number.order(x, y)
-        case (.string(let x, _), .string(let y, _)): return ByteSearch.order(Array(x.utf8), Array(y.utf8))
+        case (.string(let x), .string(let y)): return ByteSearch.order(x.bytes, y.bytes)
         case (.bool(let x), .bool(let y)): return x == y ? 0 : (!x ? -1 : 1)
         case (.uuid(let x), .uuid(let y)): return ByteSearch.order(x, y)
         default: return nil
@@ -213,9 +214,10 @@ enum Number {
 enum FieldOperand {
     case bool(Bool)
     case number(Number)
-    case string([UInt8])
+    /// Points into the record: valid while the transaction is.
+    case string(UnsafeRawBufferPointer)
     case uuid([UInt8])
-    case stringArray([[UInt8]])
+    case stringArray([UnsafeRawBufferPointer])
     case numberArray([Number])
     case other
 
@@ -236,7 +238,7 @@ enum FieldOperand {
             }
         case .float32, .float64:
             self = FieldValue.double(field.kind, field.payload).map { .number(.double($0)) } ?? .other
-        case .bytes: self = .string(Array(field.payload))
+        case .bytes: self = .string(field.payload)
         case .uuid: self = .uuid(Array(field.payload))
         case .stringArray: self = .stringArray(FieldOperand.strings(field.payload))
         case .int64Array:
@@ -250,17 +252,17 @@ enum FieldOperand {
         }
     }
 
-    static func strings(_ payload: UnsafeRawBufferPointer) -> [[UInt8]] {
+    static func strings(_ payload: UnsafeRawBufferPointer) -> [UnsafeRawBufferPointer] {
         guard payload.count >= 4 else { return [] }
         let count = Int(UInt32(littleEndian: payload.loadUnaligned(as: UInt32.self)))
-        var result: [[UInt8]] = []
+        var result: [UnsafeRawBufferPointer] = []
         var offset = 4
         for _ in 0..<count {
             guard payload.count - offset >= 4 else { break }
             let length = Int(UInt32(littleEndian: payload.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
             offset += 4
             guard payload.count - offset >= length else { break }
-            result.append(Array(payload[offset..<offset + length]))
+            result.append(UnsafeRawBufferPointer(rebasing: payload[offset..<offset + length]))
             offset += length
         }
         return result
@@ -271,9 +273,9 @@ enum FieldOperand {
         switch (self, value) {
         case (.number(let x), .number(let y)): return Number.order(x, y)
         case (.bool(let x), .bool(let y)): return x == y ? 0 : (!x ? -1 : 1)
-        case (.string(let bytes), .string(let raw, let folded)):
-            if caseSensitive { return ByteSearch.order(bytes, Array(raw.utf8)) }
-            return ByteSearch.order(Array(CaseFolding.fold(String(decoding: bytes, as: UTF8.self)).utf8), Array(folded.utf8))
+        case (.string(let bytes), .string(let prepared)):
+            if caseSensitive { return prepared.bytes.withUnsafeBytes { ByteSearch.order(bytes, $0) } }
+            return ByteSearch.order(Array(CaseFolding.fold(String(decoding: bytes, as: UTF8.self)).utf8), prepared.foldedBytes)
         case (.uuid(let x), .uuid(let y)): return ByteSearch.order(x, y)
         default: return nil
         }
@@ -303,15 +305,38 @@ enum CaseFolding {
     }
 }
 
+/// A string parameter with the forms comparisons need, computed once per query run.
+struct PreparedString {
+    let raw: String
+    let bytes: [UInt8]
+    let folded: String
+    let foldedBytes: [UInt8]
+
+    init(_ value: String, caseSensitive: Bool) {
+        raw = value
+        bytes = Array(value.utf8)
+        folded = caseSensitive ? value : CaseFolding.fold(value)
+        foldedBytes = Array(folded.utf8)
+    }
+}
+
 /// Byte-sequence helpers.
 enum ByteSearch {
-    static func order(_ a: [UInt8], _ b: [UInt8]) -> Int {
+    /// memcmp order, shorter first on a shared prefix.
+    static func order(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
         let count = min(a.count, b.count)
-        for index in 0..<count where a[index] != b[index] { return a[index] < b[index] ? -1 : 1 }
+        if count > 0, let x = a.baseAddress, let y = b.baseAddress {
+            let result = memcmp(x, y, count)
+            if result != 0 { return result < 0 ? -1 : 1 }
+        }
         return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
     }
 
-    static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+    static func order(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        a.withUnsafeBytes { x in b.withUnsafeBytes { y in order(x, y) } }
+    }
+
+    static func contains(_ haystack: UnsafeRawBufferPointer, _ needle: [UInt8]) -> Bool {
         guard needle.count <= haystack.count else { return false }
         for start in 0...(haystack.count - needle.count)
             where haystack[start] == needle[0] && haystack[start..<start + needle.count].elementsEqual(needle) {

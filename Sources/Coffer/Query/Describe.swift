@@ -2,15 +2,16 @@
 enum Describe {
     static func plan(_ plan: QueryPlan, condition: ConditionNode?, orders: [QueryOrder], schema: EntitySchema) -> String {
         var parts: [String] = []
+        let reason = plan.leaf.map { leaf($0, schema: schema) } ?? ""
         switch plan.source {
         case .scan:
             parts.append("\(schema.name): full scan of the table")
         case .ids(let ids):
-            parts.append("\(schema.name): look up \(ids.count == 1 ? "id \(ids[0])" : "\(ids.count) ids") in the table for \(plan.reason)")
+            parts.append("\(schema.name): look up \(ids.count == 1 ? "id \(ids[0])" : "\(ids.count) ids") in the table for \(reason)")
         case .idRange(let lower, let upper):
-            parts.append("\(schema.name): range of ids \(lower)...\(upper) in the table for \(plan.reason)")
+            parts.append("\(schema.name): range of ids \(lower)...\(upper) in the table for \(reason)")
         case .index(let index, let spans):
-            parts.append("\(schema.name): index on \(index.property.name) (\(spans.count) \(spans.count == 1 ? "span" : "spans")) for \(plan.reason)")
+            parts.append("\(schema.name): index on \(index.property.name) (\(spans.count) \(spans.count == 1 ? "span" : "spans")) for \(reason)")
         case .indexOrder(let index):
             parts.append("\(schema.name): index on \(index.property.name) walked in order (no sort)")
         }

@@ -167,9 +167,13 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
                 id <= upper && consider(id, record)
             }
         case .index(let index, let spans):
-            var ids = Set<Id>()
+            var ids: [Id] = []
             for span in spans { try transaction.collectIndexIds(index, span: span, into: &ids) }
-            for id in ids.sorted() {
+            // One exact value lists its ids in id order; anything else needs sorting.
+            if spans.count != 1 || { if case .prefix(_, exact: true)? = spans.first { return false } else { return true } }() {
+                ids = Set(ids).sorted()
+            }
+            for id in ids {
                 guard let record = try transaction.record(id, table: binding.table, entity: name) else { continue }
                 if !consider(id, record) { break }
             }
@@ -213,10 +217,10 @@ extension Box {
 
 extension Transaction {
     /// Adds the ids of index entries within `span` to `ids`.
-    func collectIndexIds(_ index: IndexBinding, span: IndexSpan, into ids: inout Set<Id>) throws {
+    func collectIndexIds(_ index: IndexBinding, span: IndexSpan, into ids: inout [Id]) throws {
         let start: [UInt8]
         switch span {
-        case .prefix(let prefix): start = prefix
+        case .prefix(let prefix, _): start = prefix
         case .range(let lower, _): start = lower
         }
         var cursor: OpaquePointer?
@@ -232,13 +236,13 @@ extension Transaction {
                 guard bytes.count >= 8 else { break }
                 let valuePart = UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - 8)])
                 switch span {
-                case .prefix(let prefix):
-                    guard valuePart.starts(with: prefix) else { return }
+                case .prefix(let prefix, let exact):
+                    guard exact ? valuePart.elementsEqual(prefix) : valuePart.starts(with: prefix) else { return }
                 case .range(_, let upper):
                     // Inclusive: cut strings equal to a cut bound are candidates, rechecked later.
-                    if let upper, ByteSearch.order(Array(valuePart), upper) > 0 { return }
+                    if let upper, upper.withUnsafeBytes({ ByteSearch.order(valuePart, $0) }) > 0 { return }
                 }
-                ids.insert(Id(bigEndian: UnsafeRawBufferPointer(rebasing: bytes[(bytes.count - 8)...]).loadUnaligned(as: UInt64.self)))
+                ids.append(Id(bigEndian: UnsafeRawBufferPointer(rebasing: bytes[(bytes.count - 8)...]).loadUnaligned(as: UInt64.self)))
                 rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
             }
             if rc != MDB_NOTFOUND { try check(rc, "reading the index on \(index.property.name)") }

@@ -17,14 +17,15 @@ struct QueryPlan {
     }
 
     var source: Source
-    /// The condition leaf the source was chosen for, in words.
-    var reason: String = ""
+    /// The condition leaf the source was chosen for (rendered only by `describe()`).
+    var leaf: ConditionLeaf? = nil
 }
 
-/// A part of an index: entries whose value part starts with `prefix`, or lies within
+/// A part of an index: entries whose value part starts with `prefix` (or equals it), or lies within
 /// `lower...upper` (byte order of the encoded values).
 enum IndexSpan {
-    case prefix([UInt8])
+    /// `exact`: the bytes are a whole value's key, so the entries are in id order.
+    case prefix([UInt8], exact: Bool)
     case range(lower: [UInt8], upper: [UInt8]?)
 }
 
@@ -46,7 +47,7 @@ enum QueryPlanner {
         if orders.count == 1, let order = orders.first, order.flags.isDisjoint(with: [.descending, .nullsLast, .nullsZero, .unsigned]),
            let index = usableIndex(order.position, binding: binding, transaction: transaction),
            ![.string, .float, .double].contains(index.property.type) {
-            return QueryPlan(source: .indexOrder(index), reason: "order by \(index.property.name)")
+            return QueryPlan(source: .indexOrder(index))
         }
         return QueryPlan(source: .scan)
     }
@@ -58,20 +59,20 @@ enum QueryPlanner {
     /// A plan for one leaf and its score (lower is more selective), or nil.
     private static func plan(for leaf: ConditionLeaf, binding: EntityBinding, transaction: Transaction) -> (score: Int, plan: QueryPlan)? {
         let property = binding.schema.properties[leaf.position]
-        let text = Describe.leaf(leaf, schema: binding.schema)
+        let text = leaf
         if property.flags.contains(.id) {
             let ids = leaf.values.compactMap(idValue)
             switch leaf.op {
-            case .compare(.equal) where ids.count == 1: return (0, QueryPlan(source: .ids(ids), reason: text))
-            case .inList where ids.count == leaf.values.count: return (1, QueryPlan(source: .ids(ids), reason: text))
+            case .compare(.equal) where ids.count == 1: return (0, QueryPlan(source: .ids(ids), leaf: text))
+            case .inList where ids.count == leaf.values.count: return (1, QueryPlan(source: .ids(ids), leaf: text))
             case .between where ids.count == 2:
-                return (5, QueryPlan(source: .idRange(lower: ids.min()!, upper: ids.max()!), reason: text))
+                return (5, QueryPlan(source: .idRange(lower: ids.min()!, upper: ids.max()!), leaf: text))
             case .compare(.greater), .compare(.greaterOrEqual):
                 guard let id = ids.first else { return nil }
-                return (5, QueryPlan(source: .idRange(lower: id, upper: .max), reason: text))
+                return (5, QueryPlan(source: .idRange(lower: id, upper: .max), leaf: text))
             case .compare(.less), .compare(.lessOrEqual):
                 guard let id = ids.first else { return nil }
-                return (5, QueryPlan(source: .idRange(lower: 0, upper: id), reason: text))
+                return (5, QueryPlan(source: .idRange(lower: 0, upper: id), leaf: text))
             default: return nil
             }
         }
@@ -82,21 +83,21 @@ enum QueryPlanner {
         switch leaf.op {
         case .compare(.equal) where !isString || leaf.caseSensitive:
             guard let value = leaf.values.first, let encoded = key(value) else { return nil }
-            return (1, QueryPlan(source: .index(index, [.prefix(encoded)]), reason: text))
+            return (1, QueryPlan(source: .index(index, [.prefix(encoded, exact: true)]), leaf: text))
         case .inList where !isString || leaf.caseSensitive:
             let keys = leaf.values.compactMap(key)
             guard keys.count == leaf.values.count else { return nil }
-            return (2, QueryPlan(source: .index(index, keys.map { .prefix($0) }), reason: text))
+            return (2, QueryPlan(source: .index(index, keys.map { .prefix($0, exact: true) }), leaf: text))
         case .isNil:
-            return (3, QueryPlan(source: .index(index, [.prefix([IndexKey.nilTag])]), reason: text))
+            return (3, QueryPlan(source: .index(index, [.prefix([IndexKey.nilTag], exact: true)]), leaf: text))
         case .startsWith where isString && leaf.caseSensitive:
             guard case .string(let prefix)? = leaf.values.first else { return nil }
-            return (4, QueryPlan(source: .index(index, [.prefix(IndexKey.stringPrefix(prefix))]), reason: text))
+            return (4, QueryPlan(source: .index(index, [.prefix(IndexKey.stringPrefix(prefix), exact: false)]), leaf: text))
         case .like where isString && leaf.caseSensitive:
             guard case .string(let pattern)? = leaf.values.first else { return nil }
             let literal = LikePattern(pattern).literalPrefix
             guard !literal.isEmpty else { return nil }
-            return (4, QueryPlan(source: .index(index, [.prefix(IndexKey.stringPrefix(literal))]), reason: text))
+            return (4, QueryPlan(source: .index(index, [.prefix(IndexKey.stringPrefix(literal), exact: false)]), leaf: text))
         case .between, .compare(.less), .compare(.lessOrEqual), .compare(.greater), .compare(.greaterOrEqual):
             if isString && !leaf.caseSensitive { return nil }
             let keys = leaf.values.compactMap(key)
@@ -111,7 +112,7 @@ enum QueryPlanner {
             default:
                 span = .range(lower: keys[0], upper: nil)
             }
-            return (5, QueryPlan(source: .index(index, [span]), reason: text))
+            return (5, QueryPlan(source: .index(index, [span]), leaf: text))
         default:
             return nil
         }
