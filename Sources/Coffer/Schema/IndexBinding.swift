@@ -41,9 +41,18 @@ struct IndexBinding {
 
 extension Transaction {
     /// Adds `key ‖ id` to an index.
+    ///
+    /// Values often arrive in ascending order (sequential names, timestamps), so the entry is
+    /// first appended without a search; when that fails once (`MDB_KEYEXIST`, which leaves the
+    /// transaction intact), this transaction stops trying for that index.
     func insertIndexEntry(_ index: IndexBinding, key: [UInt8], id: Id) throws {
         try withEntryKey(key, id) { keyVal in
             var empty = MDB_val(mv_size: 0, mv_data: nil)
+            if !unorderedIndexes.contains(index.database) {
+                let rc = mdb_put(txn, index.database, &keyVal, &empty, UInt32(MDB_APPEND))
+                if rc != MDB_KEYEXIST { return try check(rc, "updating the index on \(index.property.name)") }
+                unorderedIndexes.insert(index.database)
+            }
             try check(mdb_put(txn, index.database, &keyVal, &empty, 0), "updating the index on \(index.property.name)")
         }
     }

@@ -27,6 +27,8 @@ final class Transaction {
     /// build keys without allocating.
     var oldKeys: [[UInt8]] = []
     var newKeys: [[UInt8]] = []
+    /// Indexes that received an out-of-order key in this transaction (no more append attempts).
+    var unorderedIndexes: Set<MDB_dbi> = []
     /// Index databases this transaction deleted; forgotten by the store on commit.
     var droppedDatabases: [String] = []
 
