@@ -147,8 +147,9 @@ public struct RecordWriter {
 
 /// The growable scratch memory a store encodes records into.
 final class RecordBuffer {
-    var base: UnsafeMutableRawPointer
-    var capacity: Int
+    // Used by one writer at a time (under the store's writer lock): no runtime access checks.
+    @exclusivity(unchecked) var base: UnsafeMutableRawPointer
+    @exclusivity(unchecked) var capacity: Int
 
     init(capacity: Int = 4096) {
         // malloc'd (not Swift-allocated) because the writer grows it with realloc.

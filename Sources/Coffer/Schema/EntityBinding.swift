@@ -15,8 +15,9 @@ final class EntityBinding: @unchecked Sendable {
     /// Schema position for each stored property id, -1 for ids the schema does not have.
     let positionsByStoredId: UnsafeMutablePointer<Int16>
     let positionCount: Int
-    /// The entity's property indexes (unique ones included).
-    var indexes: [IndexBinding] = []
+    /// The entity's property indexes (unique ones included). Filled while the binding is
+    /// registered, before any other thread can see it; read-only afterwards.
+    @exclusivity(unchecked) var indexes: [IndexBinding] = []
     /// Whether a put must set `@CreatedAt` / `@UpdatedAt` properties.
     let hasTimestamps: Bool
     /// Stored id of the `@CreatedAt` property, whose stored value an update keeps.

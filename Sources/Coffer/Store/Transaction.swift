@@ -6,6 +6,10 @@ import Foundation
 /// Transactions are closure-scoped: `Store.read`/`Store.write` push one on the calling
 /// thread's stack, and nested calls (and every `Box` call inside them) find and join it
 /// through ``current(for:)`` instead of opening another.
+///
+/// A transaction belongs to one thread (LMDB's rule for writes, Coffer's for reads), so its
+/// mutable state is marked `@exclusivity(unchecked)`: the runtime's access tracking cost
+/// about 5% of every put.
 final class Transaction {
     unowned(unsafe) let store: Store
     let txn: OpaquePointer
@@ -15,22 +19,22 @@ final class Transaction {
 
     /// Set when LMDB reported MDB_MAP_FULL: the transaction is dead and the outermost
     /// `write` grows the map and runs the closure again, even if user code caught the error.
-    var needsLargerMap = false
+    @exclusivity(unchecked) var needsLargerMap = false
     /// Next ids handed out in this transaction, written back to the catalog before commit.
-    var sequences: [UInt32: UInt64] = [:]
+    @exclusivity(unchecked) var sequences: [UInt32: UInt64] = [:]
     /// Entity bindings created by this transaction; they become the store's on commit.
-    var newBindings: [ObjectIdentifier: EntityBinding] = [:]
+    @exclusivity(unchecked) var newBindings: [ObjectIdentifier: EntityBinding] = [:]
     /// Bindings this transaction already looked up: repeated box calls inside one
     /// `read`/`write` skip the store's lock.
-    var bindingCache: [ObjectIdentifier: EntityBinding] = [:]
+    @exclusivity(unchecked) var bindingCache: [ObjectIdentifier: EntityBinding] = [:]
     /// Reusable buffers for index keys (old and new value per index), so puts and removes
     /// build keys without allocating.
-    var oldKeys: [[UInt8]] = []
-    var newKeys: [[UInt8]] = []
+    @exclusivity(unchecked) var oldKeys: [[UInt8]] = []
+    @exclusivity(unchecked) var newKeys: [[UInt8]] = []
     /// Indexes that received an out-of-order key in this transaction (no more append attempts).
-    var unorderedIndexes: Set<MDB_dbi> = []
+    @exclusivity(unchecked) var unorderedIndexes: Set<MDB_dbi> = []
     /// Index databases this transaction deleted; forgotten by the store on commit.
-    var droppedDatabases: [String] = []
+    @exclusivity(unchecked) var droppedDatabases: [String] = []
 
     init(store: Store, txn: OpaquePointer, isWrite: Bool) {
         self.store = store
