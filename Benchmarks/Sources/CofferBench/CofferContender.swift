@@ -64,6 +64,7 @@ func runCoffer(_ workload: Workload, directory: String) throws -> ContenderResul
         }
     }
     result.fileBytes = directoryBytes(directory)
+    result.materializeFloor = materializeFloor(count: n)
     try measure(.remove, objects: n, into: &result) {
         try store.write {
             var removed = 0
@@ -73,4 +74,25 @@ func runCoffer(_ workload: Workload, directory: String) throws -> ContenderResul
     }
     result.peakResidentKiB = peakResidentKiB()
     return result
+}
+
+/// Objects per second for only building the Swift values readAll returns (a String, a
+/// 16-byte Data and the scalars per object, appended to an array), with no storage at all:
+/// the ceiling for any Swift store that returns `[BenchObject]`.
+func materializeFloor(count: Int) -> Double {
+    let name = Array(Workload.name(1).utf8)
+    let blob = [UInt8](Workload.blob(1))
+    let start = DispatchTime.now().uptimeNanoseconds
+    var objects: [BenchObject] = []
+    objects.reserveCapacity(count)
+    name.withUnsafeBytes { nameBytes in
+        blob.withUnsafeBytes { blobBytes in
+            for i in 0..<count {
+                objects.append(BenchObject(id: Id(i), name: String(decoding: nameBytes, as: UTF8.self), i32: Int32(truncatingIfNeeded: i),
+                                           i64: Int64(i), d: Double(i), f: Float(i), b: i & 1 == 0, blob: Data(blobBytes)))
+            }
+        }
+    }
+    let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    return Double(objects.count) / seconds
 }

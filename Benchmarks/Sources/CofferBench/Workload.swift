@@ -53,6 +53,8 @@ struct ContenderResult: Codable {
     var opsPerSecond: [String: Double] = [:]
     var peakResidentKiB: Int = 0
     var fileBytes: Int = 0
+    /// Coffer only: objects per second for building the same Swift values without a store.
+    var materializeFloor: Double?
 }
 
 /// Times `body`, checks it did `expected` objects of work, and records objects per second.

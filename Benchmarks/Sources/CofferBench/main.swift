@@ -83,6 +83,9 @@ for operation in Operation.allCases {
 }
 print(pad("peak RSS MiB", 14) + contenders.map { pad(String((results[$0]?.peakResidentKiB ?? 0) / 1024), 10) }.joined())
 print(pad("file MiB", 14) + contenders.map { pad(String((results[$0]?.fileBytes ?? 0) >> 20), 10) }.joined())
+if let floor = results["coffer"]?.materializeFloor {
+    print("Building the same [BenchObject] in Swift without any store: \(formatRate(floor)) objects/s")
+}
 
 if json {
     var object: [String: [String: Double]] = [:]
@@ -90,6 +93,7 @@ if json {
         var ops = results[contender]?.opsPerSecond ?? [:]
         ops["peakResidentKiB"] = Double(results[contender]?.peakResidentKiB ?? 0)
         ops["fileBytes"] = Double(results[contender]?.fileBytes ?? 0)
+        if let floor = results[contender]?.materializeFloor { ops["materializeFloor"] = floor }
         object[contender] = ops
     }
     let encoder = JSONEncoder()

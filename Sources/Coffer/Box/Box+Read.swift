@@ -6,10 +6,14 @@ extension Box {
     /// ```swift
     /// if let ada = try people.get(1) { print(ada.firstName) }
     /// ```
+    // The public reads are inlinable so that decoding and collecting `E` values is
+    // specialised in the caller's module: unspecialised generic code copies each object
+    // through value witnesses, which cost more than the whole decode.
+    @inlinable
     public func get(_ id: Id) throws -> E? {
-        try reading(empty: nil) { transaction, binding in
-            try load(id, in: transaction, binding: binding)
-        }
+        var found: E?
+        try withRecords([id]) { reader in found = try E.cofferDecode(id: reader.id, from: &reader) }
+        return found
     }
 
     /// The objects with the given ids that exist, in the order of `ids` (missing ids are
@@ -18,15 +22,12 @@ extension Box {
     /// ```swift
     /// let found = try people.get([1, 2, 99])   // objects 1 and 2
     /// ```
+    @inlinable
     public func get(_ ids: [Id]) throws -> [E] {
-        try reading(empty: []) { transaction, binding in
-            var result: [E] = []
-            result.reserveCapacity(ids.count)
-            for id in ids {
-                if let object = try load(id, in: transaction, binding: binding) { result.append(object) }
-            }
-            return result
-        }
+        var result: [E] = []
+        result.reserveCapacity(ids.count)
+        try withRecords(ids) { reader in result.append(try E.cofferDecode(id: reader.id, from: &reader)) }
+        return result
     }
 
     /// Every object, in id order.
@@ -34,15 +35,38 @@ extension Box {
     /// ```swift
     /// for person in try people.all() { print(person.firstName) }
     /// ```
+    @inlinable
     public func all() throws -> [E] {
-        try reading(empty: []) { transaction, binding in
-            var result: [E] = []
-            result.reserveCapacity(try count(in: transaction, binding: binding))
+        var result: [E] = []
+        try forEachReader(reserve: { result.reserveCapacity($0) }) { reader in
+            result.append(try E.cofferDecode(id: reader.id, from: &reader))
+        }
+        return result
+    }
+
+    /// Calls `body` with a reader for each stored record of the given ids (missing ids are
+    /// skipped), in one snapshot.
+    @usableFromInline
+    func withRecords(_ ids: [Id], _ body: (inout RecordReader) throws -> Void) throws {
+        try reading(empty: ()) { transaction, binding in
+            for id in ids {
+                guard let bytes = try transaction.record(id, table: binding.table, entity: E.cofferSchema.name) else { continue }
+                var reader = try RecordReader(bytes: bytes, binding: binding, id: id)
+                try body(&reader)
+            }
+        }
+    }
+
+    /// Calls `reserve` with the object count, then `body` with a reader for every record in
+    /// id order, in one snapshot.
+    @usableFromInline
+    func forEachReader(reserve: (Int) -> Void, _ body: (inout RecordReader) throws -> Void) throws {
+        try reading(empty: ()) { transaction, binding in
+            reserve(try count(in: transaction, binding: binding))
             try forEachRecord(in: transaction, binding: binding) { id, bytes in
                 var reader = try RecordReader(bytes: bytes, binding: binding, id: id)
-                result.append(try E.cofferDecode(id: id, from: &reader))
+                try body(&reader)
             }
-            return result
         }
     }
 
@@ -74,18 +98,6 @@ extension Box {
     }
 
     // MARK: Shared by reads and writes
-
-    func load(_ id: Id, in transaction: Transaction, binding: EntityBinding) throws -> E? {
-        var key = IdKey(id)
-        return try key.withVal { keyVal in
-            var value = MDB_val()
-            let rc = mdb_get(transaction.txn, binding.table, &keyVal, &value)
-            if rc == MDB_NOTFOUND { return nil }
-            try transaction.check(rc, "reading \(E.cofferSchema.name) \(id)")
-            var reader = try RecordReader(bytes: value.bytes, binding: binding, id: id)
-            return try E.cofferDecode(id: id, from: &reader)
-        }
-    }
 
     func count(in transaction: Transaction, binding: EntityBinding) throws -> Int {
         var stat = MDB_stat()

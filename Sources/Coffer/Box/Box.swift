@@ -21,6 +21,7 @@ public struct Box<E: Entity>: Sendable {
     /// ```
     public let store: Store
 
+    @usableFromInline
     init(store: Store) {
         self.store = store
     }

@@ -62,10 +62,15 @@ enum IndexKey {
 
     static func appendString(_ utf8: UnsafeRawBufferPointer, to key: inout [UInt8]) {
         let truncated = utf8.count > maxStringBytes
+        let content = UnsafeRawBufferPointer(rebasing: utf8.prefix(maxStringBytes))
         key.append(valueTag)
-        for byte in utf8.prefix(maxStringBytes) {
-            key.append(byte)
-            if byte == 0 { key.append(0xFF) }
+        if !content.contains(0) {
+            key.append(contentsOf: content)   // the common case: nothing to escape
+        } else {
+            for byte in content {
+                key.append(byte)
+                if byte == 0 { key.append(0xFF) }
+            }
         }
         key.append(0)
         // 0x01 after the terminator marks a cut string: it sorts after the exact prefix.

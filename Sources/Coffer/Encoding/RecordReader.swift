@@ -25,7 +25,8 @@ public struct RecordReader {
     @usableFromInline var payloadLength: Int = 0
     @usableFromInline var field: Int = 0
     let binding: Unmanaged<EntityBinding>
-    let id: Id
+    /// The id of the object the record belongs to.
+    @usableFromInline let id: Id
 
     init(bytes: UnsafeRawBufferPointer, binding: EntityBinding, id: Id) throws {
         guard let base = bytes.baseAddress, bytes.count >= 1 else {

@@ -155,7 +155,10 @@ extension Data: RecordValue {
     @inlinable
     public static func cofferRead(from reader: RecordReader) -> Data? {
         guard reader.kind == .bytes else { return nil }
-        return Data(reader.payloadBytes)
+        let bytes = reader.payloadBytes
+        // Data(bytes:count:) copies in one step; the Sequence initializer goes byte by byte.
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return Data() }
+        return Data(bytes: base, count: bytes.count)
     }
 }
 

@@ -20,8 +20,9 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     /// ```swift
     /// let adults = try query.find()
     /// ```
+    @inlinable
     public func find() throws -> [E] {
-        try find(offset: 0, limit: nil)
+        try collect(offset: 0, limit: nil)
     }
 
     /// One page of matching objects: skips `offset`, returns at most `limit`.
@@ -29,8 +30,9 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     /// ```swift
     /// let third = try query.find(offset: 20, limit: 10)
     /// ```
+    @inlinable
     public func find(offset: Int, limit: Int) throws -> [E] {
-        try find(offset: offset, limit: Optional(limit))
+        try collect(offset: offset, limit: limit)
     }
 
     /// The first matching object in the query's order, or nil.
@@ -38,8 +40,9 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     /// ```swift
     /// let youngest = try people.query().ordered(by: Person.age).build().findFirst()
     /// ```
+    @inlinable
     public func findFirst() throws -> E? {
-        try find(offset: 0, limit: 1).first
+        try collect(offset: 0, limit: 1).first
     }
 
     /// The only matching object, or nil when none matches.
@@ -49,8 +52,9 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     /// ```
     ///
     /// - Throws: ``CofferError/nonUniqueResult(entity:count:)`` when more than one matches.
+    @inlinable
     public func findUnique() throws -> E? {
-        let found = try find(offset: 0, limit: nil)
+        let found = try collect(offset: 0, limit: nil)
         guard found.count <= 1 else { throw CofferError.nonUniqueResult(entity: E.cofferSchema.name, count: found.count) }
         return found.first
     }
@@ -120,11 +124,24 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
 
     // MARK: Execution
 
-    private func find(offset: Int, limit: Int?) throws -> [E] {
-        try box.reading(empty: []) { transaction, binding in
-            try matches(in: transaction, binding: binding, offset: offset, limit: limit).map { match in
+    /// Decodes the matches; inlinable so that `E` values are handled by specialised code in
+    /// the caller's module (see `Box.get`).
+    @inlinable
+    func collect(offset: Int, limit: Int?) throws -> [E] {
+        var result: [E] = []
+        try forEachMatch(offset: offset, limit: limit) { reader in
+            result.append(try E.cofferDecode(id: reader.id, from: &reader))
+        }
+        return result
+    }
+
+    /// Calls `body` with a reader for each match, ordered and paged, in one snapshot.
+    @usableFromInline
+    func forEachMatch(offset: Int, limit: Int?, _ body: (inout RecordReader) throws -> Void) throws {
+        try box.reading(empty: ()) { transaction, binding in
+            for match in try matches(in: transaction, binding: binding, offset: offset, limit: limit) {
                 var reader = try RecordReader(bytes: match.record, binding: binding, id: match.id)
-                return try E.cofferDecode(id: match.id, from: &reader)
+                try body(&reader)
             }
         }
     }

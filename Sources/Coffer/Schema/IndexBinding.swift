@@ -1,12 +1,13 @@
 import CLMDB
 
-/// One property index of an entity bound to a store: a plain LMDB database whose keys are
+/// One property index of an entity bound to a store (a class: bindings are shared and
+/// iterated on every put, and copying a struct holding the property's schema retained its strings): a plain LMDB database whose keys are
 /// `IndexKey` encodings of the value followed by the 8-byte big-endian id (values empty).
 ///
 /// Composite keys instead of LMDB's duplicate-sorted databases: 0.9.24 has DUPSORT bugs in
 /// cursor deletes, and a composite key makes every entry unique and deletable by one
 /// `mdb_del`.
-struct IndexBinding {
+final class IndexBinding: @unchecked Sendable {
     let position: Int
     let storedId: UInt16
     let property: PropertySchema
@@ -14,7 +15,16 @@ struct IndexBinding {
     /// Snapshots older than this transaction do not have the index yet.
     let createdInTransaction: Int
 
-    var isUnique: Bool { property.flags.contains(.unique) }
+    let isUnique: Bool
+
+    init(position: Int, storedId: UInt16, property: PropertySchema, database: MDB_dbi, createdInTransaction: Int) {
+        self.position = position
+        self.storedId = storedId
+        self.property = property
+        self.database = database
+        self.createdInTransaction = createdInTransaction
+        isUnique = property.flags.contains(.unique)
+    }
 
     static func databaseName(entity: UInt32, property: UInt16) -> String { "index.\(entity).\(property)" }
 
@@ -99,13 +109,13 @@ extension Transaction {
     }
 
     /// The record bytes of `id` in `table`, valid until the next write in this transaction.
-    func record(_ id: Id, table: MDB_dbi, entity: String) throws -> UnsafeRawBufferPointer? {
+    func record(_ id: Id, table: MDB_dbi, entity: @autoclosure () -> String) throws -> UnsafeRawBufferPointer? {
         var key = IdKey(id)
         return try key.withVal { keyVal in
             var value = MDB_val()
             let rc = mdb_get(txn, table, &keyVal, &value)
             if rc == MDB_NOTFOUND { return nil }
-            try check(rc, "reading \(entity) \(id)")
+            try check(rc, "reading \(entity()) \(id)")
             return value.bytes
         }
     }
