@@ -1,18 +1,18 @@
 import CLMDB
 
+// The public reads are inlinable so that decoding and collecting `E` values is specialised
+// in the caller's module: unspecialised generic code copies each object through value
+// witnesses, which cost more than the whole decode.
 extension Box {
     /// The object with `id`, or nil when there is none.
     ///
     /// ```swift
     /// if let ada = try people.get(1) { print(ada.firstName) }
     /// ```
-    // The public reads are inlinable so that decoding and collecting `E` values is
-    // specialised in the caller's module: unspecialised generic code copies each object
-    // through value witnesses, which cost more than the whole decode.
     @inlinable
     public func get(_ id: Id) throws -> E? {
         var found: E?
-        try withRecords([id]) { reader in found = try E.cofferDecode(id: reader.id, from: &reader) }
+        try withRecord(id) { reader in found = try E.cofferDecode(id: reader.id, from: &reader) }
         return found
     }
 
@@ -42,6 +42,16 @@ extension Box {
             result.append(try E.cofferDecode(id: reader.id, from: &reader))
         }
         return result
+    }
+
+    /// Calls `body` with a reader for the record of `id`, if it is stored.
+    @usableFromInline
+    func withRecord(_ id: Id, _ body: (inout RecordReader) throws -> Void) throws {
+        try reading(empty: ()) { transaction, binding in
+            guard let bytes = try transaction.record(id, table: binding.table, entity: E.cofferSchema.name) else { return }
+            var reader = try RecordReader(bytes: bytes, binding: binding, id: id)
+            try body(&reader)
+        }
     }
 
     /// Calls `body` with a reader for each stored record of the given ids (missing ids are
