@@ -77,7 +77,8 @@ struct CodeEmitter {
             if !property.flags.isEmpty { arguments.append("flags: [\(property.flags.map { "." + $0 }.joined(separator: ", "))]") }
             if let conflict = property.onConflict { arguments.append("onConflict: .\(conflict)") }
             if let renamed = property.renamedFrom { arguments.append("renamedFrom: \(Self.literal(renamed))") }
-            if property.defaultValue != nil { arguments.append("hasDefault: true") }
+            if property.defaultValue != nil || property.relationTarget != nil { arguments.append("hasDefault: true") }
+            if let target = property.relationTarget { arguments.append("relationTarget: \(Self.literal(target))") }
             line("            PropertySchema(\(arguments.joined(separator: ", "))),")
         }
         line("        ]")
@@ -115,6 +116,9 @@ struct CodeEmitter {
                 arguments.append("\(label): id")
             } else if property.isOptional {
                 arguments.append("\(label): \(Self.local(property))")
+            } else if property.relationTarget != nil {
+                // No stored id is no link.
+                arguments.append("\(label): \(Self.local(property)) ?? ToOne(id: nil)")
             } else if let fallback = property.defaultValue {
                 // An object stored before this property existed gets its declared default.
                 arguments.append("\(label): \(Self.local(property)) ?? (\(fallback))")
@@ -129,6 +133,16 @@ struct CodeEmitter {
         }
         line("        )")
         line("    }")
+        let links = entity.properties.filter { $0.relationTarget != nil }
+        if !links.isEmpty {
+            line()
+            line("    /// Stores unsaved link targets before the entity; called by `put`.")
+            line("    \(access)static func cofferPutRelations(_ entity: inout \(type), in store: Store) throws {")
+            for link in links {
+                line("        try entity.\(Self.identifier(link.name)).cofferStoreTarget(in: store)")
+            }
+            line("    }")
+        }
         let created = entity.properties.first { $0.flags.contains("createdAt") }
         let updated = entity.properties.filter { $0.flags.contains("updatedAt") }
         if created != nil || !updated.isEmpty {

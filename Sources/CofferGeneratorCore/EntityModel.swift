@@ -21,6 +21,8 @@ struct PropertyModel {
     var flags: [String]
     var onConflict: String?
     var renamedFrom: String?
+    /// For `ToOne<Target>`: the target's stored name.
+    var relationTarget: String? = nil
 
     /// The Swift type as declared, e.g. `Color?`.
     var swiftType: String { isOptional ? "\(valueType)?" : valueType }

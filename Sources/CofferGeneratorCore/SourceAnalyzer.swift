@@ -269,6 +269,7 @@ struct SourceAnalyzer {
             report(first, "'id' is always indexed by the entity table and takes no annotations", &context)
         }
         if property.isId { property.flags = ["id"] }
+        if property.relationTarget != nil && !property.flags.contains("relation") { property.flags += ["indexed", "relation"] }
         if property.isEnum { property.flags.append("enumeration") }
         var unique: [String] = []
         for flag in property.flags where !unique.contains(flag) { unique.append(flag) }
@@ -346,6 +347,18 @@ struct SourceAnalyzer {
         }
         let bare = Self.stripModule(written)
         if let storage = Self.scalarTypes[bare] { return model(storage, written, optional: optional) }
+        if let identifier = inner.as(IdentifierTypeSyntax.self), identifier.name.text == "ToOne",
+           let argument = identifier.genericArgumentClause?.arguments.first {
+            if optional {
+                report(node, "property '\(name)' of entity '\(entity)' is an optional ToOne; ToOne holds no link by itself: write 'ToOne<...> = nil'", &context)
+                return nil
+            }
+            var link = model("uint64", written, optional: false)
+            let target = argument.argument.trimmedDescription
+            link.relationTarget = String(target.split(separator: ".").last ?? Substring(target))
+            link.flags = ["indexed", "relation"]
+            return link
+        }
         if let element = Self.arrayElement(inner), let storage = Self.arrayTypes[Self.stripModule(element)] {
             return model(storage, written, optional: optional)
         }

@@ -107,6 +107,12 @@ import Testing
         ])
     }
 
+    @Test func optionalToOneIsRefused() {
+        #expect(diagnose("struct O: Entity {\n    var id: Id = 0\n    var c: ToOne<C>? = nil\n}") == [
+            "Model.swift:3:9: error: property 'c' of entity 'O' is an optional ToOne; ToOne holds no link by itself: write 'ToOne<...> = nil'",
+        ])
+    }
+
     @Test func errorsBecomeCompilerErrorsAtTheSourceLine() {
         let result = Generator.generate([SourceFile(path: "/src/Model.swift", text: "struct Z: Entity {\n    var id: Id = 0\n    var x: Set<Int>\n}")])
         #expect(result.code.contains("#sourceLocation(file: \"/src/Model.swift\", line: 3)\n#error(\"property 'x' of entity 'Z' has the unsupported type"))

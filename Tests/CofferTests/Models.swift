@@ -184,3 +184,22 @@ struct CocoaPod: Entity {
     var name: String
     var rating: Double
 }
+
+struct Customer: Entity {
+    var id: Id = 0
+    @Index var name: String
+}
+
+struct Order: Entity {
+    var id: Id = 0
+    var date: Date
+    var total: Double
+    var customer: ToOne<Customer> = nil
+}
+
+/// A self-relation, for cycles.
+struct Node: Entity {
+    var id: Id = 0
+    var label: String
+    var next: ToOne<Node> = nil
+}

@@ -116,6 +116,7 @@ extension Box {
     public func removeAll() throws -> Int {
         try writing { transaction, binding in
             let count = try count(in: transaction, binding: binding)
+            try transaction.clearAllLinks(of: binding)
             try transaction.check(mdb_drop(transaction.txn, binding.table, 0), "removing all \(E.cofferSchema.name)")
             for index in binding.indexes {
                 try transaction.check(mdb_drop(transaction.txn, index.database, 0), "clearing the index on \(index.property.name)")
@@ -132,6 +133,8 @@ extension Box {
     @discardableResult
     func put(_ entity: inout E, in transaction: Transaction, binding: EntityBinding, redirected: Bool = false) throws -> Id {
         let name = E.cofferSchema.name
+        // Unsaved link targets first, so the links can hold their ids.
+        try E.cofferPutRelations(&entity, in: store)
         let isNew = entity.id == 0
         var previous: UnsafeRawBufferPointer?
         if isNew {
@@ -221,11 +224,13 @@ extension Box {
             }
         }
         var key = IdKey(id)
-        return try key.withVal { keyVal in
+        let removed = try key.withVal { keyVal in
             let rc = mdb_del(transaction.txn, binding.table, &keyVal, nil)
             if rc == MDB_NOTFOUND { return false }
             try transaction.check(rc, "removing \(name) \(id)")
             return true
         }
+        if removed { try transaction.clearLinks(to: id, of: binding) }
+        return removed
     }
 }

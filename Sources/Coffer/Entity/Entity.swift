@@ -64,6 +64,14 @@ public protocol Entity: Sendable {
     /// Person.cofferStamp(&person, createdAt: now, updatedAt: now)
     /// ```
     static func cofferStamp(_ entity: inout Self, createdAt: Date?, updatedAt: Date)
+
+    /// Stores the unsaved targets of the entity's `ToOne` links before the entity itself
+    /// (generated only for entities with links).
+    ///
+    /// ```swift
+    /// try Order.cofferPutRelations(&order, in: store)
+    /// ```
+    static func cofferPutRelations(_ entity: inout Self, in store: Store) throws
 }
 
 extension Entity {
@@ -73,4 +81,11 @@ extension Entity {
     /// Note.cofferStamp(&note, createdAt: nil, updatedAt: Date())   // no effect
     /// ```
     public static func cofferStamp(_ entity: inout Self, createdAt: Date?, updatedAt: Date) {}
+
+    /// Entities without links have nothing to store first.
+    ///
+    /// ```swift
+    /// try Note.cofferPutRelations(&note, in: store)   // no effect
+    /// ```
+    public static func cofferPutRelations(_ entity: inout Self, in store: Store) throws {}
 }

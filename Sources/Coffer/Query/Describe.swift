@@ -53,7 +53,9 @@ enum Describe {
 
     static func leaf(_ leaf: ConditionLeaf, schema: EntitySchema) -> String {
         let name = schema.properties[leaf.position].name
-        let values = leaf.values.map(\.description)
+        // Long lists (a link step can produce thousands of ids) are cut.
+        var values = leaf.values.prefix(8).map(\.description)
+        if leaf.values.count > 8 { values.append("… \(leaf.values.count) values") }
         let first = values.first ?? ""
         let suffix = leaf.caseSensitive ? "" : " (case-insensitive)"
         var text: String

@@ -14,6 +14,7 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     let box: Box<E>
     var condition: ConditionNode?
     let orders: [QueryOrder]
+    var links: [any QueryLink] = []
 
     /// Every matching object, in the query's order (id order when it has none).
     ///
@@ -77,7 +78,7 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     /// ```
     public func count() throws -> Int {
         try box.reading(empty: 0) { transaction, binding in
-            if condition == nil { return try box.count(in: transaction, binding: binding) }
+            if condition == nil && links.isEmpty { return try box.count(in: transaction, binding: binding) }
             return try matches(in: transaction, binding: binding, offset: 0, limit: nil, needsOrder: false).count
         }
     }
@@ -107,8 +108,11 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     public func describe() -> String {
         do {
             return try box.reading(empty: "\(E.cofferSchema.name): nothing stored yet; every query is empty") { transaction, binding in
-                let plan = QueryPlanner.plan(condition: condition, orders: orders, binding: binding, transaction: transaction)
+                let effective = try effectiveCondition(in: transaction)
+                let plan = QueryPlanner.plan(condition: effective, orders: orders, binding: binding, transaction: transaction)
+                let steps = links.map(\.summary)
                 return Describe.plan(plan, condition: condition, orders: orders, schema: binding.schema)
+                    + steps.map { "; " + $0 }.joined()
             }
         } catch {
             return "\(E.cofferSchema.name): cannot describe the query: \(error)"
@@ -146,6 +150,16 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
         }
     }
 
+    /// The query's condition with each link step resolved to a condition on the link property.
+    func effectiveCondition(in transaction: Transaction) throws -> ConditionNode? {
+        var result = condition
+        for link in links {
+            let linked = try link.condition(in: transaction, store: box.store)
+            result = result.map { $0.and(linked) } ?? linked
+        }
+        return result
+    }
+
     /// A matching record; the bytes are valid until the transaction writes or ends.
     struct Match {
         let id: Id
@@ -157,6 +171,7 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
         guard offset >= 0, (limit ?? 0) >= 0 else {
             throw CofferError.invalidOperation(message: "\(E.cofferSchema.name) query: offset and limit must not be negative (got \(offset), \(limit ?? 0))")
         }
+        let condition = try effectiveCondition(in: transaction)
         let evaluator = try ConditionEvaluator(condition, binding: binding)
         let plan = QueryPlanner.plan(condition: condition, orders: needsOrder ? orders : [], binding: binding, transaction: transaction)
         let sorted = needsOrder && !orders.isEmpty

@@ -10,6 +10,7 @@ public struct QueryBuilder<E: Entity>: Sendable {
     let box: Box<E>
     var condition: ConditionNode?
     var orders: [QueryOrder] = []
+    var links: [any QueryLink] = []
 
     /// Adds an ordering; call again for secondary orders.
     ///
@@ -31,14 +32,14 @@ public struct QueryBuilder<E: Entity>: Sendable {
     /// - Throws: ``CofferError/invalidOperation(message:)`` for a condition that cannot run
     ///   (an alias on a combination, `modulo(0)`), or an alias used twice.
     public func build() throws -> Query<E> {
-        if let message = condition?.firstInvalid {
+        if let message = condition?.firstInvalid ?? links.lazy.compactMap(\.invalid).first {
             throw CofferError.invalidOperation(message: "\(E.cofferSchema.name) query: \(message)")
         }
         let aliases = (condition?.leaves ?? []).compactMap(\.alias)
         if let repeated = aliases.first(where: { alias in aliases.filter { $0 == alias }.count > 1 }) {
             throw CofferError.invalidOperation(message: "\(E.cofferSchema.name) query: the alias \(repeated) names more than one condition")
         }
-        return Query(box: box, condition: condition, orders: orders)
+        return Query(box: box, condition: condition, orders: orders, links: links)
     }
 }
 

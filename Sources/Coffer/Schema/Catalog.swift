@@ -44,6 +44,8 @@ struct CatalogProperty: Codable, Equatable {
     var optional: Bool
     var swiftType: String
     var flags: UInt32
+    /// For a `ToOne` link: the target entity's stored name.
+    var target: String? = nil
 }
 
 extension Catalog {

@@ -6,6 +6,8 @@ import CLMDB
 final class EntityBinding: @unchecked Sendable {
     let schema: EntitySchema
     let catalog: CatalogEntity
+    /// The store, for links loaded from records (a binding never outlives its store).
+    unowned(unsafe) let store: Store
     let table: MDB_dbi
     /// The id of the transaction that created the table; snapshots older than it do not
     /// have the table yet.
@@ -25,7 +27,8 @@ final class EntityBinding: @unchecked Sendable {
 
     var entityId: UInt32 { catalog.id }
 
-    init(schema: EntitySchema, catalog: CatalogEntity, table: MDB_dbi, createdInTransaction: Int) {
+    init(store: Store, schema: EntitySchema, catalog: CatalogEntity, table: MDB_dbi, createdInTransaction: Int) {
+        self.store = store
         self.schema = schema
         self.catalog = catalog
         self.table = table

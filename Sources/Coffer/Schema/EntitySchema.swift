@@ -107,6 +107,13 @@ public struct PropertySchema: Sendable, Equatable {
     /// ```
     public let renamedFrom: String?
 
+    /// The target entity's stored name for a `ToOne` link.
+    ///
+    /// ```swift
+    /// Order.customer.schema.relationTarget   // "Customer"
+    /// ```
+    public let relationTarget: String?
+
     /// Whether the declaration has a default value, which old records without this property
     /// decode to.
     ///
@@ -129,7 +136,8 @@ public struct PropertySchema: Sendable, Equatable {
         flags: PropertyFlags = [],
         onConflict: ConflictStrategy? = nil,
         renamedFrom: String? = nil,
-        hasDefault: Bool = false
+        hasDefault: Bool = false,
+        relationTarget: String? = nil
     ) {
         self.name = name
         self.storedName = storedName ?? name
@@ -140,6 +148,7 @@ public struct PropertySchema: Sendable, Equatable {
         self.onConflict = onConflict
         self.renamedFrom = renamedFrom
         self.hasDefault = hasDefault
+        self.relationTarget = relationTarget
     }
 }
 
@@ -216,6 +225,8 @@ public struct PropertyFlags: OptionSet, Sendable, Hashable {
     public static let updatedAt = PropertyFlags(rawValue: 1 << 4)
     /// A `RawRepresentable` enum stored as its raw value. ```swift PropertyFlags.enumeration ```
     public static let enumeration = PropertyFlags(rawValue: 1 << 5)
+    /// A `ToOne` link, stored as the target's id. ```swift PropertyFlags.relation ```
+    public static let relation = PropertyFlags(rawValue: 1 << 6)
 }
 
 /// What a put does when a `@Unique` property's value is already held by another object.

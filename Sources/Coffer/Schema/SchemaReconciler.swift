@@ -27,7 +27,8 @@ enum SchemaReconciler {
                 try checkCompatible(property, previous: previous, entity: schema.name)
                 properties.append(CatalogProperty(
                     id: previous.id, name: property.storedName, type: property.type,
-                    optional: property.isOptional, swiftType: property.swiftType, flags: property.flags.rawValue))
+                    optional: property.isOptional, swiftType: property.swiftType, flags: property.flags.rawValue,
+                    target: property.relationTarget))
             } else {
                 if stored != nil && !property.isOptional && !property.hasDefault {
                     throw CofferError.schemaMismatch(
@@ -41,7 +42,8 @@ enum SchemaReconciler {
                 result.lastPropertyId += 1
                 properties.append(CatalogProperty(
                     id: result.lastPropertyId, name: property.storedName, type: property.type,
-                    optional: property.isOptional, swiftType: property.swiftType, flags: property.flags.rawValue))
+                    optional: property.isOptional, swiftType: property.swiftType, flags: property.flags.rawValue,
+                    target: property.relationTarget))
             }
         }
         result.properties = properties

@@ -121,7 +121,7 @@ extension Store {
         var table: MDB_dbi = 0
         try transaction.check(mdb_dbi_open(transaction.txn, tableName, UInt32(MDB_CREATE), &table),
                               "cannot open the table of \(schema.name) in \(path)")
-        let binding = EntityBinding(schema: schema, catalog: reconciled, table: table,
+        let binding = EntityBinding(store: self, schema: schema, catalog: reconciled, table: table,
                                     createdInTransaction: existingTable == nil ? transaction.snapshotId : 0)
         try dropStaleIndexes(previous: stored, current: reconciled, in: transaction)
         for (position, property) in schema.properties.enumerated() where property.flags.contains(.indexed) {
@@ -210,7 +210,7 @@ extension Store {
               let table = storedDatabase(Catalog.tableName(stored.id))
         else { return nil }
         try SchemaReconciler.checkReadable(schema, from: stored)
-        let binding = EntityBinding(schema: schema, catalog: stored, table: table, createdInTransaction: 0)
+        let binding = EntityBinding(store: self, schema: schema, catalog: stored, table: table, createdInTransaction: 0)
         for (position, property) in schema.properties.enumerated() where property.flags.contains(.indexed) {
             guard let storedProperty = stored.property(named: property.storedName),
                   PropertyFlags(rawValue: storedProperty.flags).contains(.indexed),
@@ -233,6 +233,7 @@ extension Store {
     func adoptBindings(of transaction: Transaction) {
         guard !transaction.newBindings.isEmpty || !transaction.droppedDatabases.isEmpty else { return }
         stateLock.lock()
+        catalogGeneration += 1
         for name in transaction.droppedDatabases { databases[name] = nil }
         for (key, binding) in transaction.newBindings {
             bindings[key] = binding

@@ -50,6 +50,10 @@ public final class Store: @unchecked Sendable {
     var bindings: [ObjectIdentifier: EntityBinding] = [:]
     /// Entity tables and indexes opened at start or created since, by database name.
     var databases: [String: MDB_dbi] = [:]
+    /// Bumped whenever a commit registered entities, which may add links.
+    var catalogGeneration = 0
+    /// `ToOne` properties by target entity, valid for one catalog generation.
+    var linkCache: (generation: Int, links: [String: [IncomingLink]]) = (-1, [:])
     /// Reset read transactions waiting to be renewed (about 3x cheaper than a new one).
     var readers: [OpaquePointer] = []
     /// Scratch memory for encoding records; used under `writerLock` only.

@@ -1,0 +1,62 @@
+/// A step of a query that follows a relation: the ids of the objects on the other side that
+/// match a condition become a condition of the query's own.
+protocol QueryLink: Sendable {
+    /// The owner's property the link follows.
+    var position: Int { get }
+    /// The condition that the query gets from the other side, in this transaction.
+    func condition(in transaction: Transaction, store: Store) throws -> ConditionNode
+    /// The step in words, for `describe()`.
+    var summary: String { get }
+    /// The first problem with the other side's condition, for `build()`.
+    var invalid: String? { get }
+}
+
+/// Follows a `ToOne`: owners whose link points at a matching target.
+struct ToOneLink<Target: Entity>: QueryLink {
+    let position: Int
+    let propertyName: String
+    let target: ConditionNode?
+
+    func condition(in transaction: Transaction, store: Store) throws -> ConditionNode {
+        let box = store.box(for: Target.self)
+        let inner = Query(box: box, condition: target, orders: [])
+        let ids: [QueryValue] = try box.reading(empty: []) { transaction, binding in
+            try inner.matches(in: transaction, binding: binding, offset: 0, limit: nil, needsOrder: false).map { .unsigned($0.id) }
+        }
+        return .leaf(ConditionLeaf(position: position, op: .inList, values: ids, caseSensitive: true))
+    }
+
+    var summary: String {
+        let condition = target.map { Describe.node($0, schema: Target.cofferSchema) } ?? "any"
+        return "link \(propertyName) -> \(Target.cofferSchema.name) where \(condition) (its matching ids looked up in the \(propertyName) index)"
+    }
+
+    var invalid: String? { target?.firstInvalid }
+}
+
+extension QueryBuilder {
+    /// Keeps the objects whose `ToOne` points at an object matching `condition`.
+    ///
+    /// ```swift
+    /// let joesOrders = try orders.query { Order.date > startOfToday }
+    ///     .link(Order.customer) { Customer.name == "Joe" }
+    ///     .build()
+    /// ```
+    public func link<Target: Entity>(_ property: Property<E, ToOne<Target>>, _ condition: () -> QueryCondition<Target>) -> QueryBuilder<E> {
+        var copy = self
+        copy.links.append(ToOneLink<Target>(position: property.index, propertyName: property.name, target: condition().node))
+        return copy
+    }
+}
+
+extension ConditionNode {
+    /// This condition and `other`, flattened so the planner sees every conjunct.
+    func and(_ other: ConditionNode) -> ConditionNode {
+        switch (self, other) {
+        case (.and(let a), .and(let b)): return .and(a + b)
+        case (.and(let a), let b): return .and(a + [b])
+        case (let a, .and(let b)): return .and([a] + b)
+        default: return .and([self, other])
+        }
+    }
+}

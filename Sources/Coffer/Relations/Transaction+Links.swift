@@ -1,0 +1,132 @@
+import CLMDB
+
+/// A `ToOne` property somewhere in the store that can point at objects of one entity.
+struct IncomingLink {
+    let ownerName: String
+    let ownerTable: MDB_dbi
+    /// The owner's index on the link property (links are always indexed).
+    let index: IndexBinding
+}
+
+extension Store {
+    /// Every `ToOne` in the catalog whose target is the entity stored as `target`, as
+    /// `transaction` sees the catalog. Cached per catalog generation.
+    func incomingLinks(to target: String, in transaction: Transaction) throws -> [IncomingLink] {
+        stateLock.lock()
+        let cached = linkCache.generation == catalogGeneration ? linkCache.links[target] : nil
+        let generation = catalogGeneration
+        stateLock.unlock()
+        // A registration inside this transaction is not in the cache yet.
+        if let cached, transaction.newBindings.isEmpty { return cached }
+        guard let catalog = catalogDatabase else { return [] }
+        var links: [IncomingLink] = []
+        for entity in try Catalog.entities(dbi: catalog, in: transaction) {
+            for property in entity.properties where property.target == target {
+                guard let table = database(Catalog.tableName(entity.id), in: transaction),
+                      let index = database(IndexBinding.databaseName(entity: entity.id, property: property.id), in: transaction)
+                else { continue }
+                let schema = PropertySchema(name: property.name, type: .uint64, swiftType: property.swiftType, flags: [.indexed, .relation])
+                links.append(IncomingLink(ownerName: entity.name, ownerTable: table,
+                                          index: IndexBinding(position: -1, storedId: property.id, property: schema,
+                                                              database: index, createdInTransaction: 0)))
+            }
+        }
+        if transaction.newBindings.isEmpty {
+            stateLock.lock()
+            if linkCache.generation != generation { linkCache = (generation, [:]) }
+            linkCache.links[target] = links
+            stateLock.unlock()
+        }
+        return links
+    }
+
+    /// A database handle by name: opened by the store, or created by `transaction`.
+    private func database(_ name: String, in transaction: Transaction) -> MDB_dbi? {
+        if let known = storedDatabase(name) { return known }
+        for binding in transaction.newBindings.values {
+            if Catalog.tableName(binding.entityId) == name { return binding.table }
+            for index in binding.indexes where IndexBinding.databaseName(entity: binding.entityId, property: index.storedId) == name {
+                return index.database
+            }
+        }
+        return nil
+    }
+}
+
+extension Transaction {
+    /// Clears every `ToOne` that points at object `id` of `target` (rewriting the owners'
+    /// records without the link and moving their index entries to nil).
+    func clearLinks(to id: Id, of target: EntityBinding) throws {
+        guard let key = IndexKey.encode(.unsigned(id), type: .uint64) else { return }
+        try clearLinks(matching: key, of: target)
+    }
+
+    /// Clears every `ToOne` that points at any object of `target` (before removing them all).
+    func clearAllLinks(of target: EntityBinding) throws {
+        try clearLinks(matching: [IndexKey.valueTag], of: target)
+    }
+
+    private func clearLinks(matching prefix: [UInt8], of target: EntityBinding) throws {
+        let links = try store.incomingLinks(to: target.schema.storedName, in: self)
+        for link in links {
+            for (owner, key) in try indexEntries(link.index, prefix: prefix) {
+                guard let record = try self.record(owner, table: link.ownerTable, entity: link.ownerName) else { continue }
+                var rewritten = RecordFields(bytes: record).removing(link.index.storedId)
+                var ownerKey = IdKey(owner)
+                try ownerKey.withVal { keyVal in
+                    try rewritten.withUnsafeMutableBytes { raw in
+                        var value = MDB_val(UnsafeRawBufferPointer(raw))
+                        try check(mdb_put(txn, link.ownerTable, &keyVal, &value, 0), "clearing \(link.ownerName).\(link.index.property.name) of \(owner)")
+                    }
+                }
+                try deleteIndexEntry(link.index, key: key, id: owner)
+                try insertIndexEntry(link.index, key: [IndexKey.nilTag], id: owner)
+            }
+        }
+    }
+}
+
+extension Transaction {
+    /// The (id, value key) pairs of index entries whose key starts with `prefix`.
+    func indexEntries(_ index: IndexBinding, prefix: [UInt8]) throws -> [(Id, [UInt8])] {
+        var entries: [(Id, [UInt8])] = []
+        var cursor: OpaquePointer?
+        try check(mdb_cursor_open(txn, index.database, &cursor), "reading the index on \(index.property.name)")
+        defer { mdb_cursor_close(cursor) }
+        var start = prefix
+        try start.withUnsafeMutableBytes { raw in
+            var key = MDB_val(UnsafeRawBufferPointer(raw))
+            var value = MDB_val()
+            var rc = mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE)
+            while rc == 0 {
+                let bytes = key.bytes
+                guard bytes.count >= 8, bytes.starts(with: prefix) else { break }
+                let id = Id(bigEndian: UnsafeRawBufferPointer(rebasing: bytes[(bytes.count - 8)...]).loadUnaligned(as: UInt64.self))
+                entries.append((id, Array(bytes[..<(bytes.count - 8)])))
+                rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
+            }
+            if rc != 0 && rc != MDB_NOTFOUND { try check(rc, "reading the index on \(index.property.name)") }
+        }
+        return entries
+    }
+}
+
+extension RecordFields {
+    /// The record's bytes without the field of stored property `id`.
+    func removing(_ id: UInt16) -> [UInt8] {
+        guard bytes.count >= 1 else { return [] }
+        var result: [UInt8] = [bytes[0]]
+        result.reserveCapacity(bytes.count)
+        forEach { fieldId, field in
+            guard fieldId != id else { return }
+            result.append(UInt8(truncatingIfNeeded: fieldId))
+            result.append(UInt8(truncatingIfNeeded: fieldId >> 8))
+            result.append(field.kind.rawValue)
+            if field.kind.fixedSize == nil {
+                withUnsafeBytes(of: UInt32(field.payload.count).littleEndian) { result.append(contentsOf: $0) }
+            }
+            result.append(contentsOf: field.payload)
+        }
+        return result
+    }
+}
