@@ -55,10 +55,18 @@ struct CodeEmitter {
         line()
         line("extension \(type) {")
         for (index, property) in entity.properties.enumerated() {
-            line("    /// The stored property `\(property.name)` (`\(property.swiftType)`), for queries and upserts.")
+            if property.isComputedRelation {
+                line("    /// The backlink `\(property.name)` (`\(property.swiftType)`), for link queries.")
+            } else {
+                line("    /// The stored property `\(property.name)` (`\(property.swiftType)`), for queries and upserts.")
+            }
             // Written out, not inferred: inferring it makes the compiler resolve `\Type.name`
             // while the static of the same name is still being typed (a circular reference).
-            line("    \(access)static let \(Self.identifier(property.name)): Property<\(type), \(property.swiftType)> = Property(index: \(index), keyPath: \\\(type).\(Self.identifier(property.name)))")
+            // A property's metadata is no more visible than the property (or the entity).
+            let rank = ["": 0, "package": 1, "public": 2]
+            let level = (rank[entity.accessModifier] ?? 0) <= (rank[property.access] ?? 0) ? entity.accessModifier : property.access
+            let propertyAccess = level.isEmpty ? "" : level + " "
+            line("    \(propertyAccess)static let \(Self.identifier(property.name)): Property<\(type), \(property.swiftType)> = Property(index: \(index), keyPath: \\\(type).\(Self.identifier(property.name)))")
         }
         line()
         line("    /// The schema of `\(type)`, compared with the store's catalog when first used.")
@@ -79,6 +87,7 @@ struct CodeEmitter {
             if let renamed = property.renamedFrom { arguments.append("renamedFrom: \(Self.literal(renamed))") }
             if property.defaultValue != nil || property.relationTarget != nil { arguments.append("hasDefault: true") }
             if let target = property.relationTarget { arguments.append("relationTarget: \(Self.literal(target))") }
+            if let backlink = property.backlinkProperty { arguments.append("backlinkProperty: \(Self.literal(backlink))") }
             line("            PropertySchema(\(arguments.joined(separator: ", "))),")
         }
         line("        ]")
@@ -86,14 +95,14 @@ struct CodeEmitter {
         line()
         line("    /// Writes every stored property of `entity` except `id` into a record.")
         line("    \(access)static func cofferEncode(_ entity: \(type), to writer: inout RecordWriter) {")
-        for (index, property) in entity.properties.enumerated() where !property.isId {
+        for (index, property) in entity.properties.enumerated() where !property.isId && !property.isComputedRelation {
             line("        writer.write(\(index), entity.\(Self.identifier(property.name)))")
         }
         line("    }")
         line()
         line("    /// Reads an object from a record; fields the schema does not know are skipped.")
         line("    \(access)static func cofferDecode(id: Id, from reader: inout RecordReader) throws -> \(type) {")
-        let stored = entity.properties.enumerated().filter { !$0.element.isId }
+        let stored = entity.properties.enumerated().filter { !$0.element.isId && !$0.element.isComputedRelation }
         for (_, property) in stored {
             line("        var \(Self.local(property)): \(property.valueType)? = nil")
         }
@@ -114,6 +123,8 @@ struct CodeEmitter {
             let label = property.name
             if property.isId {
                 arguments.append("\(label): id")
+            } else if let target = property.toManyTarget, let backlink = property.backlinkProperty {
+                arguments.append("\(label): ToMany.cofferBacklink(\(target).\(Self.identifier(backlink)), from: reader)")
             } else if property.isOptional {
                 arguments.append("\(label): \(Self.local(property))")
             } else if property.relationTarget != nil {

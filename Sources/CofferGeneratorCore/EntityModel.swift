@@ -21,8 +21,17 @@ struct PropertyModel {
     var flags: [String]
     var onConflict: String?
     var renamedFrom: String?
+    /// The property's own access (`public`, `package` or "" for internal).
+    var access: String = ""
     /// For `ToOne<Target>`: the target's stored name.
     var relationTarget: String? = nil
+    /// For `ToMany<Target>`: the target type as written.
+    var toManyTarget: String? = nil
+    /// For a `@Backlink` `ToMany`: the name of the `ToOne` on the target.
+    var backlinkProperty: String? = nil
+
+    /// Not stored in records: computed from the other side.
+    var isComputedRelation: Bool { toManyTarget != nil }
 
     /// The Swift type as declared, e.g. `Color?`.
     var swiftType: String { isOptional ? "\(valueType)?" : valueType }

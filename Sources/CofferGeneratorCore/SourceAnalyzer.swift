@@ -20,8 +20,8 @@ struct SourceAnalyzer {
     static let arrayTypes: [String: String] = ["String": "stringArray", "Int": "intArray", "Double": "doubleArray"]
     static let supportedList =
         "Bool, Int, Int8-Int64, UInt, UInt8-UInt64, Float, Double, String, Date, Data, UUID, [String], [Int], [Double], enums with one of those raw types, and optionals of them"
-    static let markers: Set<String> = ["Index", "Unique", "Transient", "Name", "Renamed", "CreatedAt", "UpdatedAt"]
-    static let laterMarkers: Set<String> = ["FullText", "Backlink"]
+    static let markers: Set<String> = ["Index", "Unique", "Transient", "Name", "Renamed", "CreatedAt", "UpdatedAt", "Backlink"]
+    static let laterMarkers: Set<String> = ["FullText"]
 
     init(files: [SourceFile]) {
         let parsed = files.map { file in (file, Parser.parse(source: file.text)) }
@@ -207,7 +207,7 @@ struct SourceAnalyzer {
                 if Self.laterMarkers.contains(attributeName) {
                     report(attribute, "@\(attributeName) is not supported by this version of Coffer", &context)
                 } else if !Self.markers.contains(attributeName) {
-                    report(attribute, "@\(attributeName) is not a Coffer annotation; entity properties take @Index, @Unique, @Transient, @Name, @Renamed, @CreatedAt and @UpdatedAt", &context)
+                    report(attribute, "@\(attributeName) is not a Coffer annotation; entity properties take @Index, @Unique, @Transient, @Name, @Renamed, @CreatedAt, @UpdatedAt and @Backlink", &context)
                 }
             }
             // `var a, b: Int`: a binding without a type takes the next written one.
@@ -218,10 +218,15 @@ struct SourceAnalyzer {
             }
             property.defaultValue = defaultValue
             property.isId = name == "id"
+            property.access = modifiers.contains("public") || modifiers.contains("open") ? "public" : (modifiers.contains("package") ? "package" : "")
             if property.isId && isLet {
                 report(pattern, "'id' of entity '\(entity)' must be a 'var': put assigns it", &context)
             }
             applyMarkers(attributes, to: &property, context: &context)
+            if property.toManyTarget != nil && !names.contains("Backlink") {
+                report(pattern, "ToMany property '\(name)' needs @Backlink(\\Other.link): many-to-many relations are not supported by this version of Coffer", &context)
+                continue
+            }
             result.append(property)
         }
         return result
@@ -255,6 +260,19 @@ struct SourceAnalyzer {
                 property.storedName = stringArgument(attribute, label: nil, context: &context)
             case "Renamed":
                 property.renamedFrom = stringArgument(attribute, label: "from", context: &context)
+            case "Backlink":
+                guard property.toManyTarget != nil else {
+                    report(attribute, "@Backlink needs a ToMany property; '\(property.name)' is '\(property.swiftType)'", &context)
+                    break
+                }
+                guard case .argumentList(let arguments) = attribute.arguments, arguments.count == 1,
+                      let keyPath = arguments.first?.expression.as(KeyPathExprSyntax.self),
+                      let last = keyPath.components.last?.component.as(KeyPathPropertyComponentSyntax.self) else {
+                    report(attribute, "@Backlink takes a key path to the other entity's ToOne: @Backlink(\\Order.customer)", &context)
+                    break
+                }
+                property.backlinkProperty = last.declName.baseName.text
+                property.flags.append("backlink")
             case "CreatedAt", "UpdatedAt":
                 let name = Self.markerName(attribute)
                 if property.valueType != "Date" {
@@ -347,6 +365,12 @@ struct SourceAnalyzer {
         }
         let bare = Self.stripModule(written)
         if let storage = Self.scalarTypes[bare] { return model(storage, written, optional: optional) }
+        if let identifier = inner.as(IdentifierTypeSyntax.self), identifier.name.text == "ToMany",
+           let argument = identifier.genericArgumentClause?.arguments.first, !optional {
+            var many = model("uint64", written, optional: false)
+            many.toManyTarget = argument.argument.trimmedDescription
+            return many
+        }
         if let identifier = inner.as(IdentifierTypeSyntax.self), identifier.name.text == "ToOne",
            let argument = identifier.genericArgumentClause?.arguments.first {
             if optional {

@@ -78,7 +78,7 @@ import Testing
             "Model.swift:4:13: error: @Unique takes onConflict: .fail, .replace or .update",
             "Model.swift:5:5: error: @CreatedAt needs a Date property; 'c' is 'Int'",
             "Model.swift:6:20: error: @Transient property 'd' needs a default value: loaded objects get it",
-            "Model.swift:7:5: error: @Published is not a Coffer annotation; entity properties take @Index, @Unique, @Transient, @Name, @Renamed, @CreatedAt and @UpdatedAt",
+            "Model.swift:7:5: error: @Published is not a Coffer annotation; entity properties take @Index, @Unique, @Transient, @Name, @Renamed, @CreatedAt, @UpdatedAt and @Backlink",
         ])
     }
 
@@ -104,6 +104,14 @@ import Testing
             "Model.swift:9:9: error: 'let fixed' has a fixed value and cannot be loaded from the store; make it 'var' or mark it @Transient",
             "Model.swift:10:9: error: property 'inferred' of entity 'M' needs a written type: the generator cannot infer it",
             "Model.swift:11:9: error: property 'nested' of entity 'M' has a nested optional 'Int??', which cannot be stored",
+        ])
+    }
+
+    @Test func toManyNeedsABacklink() {
+        #expect(diagnose("struct T: Entity {\n    var id: Id = 0\n    var kids: ToMany<K> = []\n    @Backlink(\\K.t) var n: Int = 0\n    @Backlink(K.t) var m: ToMany<K> = []\n}") == [
+            "Model.swift:3:9: error: ToMany property 'kids' needs @Backlink(\\Other.link): many-to-many relations are not supported by this version of Coffer",
+            "Model.swift:4:5: error: @Backlink needs a ToMany property; 'n' is 'Int'",
+            "Model.swift:5:5: error: @Backlink takes a key path to the other entity's ToOne: @Backlink(\\Order.customer)",
         ])
     }
 

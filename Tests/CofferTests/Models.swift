@@ -188,6 +188,7 @@ struct CocoaPod: Entity {
 struct Customer: Entity {
     var id: Id = 0
     @Index var name: String
+    @Backlink(\Order.customer) var orders: ToMany<Order> = []
 }
 
 struct Order: Entity {

@@ -61,3 +61,13 @@ public macro CreatedAt() = #externalMacro(module: "CofferMacros", type: "MarkerM
 /// ```
 @attached(peer)
 public macro UpdatedAt() = #externalMacro(module: "CofferMacros", type: "MarkerMacro")
+
+/// Declares a `ToMany` as the read side of another entity's `ToOne`: the objects whose link
+/// points here.
+///
+/// ```swift
+/// @Backlink(\Order.customer) var orders: ToMany<Order> = []
+/// ```
+@attached(peer)
+public macro Backlink<Root, Value>(_ link: KeyPath<Root, Value>) =
+    #externalMacro(module: "CofferMacros", type: "MarkerMacro")

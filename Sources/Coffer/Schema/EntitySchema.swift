@@ -114,6 +114,13 @@ public struct PropertySchema: Sendable, Equatable {
     /// ```
     public let relationTarget: String?
 
+    /// For a `@Backlink` `ToMany`: the name of the `ToOne` on the other side.
+    ///
+    /// ```swift
+    /// Customer.orders.schema.backlinkProperty   // "customer"
+    /// ```
+    public let backlinkProperty: String?
+
     /// Whether the declaration has a default value, which old records without this property
     /// decode to.
     ///
@@ -137,7 +144,8 @@ public struct PropertySchema: Sendable, Equatable {
         onConflict: ConflictStrategy? = nil,
         renamedFrom: String? = nil,
         hasDefault: Bool = false,
-        relationTarget: String? = nil
+        relationTarget: String? = nil,
+        backlinkProperty: String? = nil
     ) {
         self.name = name
         self.storedName = storedName ?? name
@@ -149,6 +157,7 @@ public struct PropertySchema: Sendable, Equatable {
         self.renamedFrom = renamedFrom
         self.hasDefault = hasDefault
         self.relationTarget = relationTarget
+        self.backlinkProperty = backlinkProperty
     }
 }
 
@@ -227,6 +236,8 @@ public struct PropertyFlags: OptionSet, Sendable, Hashable {
     public static let enumeration = PropertyFlags(rawValue: 1 << 5)
     /// A `ToOne` link, stored as the target's id. ```swift PropertyFlags.relation ```
     public static let relation = PropertyFlags(rawValue: 1 << 6)
+    /// A `@Backlink` `ToMany`: computed from the other side, not stored. ```swift PropertyFlags.backlink ```
+    public static let backlink = PropertyFlags(rawValue: 1 << 7)
 }
 
 /// What a put does when a `@Unique` property's value is already held by another object.

@@ -18,7 +18,7 @@ enum SchemaReconciler {
     ) throws -> CatalogEntity {
         var result = stored ?? CatalogEntity(id: newEntityId(), name: schema.storedName, lastPropertyId: 0, properties: [])
         var properties: [CatalogProperty] = []
-        for property in schema.properties where !property.flags.contains(.id) {
+        for property in schema.properties where property.flags.isDisjoint(with: [.id, .backlink]) {
             let previous = stored.flatMap { entity in
                 entity.property(named: property.storedName)
                     ?? property.renamedFrom.flatMap { entity.property(named: $0) }
@@ -52,7 +52,7 @@ enum SchemaReconciler {
 
     /// Throws unless every stored property the schema declares can be read as declared.
     static func checkReadable(_ schema: EntitySchema, from stored: CatalogEntity) throws {
-        for property in schema.properties where !property.flags.contains(.id) {
+        for property in schema.properties where property.flags.isDisjoint(with: [.id, .backlink]) {
             if let previous = stored.property(named: property.storedName)
                 ?? property.renamedFrom.flatMap({ stored.property(named: $0) }) {
                 try checkCompatible(property, previous: previous, entity: schema.name)
