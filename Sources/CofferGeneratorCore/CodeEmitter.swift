@@ -56,7 +56,7 @@ struct CodeEmitter {
         line("extension \(type) {")
         for (index, property) in entity.properties.enumerated() {
             if property.isComputedRelation {
-                line("    /// The backlink `\(property.name)` (`\(property.swiftType)`), for link queries.")
+                line("    /// The relation `\(property.name)` (`\(property.swiftType)`), for link queries.")
             } else {
                 line("    /// The stored property `\(property.name)` (`\(property.swiftType)`), for queries and upserts.")
             }
@@ -125,6 +125,8 @@ struct CodeEmitter {
                 arguments.append("\(label): id")
             } else if let target = property.toManyTarget, let backlink = property.backlinkProperty {
                 arguments.append("\(label): ToMany.cofferBacklink(\(target).\(Self.identifier(backlink)), from: reader)")
+            } else if property.toManyTarget != nil {
+                arguments.append("\(label): ToMany.cofferManyToMany(position: \(index), from: reader)")
             } else if property.isOptional {
                 arguments.append("\(label): \(Self.local(property))")
             } else if property.relationTarget != nil {
@@ -144,7 +146,17 @@ struct CodeEmitter {
         }
         line("        )")
         line("    }")
-        let links = entity.properties.filter { $0.relationTarget != nil }
+        let links = entity.properties.filter { $0.relationTarget != nil && $0.toManyTarget == nil }
+        let manyToMany = entity.properties.enumerated().filter { $0.element.toManyTarget != nil && $0.element.backlinkProperty == nil }
+        if !manyToMany.isEmpty {
+            line()
+            line("    /// Applies the changes of many-to-many relations after the entity is stored; called by `put`.")
+            line("    \(access)static func cofferPutLinks(_ entity: inout \(type), in store: Store) throws {")
+            for (index, property) in manyToMany {
+                line("        try entity.\(Self.identifier(property.name)).cofferApply(owner: \(type).self, position: \(index), ownerId: entity.id, in: store)")
+            }
+            line("    }")
+        }
         if !links.isEmpty {
             line()
             line("    /// Stores unsaved link targets before the entity; called by `put`.")

@@ -223,9 +223,10 @@ struct SourceAnalyzer {
                 report(pattern, "'id' of entity '\(entity)' must be a 'var': put assigns it", &context)
             }
             applyMarkers(attributes, to: &property, context: &context)
-            if property.toManyTarget != nil && !names.contains("Backlink") {
-                report(pattern, "ToMany property '\(name)' needs @Backlink(\\Other.link): many-to-many relations are not supported by this version of Coffer", &context)
-                continue
+            if let target = property.toManyTarget, !names.contains("Backlink") {
+                // A standalone many-to-many relation, stored in its own tables.
+                property.flags = ["relation", "toMany"]
+                property.relationTarget = String(target.split(separator: ".").last ?? Substring(target))
             }
             result.append(property)
         }
@@ -287,7 +288,9 @@ struct SourceAnalyzer {
             report(first, "'id' is always indexed by the entity table and takes no annotations", &context)
         }
         if property.isId { property.flags = ["id"] }
-        if property.relationTarget != nil && !property.flags.contains("relation") { property.flags += ["indexed", "relation"] }
+        if property.relationTarget != nil && property.toManyTarget == nil && !property.flags.contains("relation") {
+            property.flags += ["indexed", "relation"]
+        }
         if property.isEnum { property.flags.append("enumeration") }
         var unique: [String] = []
         for flag in property.flags where !unique.contains(flag) { unique.append(flag) }

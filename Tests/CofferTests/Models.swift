@@ -204,3 +204,15 @@ struct Node: Entity {
     var label: String
     var next: ToOne<Node> = nil
 }
+
+struct Student: Entity {
+    var id: Id = 0
+    @Index var name: String
+    var teachers: ToMany<Teacher> = []
+}
+
+struct Teacher: Entity {
+    var id: Id = 0
+    @Index var name: String
+    @Backlink(\Student.teachers) var students: ToMany<Student> = []
+}

@@ -117,6 +117,7 @@ extension Box {
         try writing { transaction, binding in
             let count = try count(in: transaction, binding: binding)
             try transaction.clearAllLinks(of: binding)
+            try transaction.dropManyToMany(of: binding)
             try transaction.check(mdb_drop(transaction.txn, binding.table, 0), "removing all \(E.cofferSchema.name)")
             for index in binding.indexes {
                 try transaction.check(mdb_drop(transaction.txn, index.database, 0), "clearing the index on \(index.property.name)")
@@ -207,6 +208,7 @@ extension Box {
             }
             try transaction.insertIndexEntry(index, key: transaction.newKeys[position], id: id)
         }
+        try E.cofferPutLinks(&entity, in: store)
         return id
     }
 
@@ -230,7 +232,10 @@ extension Box {
             try transaction.check(rc, "removing \(name) \(id)")
             return true
         }
-        if removed { try transaction.clearLinks(to: id, of: binding) }
+        if removed {
+            try transaction.clearLinks(to: id, of: binding)
+            try transaction.removeManyToMany(of: id, binding: binding)
+        }
         return removed
     }
 }

@@ -72,6 +72,14 @@ public protocol Entity: Sendable {
     /// try Order.cofferPutRelations(&order, in: store)
     /// ```
     static func cofferPutRelations(_ entity: inout Self, in store: Store) throws
+
+    /// Applies the changes of the entity's many-to-many `ToMany` properties after the entity
+    /// is stored (generated only for entities that have them).
+    ///
+    /// ```swift
+    /// try Student.cofferPutLinks(&student, in: store)
+    /// ```
+    static func cofferPutLinks(_ entity: inout Self, in store: Store) throws
 }
 
 extension Entity {
@@ -88,4 +96,11 @@ extension Entity {
     /// try Note.cofferPutRelations(&note, in: store)   // no effect
     /// ```
     public static func cofferPutRelations(_ entity: inout Self, in store: Store) throws {}
+
+    /// Entities without many-to-many relations have nothing to apply.
+    ///
+    /// ```swift
+    /// try Note.cofferPutLinks(&note, in: store)   // no effect
+    /// ```
+    public static func cofferPutLinks(_ entity: inout Self, in store: Store) throws {}
 }

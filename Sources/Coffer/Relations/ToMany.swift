@@ -1,7 +1,16 @@
 import Foundation
 
-/// The objects of `Target` whose `ToOne` points at this object: the read side of a link,
-/// declared with `@Backlink`.
+/// A to-many relation: either a standalone many-to-many relation stored in its own tables
+/// (`var teachers: ToMany<Teacher> = []`), or, with `@Backlink`, the read side of another
+/// entity's `ToOne` or many-to-many `ToMany`.
+///
+/// ```swift
+/// var ada = Student(name: "Ada")
+/// ada.teachers.append(Teacher(name: "Grace"))   // unsaved: stored when the owner is put
+/// try students.put(&ada)                        // stores Grace and the relation
+/// ada.teachers.remove(at: 0)
+/// try students.put(&ada)                        // removes the relation (Grace stays)
+/// ```
 ///
 /// ```swift
 /// struct Customer: Entity {
@@ -14,10 +23,14 @@ import Foundation
 /// for order in joe?.orders ?? [] { print(order.total) }   // loaded on first use
 /// ```
 ///
-/// The elements are loaded from the store the owner was read from, once, on first access,
-/// through the link's index. Change the relation through the `ToOne` side.
+/// The elements are loaded from the store the owner was read from, once, on first access.
+/// Changes (`append`, `remove(at:)`, `removeAll()`) are applied to a many-to-many relation
+/// when the owner is put; on a `@Backlink` they only change this copy: change such a relation
+/// through its owning side.
 public struct ToMany<Target: Entity>: Sendable, ExpressibleByArrayLiteral, RandomAccessCollection, CustomStringConvertible {
-    let storage: ToManyStorage<Target>
+    var storage: ToManyStorage<Target>
+    /// Whether elements were added or removed since the collection was made or applied.
+    var isModified = false
 
     /// A fixed list, for building objects (a stored owner's backlink is read from the store).
     ///
@@ -26,6 +39,7 @@ public struct ToMany<Target: Entity>: Sendable, ExpressibleByArrayLiteral, Rando
     /// ```
     public init(arrayLiteral elements: Target...) {
         storage = ToManyStorage(elements: elements)
+        isModified = !elements.isEmpty
     }
 
     init(loader: @escaping @Sendable () throws -> [Target]) {
@@ -46,6 +60,42 @@ public struct ToMany<Target: Entity>: Sendable, ExpressibleByArrayLiteral, Rando
     public var endIndex: Int { ((try? storage.load()) ?? []).count }
     /// The element at `position`. ```swift customer.orders[0] ```
     public subscript(position: Int) -> Target { ((try? storage.load()) ?? [])[position] }
+
+    /// Adds an object (an unsaved one is stored when the owner is put).
+    ///
+    /// ```swift
+    /// student.teachers.append(grace)
+    /// ```
+    public mutating func append(_ target: Target) {
+        var elements = (try? storage.load()) ?? []
+        elements.append(target)
+        storage = ToManyStorage(elements: elements)
+        isModified = true
+    }
+
+    /// Removes and returns the element at `position` (the object itself stays stored).
+    ///
+    /// ```swift
+    /// let dropped = student.teachers.remove(at: 0)
+    /// ```
+    @discardableResult
+    public mutating func remove(at position: Int) -> Target {
+        var elements = (try? storage.load()) ?? []
+        let removed = elements.remove(at: position)
+        storage = ToManyStorage(elements: elements)
+        isModified = true
+        return removed
+    }
+
+    /// Removes every element (the objects themselves stay stored).
+    ///
+    /// ```swift
+    /// student.teachers.removeAll()
+    /// ```
+    public mutating func removeAll() {
+        storage = ToManyStorage(elements: [])
+        isModified = true
+    }
 
     /// `ToMany<Order>(3 elements)`, or `(not loaded)` before first use.
     /// ```swift print(customer.orders) ```
@@ -106,6 +156,114 @@ extension ToMany {
     }
 }
 
+extension ToMany {
+    /// The many-to-many relation at `position` of the owner the reader is decoding; called by
+    /// generated code.
+    ///
+    /// ```swift
+    /// teachers: ToMany.cofferManyToMany(position: 2, from: reader)
+    /// ```
+    public static func cofferManyToMany(position: Int, from reader: RecordReader) -> ToMany {
+        let binding = reader.binding.takeUnretainedValue()
+        let store = binding.store
+        let ownerId = reader.id
+        guard let tables = binding.relationTables[position] else { return [] }
+        var many = ToMany {
+            let ids = try store.performRead { transaction in try transaction.relatedIds(tables.forward, of: ownerId) }
+            return try store.box(for: Target.self).get(ids)
+        }
+        many.isModified = false
+        return many
+    }
+
+    /// The reverse side of `link`, a many-to-many relation of `Target`; called by generated
+    /// code for `@Backlink(\Student.teachers)`.
+    ///
+    /// ```swift
+    /// students: ToMany.cofferBacklink(Student.teachers, from: reader)
+    /// ```
+    public static func cofferBacklink<Owner: Entity>(_ link: Property<Target, ToMany<Owner>>, from reader: RecordReader) -> ToMany {
+        let store = reader.binding.takeUnretainedValue().store
+        let ownerId = reader.id
+        let position = link.index
+        return ToMany {
+            let ids: [Id] = try store.performRead { transaction in
+                guard let binding = try store.binding(for: Target.self, in: transaction),
+                      let tables = binding.relationTables[position] else { return [] }
+                return try transaction.relatedIds(tables.reverse, of: ownerId)
+            }
+            return try store.box(for: Target.self).get(ids)
+        }
+    }
+
+    /// Makes the stored relation equal this collection, storing unsaved elements first;
+    /// called by generated code after the owner is put.
+    ///
+    /// ```swift
+    /// try entity.teachers.cofferApply(owner: Student.self, position: 2, ownerId: entity.id, in: store)
+    /// ```
+    public mutating func cofferApply<Owner: Entity>(owner: Owner.Type, position: Int, ownerId: Id, in store: Store) throws {
+        guard isModified else { return }
+        var elements = try storage.load()
+        try store.performWrite { transaction in
+            let binding = try store.writableBinding(for: Owner.self, in: transaction)
+            guard let tables = binding.relationTables[position] else {
+                throw CofferError.invalidOperation(message: "\(Owner.cofferSchema.name) has no relation tables for property #\(position)")
+            }
+            let box = store.box(for: Target.self)
+            for index in elements.indices where elements[index].id == 0 { try box.put(&elements[index]) }
+            let desired = Set(elements.map(\.id))
+            let current = Set(try transaction.relatedIds(tables.forward, of: ownerId))
+            for target in desired.subtracting(current).sorted() { try transaction.addRelation(tables, owner: ownerId, target: target) }
+            for target in current.subtracting(desired).sorted() { try transaction.removeRelation(tables, owner: ownerId, target: target) }
+        }
+        storage = ToManyStorage(elements: elements)
+        isModified = false
+    }
+}
+
+/// Follows a many-to-many relation forward (`link(Student.teachers)`: students with a
+/// matching teacher) or backward (`link(Teacher.students)`: teachers with a matching student).
+struct ManyToManyLink<Owner: Entity, Other: Entity>: QueryLink {
+    let position = 0   // the result's id
+    let propertyName: String
+    /// The relation's owner entity and property position.
+    let relationPosition: Int
+    /// true: the query's entity owns the relation; false: it is the relation's target.
+    let forward: Bool
+    let other: ConditionNode?
+
+    func condition(in transaction: Transaction, store: Store) throws -> ConditionNode {
+        let box = store.box(for: Other.self)
+        let inner = Query(box: box, condition: other, orders: [])
+        let otherIds = try box.reading(empty: []) { transaction, binding in
+            try inner.matches(in: transaction, binding: binding, offset: 0, limit: nil, needsOrder: false).map(\.id)
+        }
+        var ids = Set<Id>()
+        try store.performRead { transaction in
+            let ownerBinding: EntityBinding?
+            if forward {
+                ownerBinding = try store.binding(for: Owner.self, in: transaction)
+            } else {
+                ownerBinding = try store.binding(for: Other.self, in: transaction)
+            }
+            guard let tables = ownerBinding?.relationTables[relationPosition] else { return }
+            for id in otherIds {
+                // forward: other ids are targets -> owners via the reverse table; backward: owners -> targets.
+                ids.formUnion(try transaction.relatedIds(forward ? tables.reverse : tables.forward, of: id))
+            }
+        }
+        return .leaf(ConditionLeaf(position: 0, op: .inList, values: ids.sorted().map { .unsigned($0) }, caseSensitive: true))
+    }
+
+    var summary: String {
+        let condition = other.map { Describe.node($0, schema: Other.cofferSchema) } ?? "any"
+        return "link \(propertyName) \(forward ? "->" : "<-") \(Other.cofferSchema.name) where \(condition) (through the relation's \(forward ? "reverse" : "forward") table)"
+    }
+
+    var invalid: String? { other?.firstInvalid }
+}
+
 /// Follows a backlink: owners that some object matching the condition links to.
 struct BacklinkLink<Source: Entity, Owner: Entity>: QueryLink {
     let position = 0   // the owner's id
@@ -138,21 +296,32 @@ struct BacklinkLink<Source: Entity, Owner: Entity>: QueryLink {
 }
 
 extension QueryBuilder {
-    /// Keeps the objects that at least one object matching `condition` links to, following
-    /// a `@Backlink` (the `ToOne` it names, through the table of the other side).
+    /// Keeps the objects related to at least one object matching `condition`: across a
+    /// many-to-many `ToMany`, or a `@Backlink` of a `ToOne` or of a many-to-many relation.
     ///
     /// ```swift
     /// let big = try customers.query().link(Customer.orders) { Order.total > 100 }.build()
+    /// let taughtByGrace = try students.query().link(Student.teachers) { Teacher.name == "Grace" }.build()
     /// ```
     public func link<Source: Entity>(_ property: Property<E, ToMany<Source>>, _ condition: () -> QueryCondition<Source>) -> QueryBuilder<E> {
         var copy = self
+        if property.schema.flags.contains(.toMany) {
+            copy.links.append(ManyToManyLink<E, Source>(propertyName: property.name, relationPosition: property.index,
+                                                        forward: true, other: condition().node))
+            return copy
+        }
         guard let linkName = property.schema.backlinkProperty,
               let linkPosition = Source.cofferSchema.properties.firstIndex(where: { $0.name == linkName }) else {
             copy.condition = (copy.condition.map { $0.and(.invalid("\(property) is not a backlink")) }) ?? .invalid("\(property) is not a backlink")
             return copy
         }
-        copy.links.append(BacklinkLink<Source, E>(propertyName: property.name, linkPosition: linkPosition,
-                                                  linkName: linkName, source: condition().node))
+        if Source.cofferSchema.properties[linkPosition].flags.contains(.toMany) {
+            copy.links.append(ManyToManyLink<Source, Source>(propertyName: property.name, relationPosition: linkPosition,
+                                                             forward: false, other: condition().node))
+        } else {
+            copy.links.append(BacklinkLink<Source, E>(propertyName: property.name, linkPosition: linkPosition,
+                                                      linkName: linkName, source: condition().node))
+        }
         return copy
     }
 }

@@ -1,5 +1,11 @@
 import CLMDB
 
+/// The relations in the store that can point at objects of one entity.
+struct IncomingRelations {
+    var toOne: [IncomingLink] = []
+    var manyToMany: [RelationTables] = []
+}
+
 /// A `ToOne` property somewhere in the store that can point at objects of one entity.
 struct IncomingLink {
     let ownerName: String
@@ -11,22 +17,28 @@ struct IncomingLink {
 extension Store {
     /// Every `ToOne` in the catalog whose target is the entity stored as `target`, as
     /// `transaction` sees the catalog. Cached per catalog generation.
-    func incomingLinks(to target: String, in transaction: Transaction) throws -> [IncomingLink] {
+    func incomingLinks(to target: String, in transaction: Transaction) throws -> IncomingRelations {
         stateLock.lock()
         let cached = linkCache.generation == catalogGeneration ? linkCache.links[target] : nil
         let generation = catalogGeneration
         stateLock.unlock()
         // A registration inside this transaction is not in the cache yet.
         if let cached, transaction.newBindings.isEmpty { return cached }
-        guard let catalog = catalogDatabase else { return [] }
-        var links: [IncomingLink] = []
+        guard let catalog = catalogDatabase else { return IncomingRelations() }
+        var links = IncomingRelations()
         for entity in try Catalog.entities(dbi: catalog, in: transaction) {
-            for property in entity.properties where property.target == target {
+            for property in entity.properties where property.target == target && PropertyFlags(rawValue: property.flags).contains(.toMany) {
+                let names = RelationTables.names(entity: entity.id, property: property.id)
+                if let forward = database(names.forward, in: transaction), let reverse = database(names.reverse, in: transaction) {
+                    links.manyToMany.append(RelationTables(forward: forward, reverse: reverse))
+                }
+            }
+            for property in entity.properties where property.target == target && !PropertyFlags(rawValue: property.flags).contains(.toMany) {
                 guard let table = database(Catalog.tableName(entity.id), in: transaction),
                       let index = database(IndexBinding.databaseName(entity: entity.id, property: property.id), in: transaction)
                 else { continue }
                 let schema = PropertySchema(name: property.name, type: .uint64, swiftType: property.swiftType, flags: [.indexed, .relation])
-                links.append(IncomingLink(ownerName: entity.name, ownerTable: table,
+                links.toOne.append(IncomingLink(ownerName: entity.name, ownerTable: table,
                                           index: IndexBinding(position: -1, storedId: property.id, property: schema,
                                                               database: index, createdInTransaction: 0)))
             }
@@ -45,6 +57,12 @@ extension Store {
         if let known = storedDatabase(name) { return known }
         for binding in transaction.newBindings.values {
             if Catalog.tableName(binding.entityId) == name { return binding.table }
+            for (position, tables) in binding.relationTables {
+                guard let stored = binding.catalog.property(named: binding.schema.properties[position].storedName) else { continue }
+                let names = RelationTables.names(entity: binding.entityId, property: stored.id)
+                if names.forward == name { return tables.forward }
+                if names.reverse == name { return tables.reverse }
+            }
             for index in binding.indexes where IndexBinding.databaseName(entity: binding.entityId, property: index.storedId) == name {
                 return index.database
             }
@@ -67,7 +85,7 @@ extension Transaction {
     }
 
     private func clearLinks(matching prefix: [UInt8], of target: EntityBinding) throws {
-        let links = try store.incomingLinks(to: target.schema.storedName, in: self)
+        let links = try store.incomingLinks(to: target.schema.storedName, in: self).toOne
         for link in links {
             for (owner, key) in try indexEntries(link.index, prefix: prefix) {
                 guard let record = try self.record(owner, table: link.ownerTable, entity: link.ownerName) else { continue }
@@ -128,5 +146,24 @@ extension RecordFields {
             result.append(contentsOf: field.payload)
         }
         return result
+    }
+}
+
+extension Transaction {
+    /// Removes the relation rows of a removed object: those it owns and those pointing at it.
+    func removeManyToMany(of id: Id, binding: EntityBinding) throws {
+        for tables in binding.relationTables.values { try removeRelations(tables, owner: id) }
+        for tables in try store.incomingLinks(to: binding.schema.storedName, in: self).manyToMany {
+            try removeRelations(tables, target: id)
+        }
+    }
+
+    /// Empties every relation table owned by, or pointing at, an entity whose objects are all removed.
+    func dropManyToMany(of binding: EntityBinding) throws {
+        let incoming = try store.incomingLinks(to: binding.schema.storedName, in: self).manyToMany
+        for tables in Array(binding.relationTables.values) + incoming {
+            try check(mdb_drop(txn, tables.forward, 0), "removing relations of \(binding.schema.name)")
+            try check(mdb_drop(txn, tables.reverse, 0), "removing relations of \(binding.schema.name)")
+        }
     }
 }

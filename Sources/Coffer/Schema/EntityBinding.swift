@@ -20,6 +20,8 @@ final class EntityBinding: @unchecked Sendable {
     /// The entity's property indexes (unique ones included). Filled while the binding is
     /// registered, before any other thread can see it; read-only afterwards.
     @exclusivity(unchecked) var indexes: [IndexBinding] = []
+    /// The tables of the entity's many-to-many relations, by schema position.
+    @exclusivity(unchecked) var relationTables: [Int: RelationTables] = [:]
     /// Whether a put must set `@CreatedAt` / `@UpdatedAt` properties.
     let hasTimestamps: Bool
     /// Stored id of the `@CreatedAt` property, whose stored value an update keeps.
@@ -57,5 +59,16 @@ final class EntityBinding: @unchecked Sendable {
     @inline(__always)
     func isVisible(in transaction: Transaction) -> Bool {
         transaction.snapshotId >= createdInTransaction
+    }
+}
+
+/// The two tables of a many-to-many relation: `owner ‖ target` and `target ‖ owner` keys
+/// (16 bytes, ids big-endian, empty values), so both directions are prefix scans.
+struct RelationTables: Sendable {
+    let forward: MDB_dbi
+    let reverse: MDB_dbi
+
+    static func names(entity: UInt32, property: UInt16) -> (forward: String, reverse: String) {
+        ("relation.\(entity).\(property)", "relation.\(entity).\(property).reverse")
     }
 }

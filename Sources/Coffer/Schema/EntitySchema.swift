@@ -238,6 +238,8 @@ public struct PropertyFlags: OptionSet, Sendable, Hashable {
     public static let relation = PropertyFlags(rawValue: 1 << 6)
     /// A `@Backlink` `ToMany`: computed from the other side, not stored. ```swift PropertyFlags.backlink ```
     public static let backlink = PropertyFlags(rawValue: 1 << 7)
+    /// A standalone many-to-many `ToMany`, stored in its own tables. ```swift PropertyFlags.toMany ```
+    public static let toMany = PropertyFlags(rawValue: 1 << 8)
 }
 
 /// What a put does when a `@Unique` property's value is already held by another object.

@@ -36,6 +36,10 @@ extension Store {
                 for property in entity.properties where PropertyFlags(rawValue: property.flags).contains(.indexed) {
                     names.append(IndexBinding.databaseName(entity: entity.id, property: property.id))
                 }
+                for property in entity.properties where PropertyFlags(rawValue: property.flags).contains(.toMany) {
+                    let relation = RelationTables.names(entity: entity.id, property: property.id)
+                    names += [relation.forward, relation.reverse]
+                }
                 for name in names {
                     var database: MDB_dbi = 0
                     let rc = mdb_dbi_open(txn, name, 0, &database)
@@ -129,6 +133,14 @@ extension Store {
             binding.indexes.append(try openIndex(position: position, property: property, stored: storedProperty,
                                                  previous: stored, binding: binding, in: transaction))
         }
+        for (position, property) in schema.properties.enumerated() where property.flags.contains(.toMany) {
+            guard let storedProperty = reconciled.property(named: property.storedName) else { continue }
+            let names = RelationTables.names(entity: reconciled.id, property: storedProperty.id)
+            var forward: MDB_dbi = 0, reverse: MDB_dbi = 0
+            try transaction.check(mdb_dbi_open(transaction.txn, names.forward, UInt32(MDB_CREATE), &forward), "opening \(names.forward)")
+            try transaction.check(mdb_dbi_open(transaction.txn, names.reverse, UInt32(MDB_CREATE), &reverse), "opening \(names.reverse)")
+            binding.relationTables[position] = RelationTables(forward: forward, reverse: reverse)
+        }
         return binding
     }
 
@@ -220,6 +232,13 @@ extension Store {
             binding.indexes.append(IndexBinding(position: position, storedId: storedProperty.id, property: property,
                                                 database: database, createdInTransaction: 0))
         }
+        for (position, property) in schema.properties.enumerated() where property.flags.contains(.toMany) {
+            guard let storedProperty = stored.property(named: property.storedName) else { continue }
+            let names = RelationTables.names(entity: stored.id, property: storedProperty.id)
+            if let forward = storedDatabase(names.forward), let reverse = storedDatabase(names.reverse) {
+                binding.relationTables[position] = RelationTables(forward: forward, reverse: reverse)
+            }
+        }
         if options.readOnly {
             // Nothing in this process can change a read-only store's catalog: keep it.
             stateLock.lock()
@@ -240,6 +259,12 @@ extension Store {
             databases[Catalog.tableName(binding.entityId)] = binding.table
             for index in binding.indexes {
                 databases[IndexBinding.databaseName(entity: binding.entityId, property: index.storedId)] = index.database
+            }
+            for (position, tables) in binding.relationTables {
+                guard let storedProperty = binding.catalog.property(named: binding.schema.properties[position].storedName) else { continue }
+                let names = RelationTables.names(entity: binding.entityId, property: storedProperty.id)
+                databases[names.forward] = tables.forward
+                databases[names.reverse] = tables.reverse
             }
         }
         stateLock.unlock()

@@ -53,7 +53,7 @@ public final class Store: @unchecked Sendable {
     /// Bumped whenever a commit registered entities, which may add links.
     var catalogGeneration = 0
     /// `ToOne` properties by target entity, valid for one catalog generation.
-    var linkCache: (generation: Int, links: [String: [IncomingLink]]) = (-1, [:])
+    var linkCache: (generation: Int, links: [String: IncomingRelations]) = (-1, [:])
     /// Reset read transactions waiting to be renewed (about 3x cheaper than a new one).
     var readers: [OpaquePointer] = []
     /// Scratch memory for encoding records; used under `writerLock` only.
