@@ -18,6 +18,14 @@ extension Store {
     /// Every `ToOne` in the catalog whose target is the entity stored as `target`, as
     /// `transaction` sees the catalog. Cached per catalog generation.
     func incomingLinks(to target: String, in transaction: Transaction) throws -> IncomingRelations {
+        // Bulk removals ask once per object: answer from the transaction after the first time.
+        if let known = transaction.incomingRelations[target] { return known }
+        let relations = try loadIncomingLinks(to: target, in: transaction)
+        transaction.incomingRelations[target] = relations
+        return relations
+    }
+
+    private func loadIncomingLinks(to target: String, in transaction: Transaction) throws -> IncomingRelations {
         stateLock.lock()
         let cached = linkCache.generation == catalogGeneration ? linkCache.links[target] : nil
         let generation = catalogGeneration
@@ -75,7 +83,8 @@ extension Transaction {
     /// Clears every `ToOne` that points at object `id` of `target` (rewriting the owners'
     /// records without the link and moving their index entries to nil).
     func clearLinks(to id: Id, of target: EntityBinding) throws {
-        guard let key = IndexKey.encode(.unsigned(id), type: .uint64) else { return }
+        guard try !store.incomingLinks(to: target.schema.storedName, in: self).toOne.isEmpty,
+              let key = IndexKey.encode(.unsigned(id), type: .uint64) else { return }
         try clearLinks(matching: key, of: target)
     }
 
@@ -152,7 +161,9 @@ extension RecordFields {
 extension Transaction {
     /// Removes the relation rows of a removed object: those it owns and those pointing at it.
     func removeManyToMany(of id: Id, binding: EntityBinding) throws {
-        for tables in binding.relationTables.values { try removeRelations(tables, owner: id) }
+        if !binding.relationTables.isEmpty {
+            for tables in binding.relationTables.values { try removeRelations(tables, owner: id) }
+        }
         for tables in try store.incomingLinks(to: binding.schema.storedName, in: self).manyToMany {
             try removeRelations(tables, target: id)
         }

@@ -84,6 +84,7 @@ extension Store {
         if transaction.isWrite {
             let binding = try register(E.cofferSchema, in: transaction)
             transaction.newBindings[key] = binding
+            transaction.incomingRelations.removeAll()  // the new entity may link to others
             return binding
         }
         return try readOnlyBinding(E.cofferSchema, key: key, in: transaction)

@@ -33,6 +33,8 @@ final class Transaction {
     @exclusivity(unchecked) var newKeys: [[UInt8]] = []
     /// Indexes that received an out-of-order key in this transaction (no more append attempts).
     @exclusivity(unchecked) var unorderedIndexes: Set<MDB_dbi> = []
+    /// Relations pointing at each entity, as this transaction's catalog has them.
+    @exclusivity(unchecked) var incomingRelations: [String: IncomingRelations] = [:]
     /// Index databases this transaction deleted; forgotten by the store on commit.
     @exclusivity(unchecked) var droppedDatabases: [String] = []
 
