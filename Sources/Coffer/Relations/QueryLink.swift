@@ -18,11 +18,8 @@ struct ToOneLink<Target: Entity>: QueryLink {
     let target: ConditionNode?
 
     func condition(in transaction: Transaction, store: Store) throws -> ConditionNode {
-        let box = store.box(for: Target.self)
-        let inner = Query(box: box, condition: target, orders: [])
-        let ids: [QueryValue] = try box.reading(empty: []) { transaction, binding in
-            try inner.matches(in: transaction, binding: binding, offset: 0, limit: nil, needsOrder: false).map { .unsigned($0.id) }
-        }
+        var ids: [QueryValue] = []
+        try store.forEachMatch(of: Target.self, where: target) { match, _ in ids.append(.unsigned(match.id)) }
         return .leaf(ConditionLeaf(position: position, op: .inList, values: ids, caseSensitive: true))
     }
 
@@ -57,6 +54,21 @@ extension ConditionNode {
         case (.and(let a), let b): return .and(a + [b])
         case (let a, .and(let b)): return .and([a] + b)
         default: return .and([self, other])
+        }
+    }
+}
+
+extension Store {
+    /// Calls `body` with every object of `E` matching `condition`, in the calling thread's
+    /// transaction (the other side of a link step).
+    func forEachMatch<E: Entity>(of type: E.Type, where condition: ConditionNode?,
+                                 _ body: (Query<E>.Match, EntityBinding) throws -> Void) throws {
+        let box = box(for: E.self)
+        let query = Query(box: box, condition: condition, orders: [])
+        try box.reading(empty: ()) { transaction, binding in
+            for match in try query.matches(in: transaction, binding: binding, offset: 0, limit: nil, needsOrder: false) {
+                try body(match, binding)
+            }
         }
     }
 }

@@ -234,11 +234,8 @@ struct ManyToManyLink<Owner: Entity, Other: Entity>: QueryLink {
     let other: ConditionNode?
 
     func condition(in transaction: Transaction, store: Store) throws -> ConditionNode {
-        let box = store.box(for: Other.self)
-        let inner = Query(box: box, condition: other, orders: [])
-        let otherIds = try box.reading(empty: []) { transaction, binding in
-            try inner.matches(in: transaction, binding: binding, offset: 0, limit: nil, needsOrder: false).map(\.id)
-        }
+        var otherIds: [Id] = []
+        try store.forEachMatch(of: Other.self, where: other) { match, _ in otherIds.append(match.id) }
         var ids = Set<Id>()
         try store.performRead { transaction in
             let ownerBinding: EntityBinding?
@@ -273,17 +270,12 @@ struct BacklinkLink<Source: Entity, Owner: Entity>: QueryLink {
     let source: ConditionNode?
 
     func condition(in transaction: Transaction, store: Store) throws -> ConditionNode {
-        let box = store.box(for: Source.self)
-        let inner = Query(box: box, condition: source, orders: [])
-        let ids: [QueryValue] = try box.reading(empty: []) { transaction, binding in
-            var owners = Set<Id>()
-            let storedId = binding.storedIds[linkPosition]
-            for match in try inner.matches(in: transaction, binding: binding, offset: 0, limit: nil, needsOrder: false) {
-                if let field = RecordFields(bytes: match.record).field(storedId),
-                   let owner = FieldValue.unsigned(field.kind, field.payload) { owners.insert(owner) }
-            }
-            return owners.sorted().map { .unsigned($0) }
+        var owners = Set<Id>()
+        try store.forEachMatch(of: Source.self, where: source) { match, binding in
+            if let field = RecordFields(bytes: match.record).field(binding.storedIds[linkPosition]),
+               let owner = FieldValue.unsigned(field.kind, field.payload) { owners.insert(owner) }
         }
+        let ids: [QueryValue] = owners.sorted().map { .unsigned($0) }
         return .leaf(ConditionLeaf(position: 0, op: .inList, values: ids, caseSensitive: true))
     }
 

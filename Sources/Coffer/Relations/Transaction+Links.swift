@@ -117,23 +117,7 @@ extension Transaction {
     /// The (id, value key) pairs of index entries whose key starts with `prefix`.
     func indexEntries(_ index: IndexBinding, prefix: [UInt8]) throws -> [(Id, [UInt8])] {
         var entries: [(Id, [UInt8])] = []
-        var cursor: OpaquePointer?
-        try check(mdb_cursor_open(txn, index.database, &cursor), "reading the index on \(index.property.name)")
-        defer { mdb_cursor_close(cursor) }
-        var start = prefix
-        try start.withUnsafeMutableBytes { raw in
-            var key = MDB_val(UnsafeRawBufferPointer(raw))
-            var value = MDB_val()
-            var rc = mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE)
-            while rc == 0 {
-                let bytes = key.bytes
-                guard bytes.count >= 8, bytes.starts(with: prefix) else { break }
-                let id = Id(bigEndian: UnsafeRawBufferPointer(rebasing: bytes[(bytes.count - 8)...]).loadUnaligned(as: UInt64.self))
-                entries.append((id, Array(bytes[..<(bytes.count - 8)])))
-                rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
-            }
-            if rc != 0 && rc != MDB_NOTFOUND { try check(rc, "reading the index on \(index.property.name)") }
-        }
+        try forEachIndexEntry(index, prefix: prefix) { id, valuePart in entries.append((id, Array(valuePart))) }
         return entries
     }
 }

@@ -86,9 +86,18 @@ extension Transaction {
         }
     }
 
-    /// The ids of index entries whose key starts with `prefix`, in key order.
+    /// The ids of index entries whose key is `prefix` followed by an id, in key order.
     func indexIds(_ index: IndexBinding, prefix: [UInt8]) throws -> [Id] {
         var ids: [Id] = []
+        try forEachIndexEntry(index, prefix: prefix) { id, valuePart in
+            if valuePart.count == prefix.count { ids.append(id) }
+        }
+        return ids
+    }
+
+    /// Calls `body` with the id and value part of every index entry whose key starts with
+    /// `prefix`, in key order.
+    func forEachIndexEntry(_ index: IndexBinding, prefix: [UInt8], _ body: (Id, UnsafeRawBufferPointer) throws -> Void) throws {
         var cursor: OpaquePointer?
         try check(mdb_cursor_open(txn, index.database, &cursor), "reading the index on \(index.property.name)")
         defer { mdb_cursor_close(cursor) }
@@ -99,13 +108,13 @@ extension Transaction {
             var rc = mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE)
             while rc == 0 {
                 let bytes = key.bytes
-                guard bytes.count == prefix.count + 8, bytes.starts(with: prefix) else { break }
-                ids.append(Id(bigEndian: UnsafeRawBufferPointer(rebasing: bytes[prefix.count...]).loadUnaligned(as: UInt64.self)))
+                guard bytes.count >= prefix.count + 8, bytes.starts(with: prefix) else { break }
+                let id = Id(bigEndian: UnsafeRawBufferPointer(rebasing: bytes[(bytes.count - 8)...]).loadUnaligned(as: UInt64.self))
+                try body(id, UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - 8)]))
                 rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
             }
             if rc != 0 && rc != MDB_NOTFOUND { try check(rc, "reading the index on \(index.property.name)") }
         }
-        return ids
     }
 
     /// The record bytes of `id` in `table`, valid until the next write in this transaction.
