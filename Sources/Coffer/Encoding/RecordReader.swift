@@ -48,7 +48,7 @@ public struct RecordReader {
 
     /// A reader positioned on one field, for reading a single value (property queries).
     init(field: RecordFields.Field, position: Int, binding: EntityBinding, id: Id) {
-        self.base = field.payload.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
+        self.base = field.payload.baseAddress ?? emptyPayloadBase
         self.end = field.payload.count
         self.offset = field.payload.count
         self.positions = UnsafePointer(binding.positionsByStoredId)
@@ -197,3 +197,6 @@ public struct RecordReader {
         UnsafeRawBufferPointer(start: base + payload, count: payloadLength)
     }
 }
+
+/// A valid address for readers of empty payloads (an empty buffer may have no base address).
+nonisolated(unsafe) let emptyPayloadBase = UnsafeRawPointer(UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1))

@@ -66,7 +66,7 @@ enum QueryPlanner {
             case .compare(.equal) where ids.count == 1: return (0, QueryPlan(source: .ids(ids), leaf: text))
             case .inList where ids.count == leaf.values.count: return (1, QueryPlan(source: .ids(ids), leaf: text))
             case .between where ids.count == 2:
-                return (5, QueryPlan(source: .idRange(lower: ids.min()!, upper: ids.max()!), leaf: text))
+                return (5, QueryPlan(source: .idRange(lower: min(ids[0], ids[1]), upper: max(ids[0], ids[1])), leaf: text))
             case .compare(.greater), .compare(.greaterOrEqual):
                 guard let id = ids.first else { return nil }
                 return (5, QueryPlan(source: .idRange(lower: id, upper: .max), leaf: text))
