@@ -46,11 +46,6 @@ public enum QueryValue: Sendable, Hashable, CustomStringConvertible {
         case .uuid: return "UUID"
         }
     }
-
-    /// Converts a dynamically typed parameter (the alias API) to a query value.
-    static func from(any value: any Sendable) -> QueryValue? {
-        (value as? any QueryableValue)?.queryValue
-    }
 }
 
 /// A value a query condition can compare a property with. Coffer conforms the supported

@@ -168,12 +168,10 @@ extension ToMany {
         let store = binding.store
         let ownerId = reader.id
         guard let tables = binding.relationTables[position] else { return [] }
-        var many = ToMany {
+        return ToMany {
             let ids = try store.performRead { transaction in try transaction.relatedIds(tables.forward, of: ownerId) }
             return try store.box(for: Target.self).get(ids)
         }
-        many.isModified = false
-        return many
     }
 
     /// The reverse side of `link`, a many-to-many relation of `Target`; called by generated
