@@ -14,7 +14,7 @@ enum IndexProbe {
             var writer = RecordWriter(buffer: buffer, storedIds: binding.storedIds)
             E.cofferEncode(sample, to: &writer)
             buffer.adopt(writer)
-            return try transaction.matchingIds(index, valueOf: writer.bytes, table: binding.table, entity: "probe").sorted()
+            return try transaction.matchingIds(index, valueOf: RecordFields(bytes: writer.bytes, entity: "probe", id: 0), table: binding.table).sorted()
         }
     }
 
@@ -37,7 +37,7 @@ enum IndexProbe {
                     let bytes = Array(key.bytes)
                     let id = bytes.suffix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
                     guard let record = try transaction.record(id, table: binding.table, entity: "probe"),
-                          index.key(in: record) == Array(bytes.dropLast(8)) else { return false }
+                          try index.key(in: RecordFields(bytes: record, entity: "probe", id: id)) == Array(bytes.dropLast(8)) else { return false }
                     rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
                 }
             }

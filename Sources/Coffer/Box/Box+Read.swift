@@ -120,19 +120,25 @@ extension Box {
         in transaction: Transaction, binding: EntityBinding,
         _ body: (Id, UnsafeRawBufferPointer) throws -> Void
     ) throws {
-        var cursor: OpaquePointer?
-        try transaction.check(mdb_cursor_open(transaction.txn, binding.table, &cursor), "scanning \(E.cofferSchema.name)")
-        defer { mdb_cursor_close(cursor) }
-        var key = MDB_val()
-        var value = MDB_val()
-        var rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST)
-        while rc == 0 {
-            guard let id = IdKey(key.bytes)?.id else {
-                throw CofferError.corruptRecord(entity: E.cofferSchema.name, id: 0, reason: "a key of \(key.mv_size) bytes is not an id")
-            }
-            try body(id, value.bytes)
-            rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
+        try transaction.forEachRecord(binding) { id, bytes in
+            try body(id, bytes)
+            return true
         }
-        if rc != MDB_NOTFOUND { try transaction.check(rc, "scanning \(E.cofferSchema.name)") }
+    }
+}
+
+extension Transaction {
+    /// Calls `body` with records of an entity from id `start` on, in id order, while it
+    /// returns true. A key that is not an id throws.
+    func forEachRecord(_ binding: EntityBinding, from start: Id = 0,
+                       _ body: (Id, UnsafeRawBufferPointer) throws -> Bool) throws {
+        let name = binding.schema.name
+        try withCursor(binding.table, "scanning \(name)") { cursor in
+            var current = start == 0 ? try cursor.first() : try cursor.seek(IdKey(start))
+            while let entry = current {
+                guard try body(try IdKey.decode(entry.key, entity: name), entry.value) else { return }
+                current = try cursor.next()
+            }
+        }
     }
 }

@@ -60,14 +60,14 @@ extension Box {
         var writer = RecordWriter(buffer: buffer, storedIds: binding.storedIds)
         E.cofferEncode(entity, to: &writer)
         buffer.adopt(writer)
-        let record = writer.bytes
-        guard RecordFields(bytes: record).field(index.storedId) != nil else {
+        let record = RecordFields(bytes: writer.bytes, entity: schema.name, id: entity.id)
+        guard try record.field(index.storedId) != nil else {
             throw CofferError.invalidOperation(message: "\(schema.name).\(propertyName) is nil; upsert needs a key value")
         }
-        let matches = try transaction.matchingIds(index, valueOf: record, table: binding.table, entity: schema.name)
+        let matches = try transaction.matchingIds(index, valueOf: record, table: binding.table)
         guard matches.count <= 1 else {
             throw CofferError.ambiguousUpsert(entity: schema.name, property: propertyName,
-                                              value: RecordFields.describe(index, in: record), count: matches.count)
+                                              value: try record.describe(index), count: matches.count)
         }
         entity.id = matches.first ?? 0
         return try put(&entity, in: transaction, binding: binding)

@@ -12,17 +12,21 @@ extension Box {
     /// try people.put(&ada)      // updates object 1
     /// ```
     ///
-    /// When the put fails in its own transaction, `entity.id` is left as it was.
+    /// When the put fails in its own transaction, `entity` is left exactly as it was (its
+    /// id, its links' target ids, its relations' pending changes). Inside a `store.write`
+    /// that rolls back later, `entity` keeps the id it was given; that id is never handed out
+    /// again in this process, so putting `entity` again stores it under the same id, as a
+    /// first put would have.
     @discardableResult
     public func put(_ entity: inout E) throws -> Id {
-        let originalId = entity.id
+        let original = entity
         do {
             return try writing { transaction, binding in
-                entity.id = originalId  // a retry after map growth starts from the same state
+                entity = original  // a retry after map growth starts from the same state
                 return try put(&entity, in: transaction, binding: binding)
             }
         } catch {
-            entity.id = originalId
+            entity = original
             throw error
         }
     }
@@ -46,16 +50,16 @@ extension Box {
     /// try people.put(&batch)
     /// ```
     public func put(_ entities: inout [E]) throws {
-        let originalIds = entities.map(\.id)
+        let originals = entities
         do {
             try writing { transaction, binding in
+                entities = originals  // a retry after map growth starts from the same state
                 for index in entities.indices {
-                    entities[index].id = originalIds[index]
                     try put(&entities[index], in: transaction, binding: binding)
                 }
             }
         } catch {
-            for index in entities.indices { entities[index].id = originalIds[index] }
+            entities = originals
             throw error
         }
     }
@@ -115,14 +119,16 @@ extension Box {
     @discardableResult
     public func removeAll() throws -> Int {
         try writing { transaction, binding in
-            let count = try count(in: transaction, binding: binding)
+            var removedIds: [Id] = []
+            try forEachRecord(in: transaction, binding: binding) { id, _ in removedIds.append(id) }
             try transaction.clearAllLinks(of: binding)
             try transaction.dropManyToMany(of: binding)
             try transaction.check(mdb_drop(transaction.txn, binding.table, 0), "removing all \(E.cofferSchema.name)")
             for index in binding.indexes {
                 try transaction.check(mdb_drop(transaction.txn, index.database, 0), "clearing the index on \(index.property.name)")
             }
-            return count
+            for id in removedIds { transaction.changes.recordRemove(binding.schema.storedName, id) }
+            return removedIds.count
         }
     }
 
@@ -137,25 +143,33 @@ extension Box {
         // Unsaved link targets first, so the links can hold their ids.
         try E.cofferPutRelations(&entity, in: store)
         let isNew = entity.id == 0
-        var previous: UnsafeRawBufferPointer?
+        var previous: RecordFields?
+        var canAppend = false
         if isNew {
-            entity.id = try transaction.nextId(for: binding)
+            (entity.id, canAppend) = try transaction.nextId(for: binding)
         } else {
             try transaction.noteStoredId(entity.id, for: binding)
-            if !binding.indexes.isEmpty || binding.createdAtStoredId != nil {
-                previous = try transaction.record(entity.id, table: binding.table, entity: name)
-            }
+            previous = try transaction.record(entity.id, table: binding.table, entity: name)
+                .map { RecordFields(bytes: $0, entity: name, id: entity.id) }
         }
         let indexes = binding.indexes
         transaction.prepareKeyBuffers(count: indexes.count)
+        // A damaged previous record cannot say which index entries it has: they are found
+        // by id instead, so overwriting damage repairs the indexes too.
+        var previousIsDamaged = false
         if let previous {
-            for (position, index) in indexes.enumerated() { index.writeKey(in: previous, to: &transaction.oldKeys[position]) }
+            do {
+                try previous.validate()
+                for (position, index) in indexes.enumerated() { try index.writeKey(in: previous, to: &transaction.oldKeys[position]) }
+            } catch CofferError.corruptRecord {
+                previousIsDamaged = true
+            }
         }
         if binding.hasTimestamps {
             let now = Date()
             var created: Date? = now
-            if let previous, let storedId = binding.createdAtStoredId,
-               let field = RecordFields(bytes: previous).field(storedId),
+            if let previous, !previousIsDamaged, let storedId = binding.createdAtStoredId,
+               let field = try previous.field(storedId),
                let seconds = FieldValue.double(field.kind, field.payload) {
                 created = Date(timeIntervalSinceReferenceDate: seconds)
             }
@@ -165,44 +179,47 @@ extension Box {
         var writer = RecordWriter(buffer: buffer, storedIds: binding.storedIds)
         E.cofferEncode(entity, to: &writer)
         buffer.adopt(writer)
-        let record = writer.bytes
+        let record = RecordFields(bytes: writer.bytes, entity: name, id: entity.id)
         for index in binding.indexes where index.isUnique {
-            guard RecordFields(bytes: record).field(index.storedId) != nil else { continue }  // nil never collides
-            let clashes = try transaction.matchingIds(index, valueOf: record, table: binding.table, entity: name, excluding: entity.id)
+            guard try record.field(index.storedId) != nil else { continue }  // nil never collides
+            let clashes = try transaction.matchingIds(index, valueOf: record, table: binding.table, excluding: entity.id)
             guard let clash = clashes.first else { continue }
             switch index.property.onConflict ?? .fail {
             case .fail:
                 if isNew { entity.id = 0 }
-                throw CofferError.uniqueViolation(entity: name, property: index.property.name,
-                                                  value: RecordFields.describe(index, in: record))
+                throw CofferError.uniqueViolation(entity: name, property: index.property.name, value: try record.describe(index))
             case .replace:
                 for other in clashes { _ = try remove(other, in: transaction, binding: binding) }
                 // Removing reused the key buffers and moved pages: read this object's old keys again.
-                if previous != nil, let again = try transaction.record(entity.id, table: binding.table, entity: name) {
-                    for (position, index) in indexes.enumerated() { index.writeKey(in: again, to: &transaction.oldKeys[position]) }
+                if previous != nil, !previousIsDamaged, let again = try transaction.record(entity.id, table: binding.table, entity: name) {
+                    let fields = RecordFields(bytes: again, entity: name, id: entity.id)
+                    for (position, index) in indexes.enumerated() { try index.writeKey(in: fields, to: &transaction.oldKeys[position]) }
                 }
             case .update:
                 guard !redirected else {
                     throw CofferError.uniqueViolation(entity: name, property: index.property.name,
-                                                      value: RecordFields.describe(index, in: record) + " (held by another object than the one being updated)")
+                                                      value: try record.describe(index) + " (held by another object than the one being updated)")
                 }
                 // Become the stored object: same id, so references to it stay valid.
                 entity.id = clash
                 return try put(&entity, in: transaction, binding: binding, redirected: true)
             }
         }
-        for (position, index) in indexes.enumerated() { index.writeKey(in: record, to: &transaction.newKeys[position]) }
+        for (position, index) in indexes.enumerated() { try index.writeKey(in: record, to: &transaction.newKeys[position]) }
         var key = IdKey(entity.id)
         let id = entity.id
         try key.withVal { keyVal in
-            var value = MDB_val(record)
-            // A new id is above every stored key (the sequence never falls behind the
-            // table), so LMDB can append without searching.
-            let flags = isNew ? UInt32(MDB_APPEND) : 0
+            var value = MDB_val(record.bytes)
+            // A new id above every stored key can be appended without a search.
+            let flags = canAppend ? UInt32(MDB_APPEND) : 0
             try transaction.check(mdb_put(transaction.txn, binding.table, &keyVal, &value, flags), "storing \(name) \(id)")
         }
+        if isNew { transaction.noteInserted(id, for: binding) }
+        transaction.changes.recordPut(binding.schema.storedName, id, isInsert: previous == nil)
         for (position, index) in indexes.enumerated() {
-            if previous != nil {
+            if previousIsDamaged {
+                try transaction.deleteIndexEntries(index, of: id, entity: name)
+            } else if previous != nil {
                 guard transaction.oldKeys[position] != transaction.newKeys[position] else { continue }
                 try transaction.deleteIndexEntry(index, key: transaction.oldKeys[position], id: id)
             }
@@ -212,17 +229,29 @@ extension Box {
         return id
     }
 
-    /// Removes one object and its index entries.
+    /// Removes one object and its index entries. A damaged record is removed too, its index
+    /// entries found by id.
     func remove(_ id: Id, in transaction: Transaction, binding: EntityBinding) throws -> Bool {
         let name = E.cofferSchema.name
         if !binding.indexes.isEmpty {
-            guard let record = try transaction.record(id, table: binding.table, entity: name) else { return false }
+            guard let bytes = try transaction.record(id, table: binding.table, entity: name) else { return false }
+            let record = RecordFields(bytes: bytes, entity: name, id: id)
             let indexes = binding.indexes
             transaction.prepareKeyBuffers(count: indexes.count)
             // All keys first: deleting changes pages and invalidates `record`.
-            for (position, index) in indexes.enumerated() { index.writeKey(in: record, to: &transaction.oldKeys[position]) }
+            var isDamaged = false
+            do {
+                try record.validate()
+                for (position, index) in indexes.enumerated() { try index.writeKey(in: record, to: &transaction.oldKeys[position]) }
+            } catch CofferError.corruptRecord {
+                isDamaged = true
+            }
             for (position, index) in indexes.enumerated() {
-                try transaction.deleteIndexEntry(index, key: transaction.oldKeys[position], id: id)
+                if isDamaged {
+                    try transaction.deleteIndexEntries(index, of: id, entity: name)
+                } else {
+                    try transaction.deleteIndexEntry(index, key: transaction.oldKeys[position], id: id)
+                }
             }
         }
         var key = IdKey(id)
@@ -233,6 +262,7 @@ extension Box {
             return true
         }
         if removed {
+            transaction.changes.recordRemove(binding.schema.storedName, id)
             try transaction.clearLinks(to: id, of: binding)
             try transaction.removeManyToMany(of: id, binding: binding)
         }

@@ -79,9 +79,9 @@ enum FieldDescription {
 }
 
 extension RecordFields {
-    /// The value of an indexed property in a record, for error messages.
-    static func describe(_ index: IndexBinding, in record: UnsafeRawBufferPointer) -> String {
-        guard let field = RecordFields(bytes: record).field(index.storedId) else { return "nil" }
+    /// The value of an indexed property in the record, for error messages.
+    func describe(_ index: IndexBinding) throws -> String {
+        guard let field = try field(index.storedId) else { return "nil" }
         return FieldDescription.json(field, type: index.property.type)
     }
 }

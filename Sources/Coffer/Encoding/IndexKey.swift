@@ -11,13 +11,18 @@
 /// - Float, Double and Date: the Double's bits, all flipped when negative, else the sign bit
 ///   flipped. NaN sorts after +infinity; -0.0 just below +0.0.
 /// - Bool: one byte. UUID: its 16 bytes.
-/// - String: UTF-8 with `0x00` escaped as `0x00 0xFF`, terminated by `0x00 0x00`, so that
-///   a string sorts before every longer string it is a prefix of.
+/// - String: the canonical UTF-8 (NFC for non-ASCII text, so canonically equivalent strings
+///   share a key, as they are `==` in Swift) with `0x00` escaped as `0x00 0xFF`, terminated
+///   by `0x00 0x00`, so that a string sorts before every longer string it is a prefix of.
 enum IndexKey {
     static let nilTag: UInt8 = 0x00
     static let valueTag: UInt8 = 0x01
-    /// Strings are cut to this many UTF-8 bytes (keys stay far below LMDB's 511 bytes).
+    /// Strings are cut to this many encoded bytes (keys stay far below LMDB's 511 bytes).
     static let maxStringBytes = 400
+    /// The version of the key encodings; an index written with another is rebuilt when a
+    /// writable store opens it, and not used by a read-only one. Version 2: canonical
+    /// (NFC) strings, escaping before cutting.
+    static let version = 2
 
     /// The encoded value (without the id) of the reader's current field, or nil when its
     /// kind does not fit `type`.
@@ -60,21 +65,40 @@ enum IndexKey {
         }
     }
 
+    /// Appends the key of a string: its canonical form (see ``CanonicalString``) with NUL
+    /// bytes escaped, cut to at most `maxStringBytes` encoded bytes (never between a NUL and
+    /// its escape), then the terminator and the cut flag.
     static func appendString(_ utf8: UnsafeRawBufferPointer, to key: inout [UInt8]) {
-        let truncated = utf8.count > maxStringBytes
-        let content = UnsafeRawBufferPointer(rebasing: utf8.prefix(maxStringBytes))
         key.append(valueTag)
-        if !content.contains(0) {
-            key.append(contentsOf: content)   // the common case: nothing to escape
-        } else {
-            for byte in content {
-                key.append(byte)
-                if byte == 0 { key.append(0xFF) }
-            }
-        }
+        let truncated = CanonicalString.withCanonicalUTF8(utf8) { appendEscaped($0, to: &key) }
         key.append(0)
         // 0x01 after the terminator marks a cut string: it sorts after the exact prefix.
         key.append(truncated ? 1 : 0)
+    }
+
+    /// Appends `content` with NULs escaped, up to `maxStringBytes` encoded bytes; returns
+    /// whether it had to stop early.
+    private static func appendEscaped(_ content: UnsafeRawBufferPointer, to key: inout [UInt8]) -> Bool {
+        if content.count <= maxStringBytes, !content.contains(0) {
+            key.append(contentsOf: content)   // the common case: nothing to escape or cut
+            return false
+        }
+        var written = 0
+        for byte in content {
+            let size = byte == 0 ? 2 : 1
+            if written + size > maxStringBytes { return true }
+            key.append(byte)
+            if byte == 0 { key.append(0xFF) }
+            written += size
+        }
+        return false
+    }
+
+    /// Whether two stored strings are the same value for keys and unique checks
+    /// (canonically equivalent, as Swift's `==` decides).
+    static func sameString(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        if a == b { return true }
+        return a.withUnsafeBytes { x in b.withUnsafeBytes { y in CanonicalString.order(x, y) == 0 } }
     }
 
     /// Whether an encoded key (without id) holds a cut string that needs a recheck.
@@ -123,46 +147,5 @@ enum FieldValue {
         case .float32: return Double(Float(bitPattern: UInt32(littleEndian: payload.loadUnaligned(as: UInt32.self))))
         default: return nil
         }
-    }
-}
-
-/// Finds fields in raw record bytes by stored property id, without a schema.
-struct RecordFields {
-    struct Field {
-        let kind: FieldKind
-        let payload: UnsafeRawBufferPointer
-    }
-
-    let bytes: UnsafeRawBufferPointer
-
-    /// Calls `body` for every well-formed field; stops (returning false) at damage.
-    @discardableResult
-    func forEach(_ body: (UInt16, Field) -> Void) -> Bool {
-        guard bytes.count >= 1, bytes[0] == recordFormatVersion else { return false }
-        var offset = 1
-        while offset < bytes.count {
-            guard bytes.count - offset >= 3, let kind = FieldKind(rawValue: bytes[offset + 2]) else { return false }
-            let id = UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8
-            var start = offset + 3
-            let length: Int
-            if let size = kind.fixedSize {
-                length = size
-            } else {
-                guard bytes.count - start >= 4 else { return false }
-                length = Int(UInt32(littleEndian: UnsafeRawBufferPointer(rebasing: bytes[start..<start + 4]).loadUnaligned(as: UInt32.self)))
-                start += 4
-            }
-            guard bytes.count - start >= length else { return false }
-            body(id, Field(kind: kind, payload: UnsafeRawBufferPointer(rebasing: bytes[start..<start + length])))
-            offset = start + length
-        }
-        return true
-    }
-
-    /// The field with stored property id `id`, or nil when the record has none (nil value).
-    func field(_ id: UInt16) -> Field? {
-        var found: Field?
-        forEach { fieldId, field in if fieldId == id && found == nil { found = field } }
-        return found
     }
 }

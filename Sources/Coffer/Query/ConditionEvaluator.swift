@@ -5,7 +5,7 @@ import Foundation
 struct ConditionEvaluator {
     indirect enum Node {
         case always
-        case leaf(storedId: UInt16?, test: (Id, RecordFields.Field?) -> Bool)
+        case leaf(storedId: UInt16?, test: (Id, RecordFields.Field?) throws -> Bool)
         case and([Node])
         case or([Node])
         case not(Node)
@@ -17,17 +17,20 @@ struct ConditionEvaluator {
         root = try node.map { try Self.compile($0, binding: binding) } ?? .always
     }
 
-    func matches(id: Id, record: UnsafeRawBufferPointer) -> Bool {
-        Self.evaluate(root, id: id, fields: RecordFields(bytes: record))
+    /// Whether the record matches. A damaged record throws, whatever the condition: it is
+    /// never taken for a record whose property is nil.
+    func matches(id: Id, record: RecordFields) throws -> Bool {
+        try record.validate()
+        return try Self.evaluate(root, id: id, fields: record)
     }
 
-    private static func evaluate(_ node: Node, id: Id, fields: RecordFields) -> Bool {
+    private static func evaluate(_ node: Node, id: Id, fields: RecordFields) throws -> Bool {
         switch node {
         case .always: return true
-        case .leaf(let storedId, let test): return test(id, storedId.flatMap { fields.field($0) })
-        case .and(let nodes): return nodes.allSatisfy { evaluate($0, id: id, fields: fields) }
-        case .or(let nodes): return nodes.contains { evaluate($0, id: id, fields: fields) }
-        case .not(let inner): return !evaluate(inner, id: id, fields: fields)
+        case .leaf(let storedId, let test): return try test(id, try storedId.flatMap { try fields.field($0) })
+        case .and(let nodes): return try nodes.allSatisfy { try evaluate($0, id: id, fields: fields) }
+        case .or(let nodes): return try nodes.contains { try evaluate($0, id: id, fields: fields) }
+        case .not(let inner): return try !evaluate(inner, id: id, fields: fields)
         }
     }
 
@@ -47,15 +50,24 @@ struct ConditionEvaluator {
         let isId = property.flags.contains(.id)
         // A property the stored catalog does not know has no values yet: every record is nil.
         let storedId: UInt16? = isId ? nil : binding.storedIds[leaf.position]
-        let read: (Id, RecordFields.Field?) -> FieldOperand? = { id, field in
+        let entity = binding.schema.name
+        let read: (Id, RecordFields.Field?) throws -> FieldOperand? = { id, field in
             if isId { return .number(.unsigned(id)) }
             guard let field else { return nil }
-            return FieldOperand(field, type: type)
+            guard let operand = FieldOperand(field, type: type) else {
+                throw CofferError.corruptRecord(entity: entity, id: id,
+                                                reason: "property \(property.name) holds a \(field.kind) value, which a \(property.swiftType) cannot hold")
+            }
+            return operand
         }
         let sensitive = leaf.caseSensitive
         let values = leaf.values.map { Self.prepare($0, caseSensitive: sensitive) }
         func test(_ body: @escaping (FieldOperand?) -> Bool) -> Node {
-            .leaf(storedId: storedId, test: { id, field in body(read(id, field)) })
+            .leaf(storedId: storedId, test: { id, field in body(try read(id, field)) })
+        }
+        // A condition whose operand does not fit the operator is refused, never "matches all".
+        func unusable(_ what: String) -> CofferError {
+            CofferError.invalidOperation(message: "\(entity).\(property.name): \(what)")
         }
         switch leaf.op {
         case .compare(let comparison):
@@ -110,7 +122,7 @@ struct ConditionEvaluator {
                 }
             }
         case .like:
-            guard case .string(let prepared) = values[0] else { return .always }
+            guard case .string(let prepared) = values[0] else { throw unusable("like needs a string pattern") }
             let pattern = LikePattern(sensitive ? prepared.raw : prepared.folded)
             return test { operand in
                 guard case .string(let bytes)? = operand else { return false }
@@ -118,7 +130,7 @@ struct ConditionEvaluator {
                 return pattern.matches(sensitive ? text : CaseFolding.fold(text))
             }
         case .equalWithTolerance(let tolerance):
-            guard case .number(.double(let target)) = values[0] else { return test { _ in false } }
+            guard case .number(.double(let target)) = values[0] else { throw unusable("isEqual(to:tolerance:) needs a floating-point value") }
             return test { operand in
                 guard case .number(let number)? = operand else { return false }
                 return abs(number.doubleValue - target) <= tolerance
@@ -130,19 +142,24 @@ struct ConditionEvaluator {
                 return operand.elements.contains { $0.order(element, caseSensitive: true) == 0 }
             }
         case .count(let comparison):
-            guard case .number(.signed(let wanted)) = values[0] else { return .always }
+            guard case .number(.signed(let wanted)) = values[0] else { throw unusable("an element count needs an integer") }
             return test { operand in
                 let count = Int64(operand?.elementCount ?? 0)
                 return comparison.holds(count < wanted ? -1 : (count == wanted ? 0 : 1))
             }
         case .modulo(let divisor, let comparison):
-            guard case .number(.signed(let wanted)) = values[0] else { return .always }
+            guard case .number(.signed(let wanted)) = values[0] else { throw unusable("modulo needs an integer remainder") }
+            guard divisor != 0 else { throw unusable("modulo by zero") }
             return test { operand in
                 guard case .number(let number)? = operand else { return false }
+                // Truncating remainder, as Swift's %; computed on magnitudes so that
+                // Int64.min % -1 (which traps in Swift) gives 0.
                 let remainder: Int64
                 switch number {
-                case .signed(let value): remainder = value % divisor
-                case .unsigned(let value): remainder = Int64(value % divisor.magnitude)
+                case .signed(let value):
+                    let magnitude = Int64(truncatingIfNeeded: value.magnitude % divisor.magnitude)
+                    remainder = value < 0 ? -magnitude : magnitude
+                case .unsigned(let value): remainder = Int64(truncatingIfNeeded: value % divisor.magnitude)
                 case .double: return false
                 }
                 return comparison.holds(remainder == wanted ? 0 : 1)
@@ -221,7 +238,10 @@ enum FieldOperand {
     case numberArray([Number])
     case other
 
-    init(_ field: RecordFields.Field, type: PropertyType) {
+    /// The operand for a stored field, or nil when the field's kind cannot hold a value of
+    /// the property's type (damage, or a change the catalog would have refused).
+    init?(_ field: RecordFields.Field, type: PropertyType) {
+        guard FieldOperand.fits(field.kind, type) else { return nil }
         switch field.kind {
         case .boolTrue: self = .bool(true)
         case .boolFalse: self = .bool(false)
@@ -249,6 +269,24 @@ enum FieldOperand {
             self = .numberArray(stride(from: 0, to: field.payload.count - 7, by: 8).map {
                 .double(Double(bitPattern: UInt64(littleEndian: field.payload.loadUnaligned(fromByteOffset: $0, as: UInt64.self))))
             })
+        }
+    }
+
+    /// Whether values of `kind` can belong to a property of `type` (widening included).
+    static func fits(_ kind: FieldKind, _ type: PropertyType) -> Bool {
+        switch kind {
+        case .boolFalse, .boolTrue: return type == .bool
+        case .int8, .int16, .int32, .int64, .uint8, .uint16, .uint32, .uint64:
+            switch type {
+            case .int8, .int16, .int32, .int64, .int, .uint8, .uint16, .uint32, .uint64, .uint: return true
+            default: return false
+            }
+        case .float32, .float64: return type == .float || type == .double || type == .date
+        case .bytes: return type == .string || type == .data
+        case .uuid: return type == .uuid
+        case .stringArray: return type == .stringArray
+        case .int64Array: return type == .intArray
+        case .float64Array: return type == .doubleArray
         }
     }
 

@@ -123,7 +123,7 @@ extension RecordReader {
             return id
         }
         let record = UnsafeRawBufferPointer(start: base, count: end)
-        guard let field = RecordFields(bytes: record).field(binding.storedIds[position]) else {
+        guard let field = try RecordFields(bytes: record, entity: binding.schema.name, id: id).field(binding.storedIds[position]) else {
             do {
                 return try V.cofferProject(from: nil)
             } catch {

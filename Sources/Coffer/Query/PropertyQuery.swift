@@ -71,7 +71,7 @@ public struct PropertyQuery<E: Entity, Value: RecordValue & Hashable>: Sendable 
                     if let id = match.id as? Value { values.append(id) }
                     continue
                 }
-                guard let field = RecordFields(bytes: match.record).field(storedId) else { continue }
+                guard let field = try RecordFields(bytes: match.record, entity: binding.schema.name, id: match.id).field(storedId) else { continue }
                 let reader = RecordReader(field: field, position: position, binding: binding, id: match.id)
                 guard let value = Value.cofferRead(from: reader) else { throw reader.mismatch(String(describing: Value.self)) }
                 values.append(value)
@@ -175,8 +175,8 @@ extension PropertyQuery where Value: BinaryFloatingPoint {
     /// try ratings.average()
     /// ```
     public func average() throws -> Double? {
-        let values = try find()
+        let values = try find()   // one snapshot for the sum and the count
         guard !values.isEmpty else { return nil }
-        return try sum() / Double(values.count)
+        return values.reduce(0.0) { $0 + Double($1) } / Double(values.count)
     }
 }

@@ -178,123 +178,100 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
         // Without a sort, the first offset+limit matches are the answer: stop there.
         var wanted: Int? = nil
         if let limit, !sorted || { if case .indexOrder = plan.source { return true } else { return false } }() {
-            wanted = offset + limit
+            let (sum, overflow) = offset.addingReportingOverflow(limit)
+            wanted = overflow ? nil : sum
         }
         var found: [Match] = []
         let name = E.cofferSchema.name
-        func consider(_ id: Id, _ record: UnsafeRawBufferPointer) -> Bool {
-            if evaluator.matches(id: id, record: record) { found.append(Match(id: id, record: record)) }
+        func consider(_ id: Id, _ record: UnsafeRawBufferPointer) throws -> Bool {
+            if try evaluator.matches(id: id, record: RecordFields(bytes: record, entity: name, id: id)) { found.append(Match(id: id, record: record)) }
             return wanted.map { found.count < $0 } ?? true
         }
         switch plan.source {
         case .scan:
-            try box.forEachRecordWhile(in: transaction, binding: binding, from: 0) { id, record in consider(id, record) }
+            try transaction.forEachRecord(binding) { id, record in try consider(id, record) }
         case .ids(let ids):
             for id in Set(ids).sorted() {
                 guard let record = try transaction.record(id, table: binding.table, entity: name) else { continue }
-                if !consider(id, record) { break }
+                if try !consider(id, record) { break }
             }
         case .idRange(let lower, let upper):
-            try box.forEachRecordWhile(in: transaction, binding: binding, from: lower) { id, record in
-                id <= upper && consider(id, record)
+            try transaction.forEachRecord(binding, from: lower) { id, record in
+                try id <= upper && consider(id, record)
             }
         case .index(let index, let spans):
             var ids: [Id] = []
-            for span in spans { try transaction.collectIndexIds(index, span: span, into: &ids) }
+            for span in spans { try transaction.collectIndexIds(index, span: span, entity: name, into: &ids) }
             // One exact value lists its ids in id order; anything else needs sorting.
             if spans.count != 1 || { if case .prefix(_, exact: true)? = spans.first { return false } else { return true } }() {
                 ids = Set(ids).sorted()
             }
             for id in ids {
-                guard let record = try transaction.record(id, table: binding.table, entity: name) else { continue }
-                if !consider(id, record) { break }
+                if try !consider(id, try indexedRecord(id, index: index, transaction: transaction, binding: binding)) { break }
             }
         case .indexOrder(let index):
-            try transaction.walkIndex(index) { id in
-                guard let record = try transaction.record(id, table: binding.table, entity: name) else { return true }
-                return consider(id, record)
+            try transaction.walkIndex(index, entity: name) { id in
+                try consider(id, try indexedRecord(id, index: index, transaction: transaction, binding: binding))
             }
         }
         if sorted, case .indexOrder = plan.source {} else if sorted {
-            found = QuerySorter(orders: orders, binding: binding).sort(found)
+            found = try QuerySorter(orders: orders, binding: binding).sort(found)
         }
         let start = min(offset, found.count)
-        let end = limit.map { min(start + $0, found.count) } ?? found.count
+        // `limit` may be anything up to Int.max: no addition that can overflow.
+        let end = limit.map { found.count - start > $0 ? start + $0 : found.count } ?? found.count
         return Array(found[start..<end])
     }
-}
 
-extension Box {
-    /// Calls `body` with records from id `start` on, in id order, while it returns true.
-    func forEachRecordWhile(in transaction: Transaction, binding: EntityBinding, from start: Id,
-                            _ body: (Id, UnsafeRawBufferPointer) throws -> Bool) throws {
-        var cursor: OpaquePointer?
-        try transaction.check(mdb_cursor_open(transaction.txn, binding.table, &cursor), "scanning \(E.cofferSchema.name)")
-        defer { mdb_cursor_close(cursor) }
-        var startKey = IdKey(start)
-        try startKey.withVal { key in
-            var value = MDB_val()
-            var rc = mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE)
-            while rc == 0 {
-                guard let id = IdKey(key.bytes)?.id else {
-                    throw CofferError.corruptRecord(entity: E.cofferSchema.name, id: 0, reason: "a key of \(key.mv_size) bytes is not an id")
-                }
-                guard try body(id, value.bytes) else { return }
-                rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
-            }
-            if rc != MDB_NOTFOUND { try transaction.check(rc, "scanning \(E.cofferSchema.name)") }
+    /// The record an index entry points to; an entry without a record is damage (index and
+    /// table change in one transaction, so they always agree in an intact store).
+    private func indexedRecord(_ id: Id, index: IndexBinding, transaction: Transaction, binding: EntityBinding) throws -> UnsafeRawBufferPointer {
+        guard let record = try transaction.record(id, table: binding.table, entity: binding.schema.name) else {
+            throw CofferError.corruptRecord(entity: binding.schema.name, id: id,
+                                            reason: "the index on \(index.property.name) lists this id, which is not stored")
         }
+        return record
     }
 }
 
 extension Transaction {
     /// Adds the ids of index entries within `span` to `ids`.
-    func collectIndexIds(_ index: IndexBinding, span: IndexSpan, into ids: inout [Id]) throws {
+    func collectIndexIds(_ index: IndexBinding, span: IndexSpan, entity: String, into ids: inout [Id]) throws {
         let start: [UInt8]
         switch span {
         case .prefix(let prefix, _): start = prefix
         case .range(let lower, _): start = lower
         }
-        var cursor: OpaquePointer?
-        try check(mdb_cursor_open(txn, index.database, &cursor), "reading the index on \(index.property.name)")
-        defer { mdb_cursor_close(cursor) }
-        var seek = start
-        try seek.withUnsafeMutableBytes { raw in
-            var key = MDB_val(UnsafeRawBufferPointer(raw))
-            var value = MDB_val()
-            var rc = mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE)
-            while rc == 0 {
-                let bytes = key.bytes
-                guard bytes.count >= 8 else { break }
-                let valuePart = UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - 8)])
+        try withCursor(index.database, "reading the index on \(entity).\(index.property.name)") { cursor in
+            var current = try cursor.seek(start)
+            while let raw = current {
+                let entry = try IndexEntry.decode(raw.key, index: index, entity: entity)
                 switch span {
                 case .prefix(let prefix, let exact):
-                    guard exact ? valuePart.elementsEqual(prefix) : valuePart.starts(with: prefix) else { return }
+                    guard exact ? entry.value.elementsEqual(prefix) : entry.value.starts(with: prefix) else {
+                        // A shorter value whose id bytes continue the prefix sorts inside the span.
+                        guard raw.key.starts(with: prefix), entry.value.count < prefix.count else { return }
+                        current = try cursor.next()
+                        continue
+                    }
                 case .range(_, let upper):
                     // Inclusive: cut strings equal to a cut bound are candidates, rechecked later.
-                    if let upper, upper.withUnsafeBytes({ ByteSearch.order(valuePart, $0) }) > 0 { return }
+                    if let upper, upper.withUnsafeBytes({ ByteSearch.order(entry.value, $0) }) > 0 { return }
                 }
-                ids.append(Id(bigEndian: UnsafeRawBufferPointer(rebasing: bytes[(bytes.count - 8)...]).loadUnaligned(as: UInt64.self)))
-                rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
+                ids.append(entry.id)
+                current = try cursor.next()
             }
-            if rc != MDB_NOTFOUND { try check(rc, "reading the index on \(index.property.name)") }
         }
     }
 
     /// Calls `body` with the ids of an index in value order, while it returns true.
-    func walkIndex(_ index: IndexBinding, _ body: (Id) throws -> Bool) throws {
-        var cursor: OpaquePointer?
-        try check(mdb_cursor_open(txn, index.database, &cursor), "reading the index on \(index.property.name)")
-        defer { mdb_cursor_close(cursor) }
-        var key = MDB_val(), value = MDB_val()
-        var rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST)
-        while rc == 0 {
-            let bytes = key.bytes
-            guard bytes.count >= 8 else { break }
-            let id = Id(bigEndian: UnsafeRawBufferPointer(rebasing: bytes[(bytes.count - 8)...]).loadUnaligned(as: UInt64.self))
-            guard try body(id) else { return }
-            rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
+    func walkIndex(_ index: IndexBinding, entity: String, _ body: (Id) throws -> Bool) throws {
+        try withCursor(index.database, "reading the index on \(entity).\(index.property.name)") { cursor in
+            var current = try cursor.first()
+            while let raw = current {
+                guard try body(try IndexEntry.decode(raw.key, index: index, entity: entity).id) else { return }
+                current = try cursor.next()
+            }
         }
-        if rc != MDB_NOTFOUND { try check(rc, "reading the index on \(index.property.name)") }
     }
 }

@@ -163,13 +163,13 @@ extension IndexKey {
         return key
     }
 
-    /// The key prefix shared by every string that starts with `prefix` (no terminator).
+    /// The key prefix shared by every string that starts with `prefix` (no terminator): its
+    /// canonical form, escaped and cut exactly as stored keys are.
     static func stringPrefix(_ prefix: String) -> [UInt8] {
-        var key: [UInt8] = [valueTag]
-        for byte in prefix.utf8.prefix(maxStringBytes) {
-            key.append(byte)
-            if byte == 0 { key.append(0xFF) }
-        }
+        var key: [UInt8] = []
+        var text = CanonicalString.string(prefix)
+        text.withUTF8 { appendString(UnsafeRawBufferPointer($0), to: &key) }
+        key.removeLast(2)   // terminator and cut flag
         return key
     }
 }

@@ -10,10 +10,10 @@ struct QuerySorter {
         case bool(Bool)
     }
 
-    func sort<M>(_ matches: [M]) -> [M] where M: QueryMatch {
-        let keyed = matches.map { match -> (M, [Key]) in
-            let fields = RecordFields(bytes: match.record)
-            return (match, orders.map { key(for: $0, id: match.id, fields: fields) })
+    func sort<M>(_ matches: [M]) throws -> [M] where M: QueryMatch {
+        let keyed = try matches.map { match -> (M, [Key]) in
+            let fields = RecordFields(bytes: match.record, entity: binding.schema.name, id: match.id)
+            return (match, try orders.map { try key(for: $0, id: match.id, fields: fields) })
         }
         return keyed.sorted { a, b in
             for (position, order) in orders.enumerated() {
@@ -24,10 +24,10 @@ struct QuerySorter {
         }.map(\.0)
     }
 
-    private func key(for order: QueryOrder, id: Id, fields: RecordFields) -> Key {
+    private func key(for order: QueryOrder, id: Id, fields: RecordFields) throws -> Key {
         let property = binding.schema.properties[order.position]
         if property.flags.contains(.id) { return .number(.unsigned(id)) }
-        guard let field = fields.field(binding.storedIds[order.position]) else {
+        guard let field = try fields.field(binding.storedIds[order.position]) else {
             guard order.flags.contains(.nullsZero) else { return .none }
             switch property.type {
             case .string, .data, .uuid: return .bytes([])
@@ -35,7 +35,10 @@ struct QuerySorter {
             default: return .number(.signed(0))
             }
         }
-        switch FieldOperand(field, type: property.type) {
+        guard let operand = FieldOperand(field, type: property.type) else {
+            throw fields.damage("property \(property.name) holds a \(field.kind) value, which a \(property.swiftType) cannot hold")
+        }
+        switch operand {
         case .number(let number):
             if order.flags.contains(.unsigned), case .signed(let value) = number {
                 return .number(.unsigned(UInt64(bitPattern: value)))

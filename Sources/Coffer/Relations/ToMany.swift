@@ -209,14 +209,18 @@ extension ToMany {
                 throw CofferError.invalidOperation(message: "\(Owner.cofferSchema.name) has no relation tables for property #\(position)")
             }
             let box = store.box(for: Target.self)
-            for index in elements.indices where elements[index].id == 0 { try box.put(&elements[index]) }
+            // Unsaved elements, and elements whose first put was rolled back, are stored now.
+            for index in elements.indices where try elements[index].id == 0 || !box.contains(elements[index].id) {
+                try box.put(&elements[index])
+            }
             let desired = Set(elements.map(\.id))
             let current = Set(try transaction.relatedIds(tables.forward, of: ownerId))
             for target in desired.subtracting(current).sorted() { try transaction.addRelation(tables, owner: ownerId, target: target) }
             for target in current.subtracting(desired).sorted() { try transaction.removeRelation(tables, owner: ownerId, target: target) }
         }
+        // Still "modified": if the surrounding transaction rolls back, putting the owner
+        // again must apply the relation again (applying an applied relation changes nothing).
         storage = ToManyStorage(elements: elements)
-        isModified = false
     }
 }
 
@@ -270,8 +274,12 @@ struct BacklinkLink<Source: Entity, Owner: Entity>: QueryLink {
     func condition(in transaction: Transaction, store: Store) throws -> ConditionNode {
         var owners = Set<Id>()
         try store.forEachMatch(of: Source.self, where: source) { match, binding in
-            if let field = RecordFields(bytes: match.record).field(binding.storedIds[linkPosition]),
-               let owner = FieldValue.unsigned(field.kind, field.payload) { owners.insert(owner) }
+            let record = RecordFields(bytes: match.record, entity: binding.schema.name, id: match.id)
+            guard let field = try record.field(binding.storedIds[linkPosition]) else { return }
+            guard let owner = FieldValue.unsigned(field.kind, field.payload) else {
+                throw record.damage("the link \(linkName) holds a \(field.kind) value, not an id")
+            }
+            owners.insert(owner)
         }
         let ids: [QueryValue] = owners.sorted().map { .unsigned($0) }
         return .leaf(ConditionLeaf(position: 0, op: .inList, values: ids, caseSensitive: true))

@@ -104,15 +104,19 @@ public struct ToOne<Target: Entity>: Sendable, ExpressibleByNilLiteral {
         return try store.box(for: Target.self).get(targetId)
     }
 
-    /// Stores an assigned target that has no id yet, in the owner's transaction; called by
-    /// generated code before the owner is put.
+    /// Stores an assigned target that is not stored yet, in the owner's transaction; called
+    /// by generated code before the owner is put. A target holding an id that no stored
+    /// object has (its first put was rolled back) is stored under that id, as it would have
+    /// been the first time.
     ///
     /// ```swift
     /// try entity.customer.cofferStoreTarget(in: store)
     /// ```
     public mutating func cofferStoreTarget(in store: Store) throws {
-        guard var pending = assigned, pending.id == 0 else { return }
-        try store.box(for: Target.self).put(&pending)
+        guard var pending = assigned else { return }
+        let box = store.box(for: Target.self)
+        if pending.id != 0, try box.contains(pending.id) { return }
+        try box.put(&pending)
         assigned = pending
         targetId = pending.id
     }

@@ -38,7 +38,7 @@ extension Store {
             for property in entity.properties where property.target == target && PropertyFlags(rawValue: property.flags).contains(.toMany) {
                 let names = RelationTables.names(entity: entity.id, property: property.id)
                 if let forward = database(names.forward, in: transaction), let reverse = database(names.reverse, in: transaction) {
-                    links.manyToMany.append(RelationTables(forward: forward, reverse: reverse))
+                    links.manyToMany.append(RelationTables(forward: forward, reverse: reverse, owner: entity.name))
                 }
             }
             for property in entity.properties where property.target == target && !PropertyFlags(rawValue: property.flags).contains(.toMany) {
@@ -96,9 +96,12 @@ extension Transaction {
     private func clearLinks(matching prefix: [UInt8], of target: EntityBinding) throws {
         let links = try store.incomingLinks(to: target.schema.storedName, in: self).toOne
         for link in links {
-            for (owner, key) in try indexEntries(link.index, prefix: prefix) {
-                guard let record = try self.record(owner, table: link.ownerTable, entity: link.ownerName) else { continue }
-                var rewritten = RecordFields(bytes: record).removing(link.index.storedId)
+            for (owner, key) in try indexEntries(link.index, prefix: prefix, entity: link.ownerName) {
+                guard let record = try self.record(owner, table: link.ownerTable, entity: link.ownerName) else {
+                    throw CofferError.corruptRecord(entity: link.ownerName, id: owner,
+                                                    reason: "the index on \(link.index.property.name) lists an object that is not stored")
+                }
+                var rewritten = try RecordFields(bytes: record, entity: link.ownerName, id: owner).removing(link.index.storedId)
                 var ownerKey = IdKey(owner)
                 try ownerKey.withVal { keyVal in
                     try rewritten.withUnsafeMutableBytes { raw in
@@ -106,6 +109,7 @@ extension Transaction {
                         try check(mdb_put(txn, link.ownerTable, &keyVal, &value, 0), "clearing \(link.ownerName).\(link.index.property.name) of \(owner)")
                     }
                 }
+                changes.recordPut(link.ownerName, owner, isInsert: false)
                 try deleteIndexEntry(link.index, key: key, id: owner)
                 try insertIndexEntry(link.index, key: [IndexKey.nilTag], id: owner)
             }
@@ -115,20 +119,41 @@ extension Transaction {
 
 extension Transaction {
     /// The (id, value key) pairs of index entries whose key starts with `prefix`.
-    func indexEntries(_ index: IndexBinding, prefix: [UInt8]) throws -> [(Id, [UInt8])] {
+    func indexEntries(_ index: IndexBinding, prefix: [UInt8], entity: String) throws -> [(Id, [UInt8])] {
         var entries: [(Id, [UInt8])] = []
-        try forEachIndexEntry(index, prefix: prefix) { id, valuePart in entries.append((id, Array(valuePart))) }
+        try forEachIndexEntry(index, prefix: prefix, entity: entity) { entry in
+            entries.append((entry.id, Array(entry.value)))
+            return true
+        }
         return entries
+    }
+
+    /// Removes every entry of object `id` from an index, whatever its key: for records too
+    /// damaged to say which key they were indexed under. Walks the whole index.
+    func deleteIndexEntries(_ index: IndexBinding, of id: Id, entity: String) throws {
+        var keys: [[UInt8]] = []
+        try withCursor(index.database, "repairing the index on \(entity).\(index.property.name)") { cursor in
+            var current = try cursor.first()
+            while let raw = current {
+                // A key too short to name an object cannot be this object's: leave it to `verify`.
+                if raw.key.count >= 9 {
+                    let entry = try IndexEntry.decode(raw.key, index: index, entity: entity)
+                    if entry.id == id { keys.append(Array(entry.value)) }
+                }
+                current = try cursor.next()
+            }
+        }
+        for key in keys { try deleteIndexEntry(index, key: key, id: id) }
     }
 }
 
 extension RecordFields {
-    /// The record's bytes without the field of stored property `id`.
-    func removing(_ id: UInt16) -> [UInt8] {
-        guard bytes.count >= 1 else { return [] }
-        var result: [UInt8] = [bytes[0]]
+    /// The record's bytes without the field of stored property `id`; every other field,
+    /// known to the running build or not, is kept byte for byte.
+    func removing(_ id: UInt16) throws -> [UInt8] {
+        var result: [UInt8] = [recordFormatVersion]
         result.reserveCapacity(bytes.count)
-        forEach { fieldId, field in
+        try forEach { fieldId, field in
             guard fieldId != id else { return }
             result.append(UInt8(truncatingIfNeeded: fieldId))
             result.append(UInt8(truncatingIfNeeded: fieldId >> 8))
@@ -156,6 +181,9 @@ extension Transaction {
     /// Empties every relation table owned by, or pointing at, an entity whose objects are all removed.
     func dropManyToMany(of binding: EntityBinding) throws {
         let incoming = try store.incomingLinks(to: binding.schema.storedName, in: self).manyToMany
+        for tables in incoming where tables.owner != binding.schema.storedName {
+            for owner in try relationOwners(tables) { changes.recordPut(tables.owner, owner, isInsert: false) }
+        }
         for tables in Array(binding.relationTables.values) + incoming {
             try check(mdb_drop(txn, tables.forward, 0), "removing relations of \(binding.schema.name)")
             try check(mdb_drop(txn, tables.reverse, 0), "removing relations of \(binding.schema.name)")

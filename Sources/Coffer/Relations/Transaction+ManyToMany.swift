@@ -1,26 +1,38 @@
 import CLMDB
 
 extension Transaction {
-    /// The ids paired with `id` in a relation table (`id ‖ other` keys), in id order.
+    /// The ids paired with `id` in a relation table (`id ‖ other` keys), in id order. A key
+    /// of the wrong size is damage.
     func relatedIds(_ table: MDB_dbi, of id: Id) throws -> [Id] {
         var ids: [Id] = []
-        var cursor: OpaquePointer?
-        try check(mdb_cursor_open(txn, table, &cursor), "reading a relation")
-        defer { mdb_cursor_close(cursor) }
-        var start = IdKey(id)
-        try start.withVal { key in
-            var value = MDB_val()
-            var rc = mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE)
-            while rc == 0 {
-                let bytes = key.bytes
-                guard bytes.count == 16, IdKey(UnsafeRawBufferPointer(rebasing: bytes[..<8]))?.id == id,
-                      let other = IdKey(UnsafeRawBufferPointer(rebasing: bytes[8...]))?.id else { break }
+        try withCursor(table, "reading a relation") { cursor in
+            var current = try cursor.seek(IdKey(id))
+            while let entry = current, entry.key.count >= 8,
+                  IdKey(UnsafeRawBufferPointer(rebasing: entry.key[..<8]))?.id == id {
+                guard entry.key.count == 16, let other = IdKey(UnsafeRawBufferPointer(rebasing: entry.key[8...]))?.id else {
+                    throw CofferError.corruptRecord(entity: "relation", id: id, reason: "a relation key of \(entry.key.count) bytes is not two ids")
+                }
                 ids.append(other)
-                rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
+                current = try cursor.next()
             }
-            if rc != 0 && rc != MDB_NOTFOUND { try check(rc, "reading a relation") }
         }
         return ids
+    }
+
+    /// Every owner id in a relation's forward table (each once).
+    func relationOwners(_ tables: RelationTables) throws -> Set<Id> {
+        var owners = Set<Id>()
+        try withCursor(tables.forward, "reading a relation") { cursor in
+            var current = try cursor.first()
+            while let entry = current {
+                guard entry.key.count == 16, let owner = IdKey(UnsafeRawBufferPointer(rebasing: entry.key[..<8]))?.id else {
+                    throw CofferError.corruptRecord(entity: tables.owner, id: 0, reason: "a relation key of \(entry.key.count) bytes is not two ids")
+                }
+                owners.insert(owner)
+                current = try cursor.next()
+            }
+        }
+        return owners
     }
 
     /// Records that `owner` is related to `target` (both directions).
@@ -42,7 +54,10 @@ extension Transaction {
 
     /// Removes every pair pointing at `target` (when the target is removed).
     func removeRelations(_ tables: RelationTables, target: Id) throws {
-        for owner in try relatedIds(tables.reverse, of: target) { try removeRelation(tables, owner: owner, target: target) }
+        for owner in try relatedIds(tables.reverse, of: target) {
+            try removeRelation(tables, owner: owner, target: target)
+            changes.recordPut(tables.owner, owner, isInsert: false)
+        }
     }
 
     private func withPair<T>(_ first: Id, _ second: Id, _ body: (inout MDB_val) throws -> T) rethrows -> T {

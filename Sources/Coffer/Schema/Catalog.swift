@@ -88,8 +88,11 @@ extension Catalog {
     }
 
     /// The last id handed out for an entity (0 when none).
-    static func sequence(_ entityId: UInt32, dbi: MDB_dbi, in transaction: Transaction) throws -> UInt64 {
-        guard let bytes = try raw(key: sequenceKey(entityId), dbi: dbi, in: transaction), bytes.count == 8 else { return 0 }
+    static func sequence(_ entityId: UInt32, dbi: MDB_dbi, in transaction: Transaction, entity: String) throws -> UInt64 {
+        guard let bytes = try raw(key: sequenceKey(entityId), dbi: dbi, in: transaction) else { return 0 }
+        guard bytes.count == 8 else {
+            throw CofferError.corruptRecord(entity: entity, id: 0, reason: "the catalog's id sequence has \(bytes.count) bytes, not 8")
+        }
         return UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))
     }
 

@@ -67,6 +67,8 @@ final class EntityBinding: @unchecked Sendable {
 struct RelationTables: Sendable {
     let forward: MDB_dbi
     let reverse: MDB_dbi
+    /// The stored name of the entity that owns the relation.
+    let owner: String
 
     static func names(entity: UInt32, property: UInt16) -> (forward: String, reverse: String) {
         ("relation.\(entity).\(property)", "relation.\(entity).\(property).reverse")

@@ -30,22 +30,25 @@ final class IndexBinding: @unchecked Sendable {
 
     /// The index key (without id) for the value in a record, or the nil key when the record
     /// holds no value.
-    func key(in record: UnsafeRawBufferPointer) -> [UInt8] {
+    func key(in record: RecordFields) throws -> [UInt8] {
         var key: [UInt8] = []
         key.reserveCapacity(24)
-        writeKey(in: record, to: &key)
+        try writeKey(in: record, to: &key)
         return key
     }
 
     /// Replaces `key`'s contents with the index key of the record's value (keeps capacity).
-    func writeKey(in record: UnsafeRawBufferPointer, to key: inout [UInt8]) {
+    /// A damaged record, or a value whose stored kind does not fit the property, throws:
+    /// it is never indexed as nil.
+    func writeKey(in record: RecordFields, to key: inout [UInt8]) throws {
         key.removeAll(keepingCapacity: true)
-        if let field = RecordFields(bytes: record).field(storedId),
-           IndexKey.encode(property.type, kind: field.kind, payload: field.payload, into: &key) {
+        guard let field = try record.field(storedId) else {
+            key.append(IndexKey.nilTag)
             return
         }
-        key.removeAll(keepingCapacity: true)
-        key.append(IndexKey.nilTag)
+        guard IndexKey.encode(property.type, kind: field.kind, payload: field.payload, into: &key) else {
+            throw record.damage("property \(property.name) holds a \(field.kind) value, which a \(property.type.rawValue) index cannot hold")
+        }
     }
 }
 
@@ -87,33 +90,29 @@ extension Transaction {
     }
 
     /// The ids of index entries whose key is `prefix` followed by an id, in key order.
-    func indexIds(_ index: IndexBinding, prefix: [UInt8]) throws -> [Id] {
+    func indexIds(_ index: IndexBinding, prefix: [UInt8], entity: String) throws -> [Id] {
         var ids: [Id] = []
-        try forEachIndexEntry(index, prefix: prefix) { id, valuePart in
-            if valuePart.count == prefix.count { ids.append(id) }
+        try forEachIndexEntry(index, prefix: prefix, entity: entity) { entry in
+            if entry.value.count == prefix.count { ids.append(entry.id) }
+            return true
         }
         return ids
     }
 
-    /// Calls `body` with the id and value part of every index entry whose key starts with
-    /// `prefix`, in key order.
-    func forEachIndexEntry(_ index: IndexBinding, prefix: [UInt8], _ body: (Id, UnsafeRawBufferPointer) throws -> Void) throws {
-        var cursor: OpaquePointer?
-        try check(mdb_cursor_open(txn, index.database, &cursor), "reading the index on \(index.property.name)")
-        defer { mdb_cursor_close(cursor) }
-        var start = prefix
-        try start.withUnsafeMutableBytes { raw in
-            var key = MDB_val(UnsafeRawBufferPointer(raw))
-            var value = MDB_val()
-            var rc = mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE)
-            while rc == 0 {
-                let bytes = key.bytes
-                guard bytes.count >= prefix.count + 8, bytes.starts(with: prefix) else { break }
-                let id = Id(bigEndian: UnsafeRawBufferPointer(rebasing: bytes[(bytes.count - 8)...]).loadUnaligned(as: UInt64.self))
-                try body(id, UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - 8)]))
-                rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
+    /// Calls `body` with every index entry whose key starts with `prefix`, in key order,
+    /// while it returns true. A malformed key throws.
+    func forEachIndexEntry(_ index: IndexBinding, prefix: [UInt8], entity: String,
+                           _ body: (IndexEntry) throws -> Bool) throws {
+        try withCursor(index.database, "reading the index on \(entity).\(index.property.name)") { cursor in
+            var current = try cursor.seek(prefix)
+            while let raw = current, raw.key.starts(with: prefix) {
+                let entry = try IndexEntry.decode(raw.key, index: index, entity: entity)
+                // A shorter value whose id bytes happen to continue the prefix is not a match.
+                if entry.value.count >= prefix.count {
+                    guard try body(entry) else { return }
+                }
+                current = try cursor.next()
             }
-            if rc != 0 && rc != MDB_NOTFOUND { try check(rc, "reading the index on \(index.property.name)") }
         }
     }
 
@@ -131,16 +130,19 @@ extension Transaction {
 
     /// Ids of stored objects whose `index` value equals the value in `record` (rechecking
     /// cut strings against the records), excluding `excluded`.
-    func matchingIds(_ index: IndexBinding, valueOf record: UnsafeRawBufferPointer, table: MDB_dbi,
-                     entity: String, excluding excluded: Id? = nil) throws -> [Id] {
-        let key = index.key(in: record)
-        var candidates = try indexIds(index, prefix: key).filter { $0 != excluded }
+    func matchingIds(_ index: IndexBinding, valueOf record: RecordFields, table: MDB_dbi,
+                     excluding excluded: Id? = nil) throws -> [Id] {
+        let key = try index.key(in: record)
+        var candidates = try indexIds(index, prefix: key, entity: record.entity).filter { $0 != excluded }
         if IndexKey.isTruncatedString(key[...]) {
-            let wanted = Array(RecordFields(bytes: record).field(index.storedId)?.payload ?? UnsafeRawBufferPointer(start: nil, count: 0))
+            let wanted = Array(try record.field(index.storedId)?.payload ?? UnsafeRawBufferPointer(start: nil, count: 0))
             candidates = try candidates.filter { candidate in
-                guard let other = try self.record(candidate, table: table, entity: entity),
-                      let field = RecordFields(bytes: other).field(index.storedId) else { return false }
-                return Array(field.payload) == wanted
+                guard let other = try self.record(candidate, table: table, entity: record.entity) else {
+                    throw CofferError.corruptRecord(entity: record.entity, id: candidate,
+                                                    reason: "the index on \(index.property.name) lists an object that is not stored")
+                }
+                guard let field = try RecordFields(bytes: other, entity: record.entity, id: candidate).field(index.storedId) else { return false }
+                return IndexKey.sameString(Array(field.payload), wanted)
             }
         }
         return candidates

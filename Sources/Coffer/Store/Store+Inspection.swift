@@ -106,26 +106,32 @@ extension Store {
                     message: "the store at \(path) has no entity named \(entityName); it has: \(known.isEmpty ? "none" : known)")
             }
             guard let table = storedDatabase(Catalog.tableName(entity.id)) else { return }
-            let byId = Dictionary(uniqueKeysWithValues: entity.properties.map { ($0.id, $0) })
-            var cursor: OpaquePointer?
-            try transaction.check(mdb_cursor_open(transaction.txn, table, &cursor), "reading \(entity.name)")
-            defer { mdb_cursor_close(cursor) }
-            var key = MDB_val(), value = MDB_val()
-            var rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST)
-            var written = 0
-            while rc == 0, limit.map({ written < $0 }) ?? true {
-                let id = IdKey(key.bytes)?.id ?? 0
-                var parts = ["\"id\":\(id)"]
-                let intact = RecordFields(bytes: value.bytes).forEach { storedId, field in
-                    guard let property = byId[storedId] else { return }
-                    parts.append("\(FieldDescription.quoted(property.name)):\(FieldDescription.json(field, type: property.type))")
+            // A damaged catalog may list one id twice: the first entry wins, never a trap.
+            let byId = Dictionary(entity.properties.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+            try transaction.withCursor(table, "reading \(entity.name)") { cursor in
+                var current = try cursor.first()
+                var written = 0
+                while let entry = current, limit.map({ written < $0 }) ?? true {
+                    // A damaged key or record is shown as such: the dump goes on.
+                    let id = IdKey(entry.key)?.id
+                    var parts = ["\"id\":\(id.map(String.init) ?? "null")"]
+                    if id == nil { parts.append("\"$corrupt\":\(FieldDescription.quoted("a key of \(entry.key.count) bytes is not an id"))") }
+                    var fields: [String] = []
+                    do {
+                        try RecordFields(bytes: entry.value, entity: entity.name, id: id ?? 0).forEach { storedId, field in
+                            guard let property = byId[storedId] else { return }
+                            fields.append("\(FieldDescription.quoted(property.name)):\(FieldDescription.json(field, type: property.type))")
+                        }
+                        parts += fields
+                    } catch CofferError.corruptRecord(_, _, let reason) {
+                        parts += fields
+                        parts.append("\"$corrupt\":\(FieldDescription.quoted(reason))")
+                    }
+                    try body("{" + parts.joined(separator: ",") + "}")
+                    written += 1
+                    current = try cursor.next()
                 }
-                if !intact { parts.append("\"$corrupt\":true") }
-                try body("{" + parts.joined(separator: ",") + "}")
-                written += 1
-                rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
             }
-            if rc != 0 && rc != MDB_NOTFOUND { try transaction.check(rc, "reading \(entity.name)") }
         }
     }
 

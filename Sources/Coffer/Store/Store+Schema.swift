@@ -140,7 +140,7 @@ extension Store {
             var forward: MDB_dbi = 0, reverse: MDB_dbi = 0
             try transaction.check(mdb_dbi_open(transaction.txn, names.forward, UInt32(MDB_CREATE), &forward), "opening \(names.forward)")
             try transaction.check(mdb_dbi_open(transaction.txn, names.reverse, UInt32(MDB_CREATE), &reverse), "opening \(names.reverse)")
-            binding.relationTables[position] = RelationTables(forward: forward, reverse: reverse)
+            binding.relationTables[position] = RelationTables(forward: forward, reverse: reverse, owner: schema.storedName)
         }
         return binding
     }
@@ -168,26 +168,24 @@ extension Store {
         return index
     }
 
-    /// Fills a new index from every stored record.
+    /// Fills a new index from every stored record. A damaged record or key stops the build
+    /// with an error (and the transaction with it): an index is never built partially.
     private func buildIndex(_ index: IndexBinding, binding: EntityBinding, in transaction: Transaction) throws {
-        var cursor: OpaquePointer?
-        try transaction.check(mdb_cursor_open(transaction.txn, binding.table, &cursor), "building the index on \(index.property.name)")
-        defer { mdb_cursor_close(cursor) }
-        var key = MDB_val()
-        var value = MDB_val()
-        var rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST)
-        while rc == 0 {
-            guard let id = IdKey(key.bytes)?.id else { break }
-            if index.isUnique, let clash = try transaction.matchingIds(
-                index, valueOf: value.bytes, table: binding.table, entity: binding.schema.name, excluding: id).first {
-                throw CofferError.uniqueViolation(
-                    entity: binding.schema.name, property: index.property.name,
-                    value: RecordFields.describe(index, in: value.bytes) + " (held by ids \(clash) and \(id); the unique index cannot be built)")
+        let name = binding.schema.name
+        try transaction.withCursor(binding.table, "building the index on \(name).\(index.property.name)") { cursor in
+            var current = try cursor.first()
+            while let entry = current {
+                let id = try IdKey.decode(entry.key, entity: name)
+                let record = RecordFields(bytes: entry.value, entity: name, id: id)
+                if index.isUnique, let clash = try transaction.matchingIds(index, valueOf: record, table: binding.table, excluding: id).first {
+                    throw CofferError.uniqueViolation(
+                        entity: name, property: index.property.name,
+                        value: try record.describe(index) + " (held by ids \(clash) and \(id); the unique index cannot be built)")
+                }
+                try transaction.insertIndexEntry(index, key: index.key(in: record), id: id)
+                current = try cursor.next()
             }
-            try transaction.insertIndexEntry(index, key: index.key(in: value.bytes), id: id)
-            rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
         }
-        if rc != 0 && rc != MDB_NOTFOUND { try transaction.check(rc, "building the index on \(index.property.name)") }
     }
 
     /// Deletes the index databases of properties that lost their index or were removed.
@@ -237,7 +235,7 @@ extension Store {
             guard let storedProperty = stored.property(named: property.storedName) else { continue }
             let names = RelationTables.names(entity: stored.id, property: storedProperty.id)
             if let forward = storedDatabase(names.forward), let reverse = storedDatabase(names.reverse) {
-                binding.relationTables[position] = RelationTables(forward: forward, reverse: reverse)
+                binding.relationTables[position] = RelationTables(forward: forward, reverse: reverse, owner: schema.storedName)
             }
         }
         if options.readOnly {

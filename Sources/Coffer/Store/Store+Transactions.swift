@@ -139,9 +139,10 @@ extension Store {
             }
             Transaction.pop()
             if transaction.needsLargerMap {
+                // The rerun must hand out the same ids: reserve nothing yet.
                 mdb_txn_abort(txn)
                 gate.unlock()
-                try growMap()
+                try growMapOrGiveUp(transaction)
                 continue
             }
             let value: T
@@ -149,6 +150,8 @@ extension Store {
             case .failure(let error):
                 mdb_txn_abort(txn)
                 gate.unlock()
+                // Rolled back: the ids it handed out are still never handed out again.
+                reserveIds(of: transaction)
                 throw error
             case .success(let result):
                 value = result
@@ -156,12 +159,24 @@ extension Store {
             let commit = mdb_txn_commit(txn)
             gate.unlock()
             if commit == MDB_MAP_FULL {
-                try growMap()
+                try growMapOrGiveUp(transaction)
                 continue
             }
+            reserveIds(of: transaction)
             try LMDB.check(commit, "cannot commit a write transaction on \(path)")
             adoptBindings(of: transaction)
             return value
+        }
+    }
+
+    /// Grows the map for a rerun of `transaction`; when it cannot grow, the transaction is
+    /// over and its ids are reserved like those of any other rolled-back transaction.
+    private func growMapOrGiveUp(_ transaction: Transaction) throws {
+        do {
+            try growMap()
+        } catch {
+            reserveIds(of: transaction)
+            throw error
         }
     }
 

@@ -40,7 +40,7 @@ public final class Store: @unchecked Sendable {
     /// Serialises this process's write transactions before they touch LMDB, so a waiting
     /// writer holds no gate share that a resizing writer would wait for.
     let writerLock = NSLock()
-    /// Guards `bindings`, `readers` and `databases`.
+    /// Guards `bindings`, `readers`, `databases` and `reservedIds`.
     let stateLock = NSLock()
     /// Set (under the exclusive gate) by `close()`.
     var isClosed = false
@@ -54,6 +54,9 @@ public final class Store: @unchecked Sendable {
     var catalogGeneration = 0
     /// `ToOne` properties by target entity, valid for one catalog generation.
     var linkCache: (generation: Int, links: [String: IncomingRelations]) = (-1, [:])
+    /// The highest id handed out per entity id by any transaction of this process, committed
+    /// or not: never handed out again (see `Transaction+Sequences`).
+    var reservedIds: [UInt32: Id] = [:]
     /// Reset read transactions waiting to be renewed (about 3x cheaper than a new one).
     var readers: [OpaquePointer] = []
     /// Scratch memory for encoding records; used under `writerLock` only.

@@ -1,39 +1,100 @@
 import CLMDB
 
+/// Id allocation.
+///
+/// Invariants:
+/// - An id handed out by any transaction of this process is never handed out again by this
+///   process, whether that transaction commits, rolls back or throws: a value that kept a
+///   rolled-back id (an object put inside a `store.write` that threw) can never alias a
+///   different object. The store remembers the highest id handed out per entity
+///   (`Store.reservedIds`), merged after each transaction that is not going to be retried.
+/// - A retried transaction (map growth) starts from the same reservations as its first
+///   run, so it hands out the same ids.
+/// - The catalog's sequence holds the last id handed out by a committed transaction.
+///   Explicit ids below ``Transaction/explicitIdCeiling`` raise it (later ids ascend above
+///   them); explicit ids at or above it are stored as given and leave it alone, so an
+///   explicit `Id.max` cannot exhaust the id space.
+/// - An id never collides with a stored object: when the next id is not above the table's
+///   last key (an explicit id sits above the sequence), stored ids are skipped.
 extension Transaction {
-    /// Hands out the next id of an entity. Ids ascend and are never reused, even after
-    /// removals, because the last one handed out is kept in the catalog.
-    func nextId(for binding: EntityBinding) throws -> Id {
+    /// Explicit ids from here up do not move the sequence.
+    static let explicitIdCeiling: Id = 1 << 62
+
+    /// Hands out the next id of an entity and whether LMDB may append it (it is above every
+    /// stored key).
+    func nextId(for binding: EntityBinding) throws -> (id: Id, append: Bool) {
         let last = try lastId(for: binding)
-        guard last < Id.max else {
-            throw CofferError.invalidOperation(message: "\(binding.schema.name) has used up every id")
+        guard last < Self.explicitIdCeiling - 1 else {
+            throw CofferError.invalidOperation(message: "\(binding.schema.name) has used up its ids (the last one handed out is \(last))")
         }
-        sequences[binding.entityId] = last + 1
-        return last + 1
+        var candidate = last + 1
+        let tableLast = try lastStoredId(for: binding)
+        var append = candidate > tableLast
+        if !append {
+            candidate = try firstFreeId(from: candidate, binding: binding)
+            append = candidate > tableLast
+        }
+        sequences[binding.entityId] = candidate
+        return (candidate, append)
     }
 
     /// Records that `id` was stored explicitly, so later ids are handed out above it.
     func noteStoredId(_ id: Id, for binding: EntityBinding) throws {
-        if id > (try lastId(for: binding)) { sequences[binding.entityId] = id }
+        let ceiling = Transaction.explicitIdCeiling
+        let last = try lastId(for: binding)
+        if id < ceiling && id > last { sequences[binding.entityId] = id }
+        let stored = try lastStoredId(for: binding)
+        if id > stored { lastStoredIds[binding.entityId] = id }
     }
 
-    /// The highest id handed out or stored: the catalog's sequence, but never below the
-    /// table's last key, so appends stay valid even if the sequence entry were lost.
+    /// Notes that `id` was just stored by an insert, keeping the table's last key current.
+    func noteInserted(_ id: Id, for binding: EntityBinding) {
+        if id > (lastStoredIds[binding.entityId] ?? 0) { lastStoredIds[binding.entityId] = id }
+    }
+
+    /// The highest id handed out: the catalog's sequence or this process's reservation,
+    /// whichever is higher.
     private func lastId(for binding: EntityBinding) throws -> Id {
         if let cached = sequences[binding.entityId] { return cached }
         var last: Id = 0
         if let catalog = store.catalogDatabase {
-            last = try Catalog.sequence(binding.entityId, dbi: catalog, in: self)
+            last = try Catalog.sequence(binding.entityId, dbi: catalog, in: self, entity: binding.schema.name)
         }
-        var cursor: OpaquePointer?
-        try check(mdb_cursor_open(txn, binding.table, &cursor), "reading the last id of \(binding.schema.name)")
-        defer { mdb_cursor_close(cursor) }
-        var key = MDB_val()
-        var value = MDB_val()
-        let rc = mdb_cursor_get(cursor, &key, &value, MDB_LAST)
-        if rc == 0, let lastKey = IdKey(key.bytes)?.id { last = max(last, lastKey) }
+        last = max(last, store.reservedId(for: binding.entityId))
         sequences[binding.entityId] = last
         return last
+    }
+
+    /// The table's last key (0 for an empty table), cached for the transaction.
+    private func lastStoredId(for binding: EntityBinding) throws -> Id {
+        if let cached = lastStoredIds[binding.entityId] { return cached }
+        var last: Id = 0
+        try withCursor(binding.table, "reading the last id of \(binding.schema.name)") { cursor in
+            if let entry = try cursor.last() {
+                guard let id = IdKey(entry.key)?.id else {
+                    throw CofferError.corruptRecord(entity: binding.schema.name, id: 0, reason: "the table's last key has \(entry.key.count) bytes, not 8")
+                }
+                last = id
+            }
+        }
+        lastStoredIds[binding.entityId] = last
+        return last
+    }
+
+    /// The first id from `start` on that no stored object has.
+    private func firstFreeId(from start: Id, binding: EntityBinding) throws -> Id {
+        var candidate = start
+        try withCursor(binding.table, "looking for a free id of \(binding.schema.name)") { cursor in
+            var entry = try cursor.seek(IdKey(start))
+            while let current = entry, IdKey(current.key)?.id == candidate {
+                guard candidate < Self.explicitIdCeiling - 1 else {
+                    throw CofferError.invalidOperation(message: "\(binding.schema.name) has used up its ids")
+                }
+                candidate += 1
+                entry = try cursor.next()
+            }
+        }
+        return candidate
     }
 }
 
@@ -43,5 +104,22 @@ extension Transaction {
     func prepareKeyBuffers(count: Int) {
         while oldKeys.count < count { oldKeys.append([]) }
         while newKeys.count < count { newKeys.append([]) }
+    }
+}
+
+extension Store {
+    /// The highest id this process handed out for an entity (0 when none).
+    func reservedId(for entityId: UInt32) -> Id {
+        stateLock.lock(); defer { stateLock.unlock() }
+        return reservedIds[entityId] ?? 0
+    }
+
+    /// Remembers the ids `transaction` handed out, whatever becomes of it.
+    func reserveIds(of transaction: Transaction) {
+        guard !transaction.sequences.isEmpty else { return }
+        stateLock.lock(); defer { stateLock.unlock() }
+        for (entity, last) in transaction.sequences where last > reservedIds[entity] ?? 0 {
+            reservedIds[entity] = last
+        }
     }
 }

@@ -22,6 +22,10 @@ final class Transaction {
     @exclusivity(unchecked) var needsLargerMap = false
     /// Next ids handed out in this transaction, written back to the catalog before commit.
     @exclusivity(unchecked) var sequences: [UInt32: UInt64] = [:]
+    /// Each entity table's last key as this transaction sees it (after its own inserts).
+    @exclusivity(unchecked) var lastStoredIds: [UInt32: Id] = [:]
+    /// What this transaction changed, handed to the store's commit handlers after commit.
+    @exclusivity(unchecked) var changes = ChangeSet()
     /// Entity bindings created by this transaction; they become the store's on commit.
     @exclusivity(unchecked) var newBindings: [ObjectIdentifier: EntityBinding] = [:]
     /// Bindings this transaction already looked up: repeated box calls inside one

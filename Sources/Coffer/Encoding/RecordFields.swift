@@ -1,0 +1,74 @@
+/// The one reader of record bytes without generated code: finds fields by stored property
+/// id for conditions, index maintenance, unique checks, sorting, property queries, link
+/// clearing and the tools.
+///
+/// Invariant: a record is either well formed or damage. Every walk checks the version byte,
+/// each field header, kind and length against the record's end; damage throws
+/// ``CofferError/corruptRecord(entity:id:reason:)`` naming the entity and id. A walk never
+/// stops early and reports what it found so far: a damaged record can never read as "this
+/// property is nil" (which would make `isNil()` match it, or leave a stale index entry).
+///
+/// The generated decoders use ``RecordReader``, which applies the same checks field by
+/// field.
+struct RecordFields {
+    struct Field {
+        let kind: FieldKind
+        let payload: UnsafeRawBufferPointer
+    }
+
+    let bytes: UnsafeRawBufferPointer
+    /// Whose record this is, for error messages.
+    let entity: String
+    let id: Id
+
+    init(bytes: UnsafeRawBufferPointer, entity: String, id: Id) {
+        self.bytes = bytes
+        self.entity = entity
+        self.id = id
+    }
+
+    /// Calls `body` for every field in record order; throws at the first damage.
+    func forEach(_ body: (UInt16, Field) throws -> Void) throws {
+        guard bytes.count >= 1 else { throw damage("the record is empty") }
+        guard bytes[0] == recordFormatVersion else { throw damage("unknown record format version \(bytes[0])") }
+        var offset = 1
+        while offset < bytes.count {
+            guard bytes.count - offset >= 3 else { throw damage("a field header is cut off at byte \(offset)") }
+            guard let kind = FieldKind(rawValue: bytes[offset + 2]) else {
+                throw damage("unknown field kind \(bytes[offset + 2]) at byte \(offset)")
+            }
+            let fieldId = UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8
+            var start = offset + 3
+            let length: Int
+            if let size = kind.fixedSize {
+                length = size
+            } else {
+                guard bytes.count - start >= 4 else { throw damage("the length of field \(fieldId) is cut off") }
+                length = Int(UInt32(littleEndian: UnsafeRawBufferPointer(rebasing: bytes[start..<start + 4]).loadUnaligned(as: UInt32.self)))
+                start += 4
+            }
+            guard bytes.count - start >= length else {
+                throw damage("field \(fieldId) of \(length) bytes runs past the record's end")
+            }
+            try body(fieldId, Field(kind: kind, payload: UnsafeRawBufferPointer(rebasing: bytes[start..<start + length])))
+            offset = start + length
+        }
+    }
+
+    /// Checks the whole record's structure.
+    func validate() throws {
+        try forEach { _, _ in }
+    }
+
+    /// The field with stored property id `fieldId`, or nil when the well-formed record has
+    /// none (a nil value). Throws when the record is damaged anywhere.
+    func field(_ fieldId: UInt16) throws -> Field? {
+        var found: Field?
+        try forEach { current, field in if current == fieldId && found == nil { found = field } }
+        return found
+    }
+
+    func damage(_ reason: String) -> CofferError {
+        CofferError.corruptRecord(entity: entity, id: id, reason: reason)
+    }
+}

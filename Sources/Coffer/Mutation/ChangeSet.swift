@@ -1,0 +1,48 @@
+/// The objects one write transaction changed, per entity: what commits publish.
+///
+/// Invariants (checked by the randomized tests against snapshots taken before and after):
+/// - `removed` holds exactly the ids stored before the transaction and not after it.
+/// - `put` holds every id stored after the transaction whose record it wrote (inserted or
+///   updated, including records rewritten because a link target was removed or a relation
+///   row changed), and no id that is not stored after it.
+/// - An object inserted and removed in the same transaction appears in neither.
+///
+/// The mutation path (`Box.put`/`remove`, `removeAll`, link clearing, relation changes)
+/// records into it; a retried transaction (map growth) starts from an empty one.
+struct ChangeSet: Sendable, Equatable {
+    /// Changes to one entity, by stored entity name.
+    struct EntityChanges: Sendable, Equatable {
+        var put: Set<Id> = []
+        var removed: Set<Id> = []
+        /// Ids inserted by this transaction (not stored before it).
+        var inserted: Set<Id> = []
+    }
+
+    var entities: [String: EntityChanges] = [:]
+
+    var isEmpty: Bool { entities.values.allSatisfy { $0.put.isEmpty && $0.removed.isEmpty } }
+
+    /// Records that the record of `id` was written; `isInsert` when no record existed.
+    mutating func recordPut(_ entity: String, _ id: Id, isInsert: Bool) {
+        entities[entity, default: EntityChanges()].recordPut(id, isInsert: isInsert)
+    }
+
+    /// Records that the record of `id` was removed.
+    mutating func recordRemove(_ entity: String, _ id: Id) {
+        entities[entity, default: EntityChanges()].recordRemove(id)
+    }
+}
+
+extension ChangeSet.EntityChanges {
+    mutating func recordPut(_ id: Id, isInsert: Bool) {
+        // Removed, then stored again under the same id: it existed before, so an update.
+        if removed.remove(id) == nil, isInsert { inserted.insert(id) }
+        put.insert(id)
+    }
+
+    mutating func recordRemove(_ id: Id) {
+        put.remove(id)
+        // Inserted by this transaction: as if it never existed.
+        if inserted.remove(id) == nil { removed.insert(id) }
+    }
+}

@@ -1,0 +1,110 @@
+import CLMDB
+import Foundation
+
+/// The one way Coffer walks an LMDB database: a cursor scoped to a closure.
+///
+/// Invariants: the cursor belongs to one transaction and is closed when the closure returns;
+/// an `Entry`'s bytes are valid until the transaction writes or ends. Every LMDB result other
+/// than success and "not found" throws (a damaged page, a dead transaction): a walk never
+/// stops silently. Interpreting keys is the caller's job, and a key that does not have the
+/// expected shape is damage that throws ``CofferError/corruptRecord(entity:id:reason:)``
+/// (see `IdKey.decode` and `IndexEntry.decode`), never the end of the walk.
+struct Cursor {
+    /// One key and value as LMDB holds them.
+    struct Entry {
+        let key: UnsafeRawBufferPointer
+        let value: UnsafeRawBufferPointer
+    }
+
+    let handle: OpaquePointer
+    let transaction: Transaction
+    /// What the walk is doing, for error messages ("scanning Person").
+    let what: String
+
+    /// The first entry, or nil for an empty database.
+    func first() throws -> Entry? { try move(MDB_FIRST) }
+
+    /// The last entry, or nil for an empty database.
+    func last() throws -> Entry? { try move(MDB_LAST) }
+
+    /// The entry after the current one, or nil at the end.
+    func next() throws -> Entry? { try move(MDB_NEXT) }
+
+    /// The first entry whose key is at or after `key` in byte order, or nil.
+    func seek(_ key: UnsafeRawBufferPointer) throws -> Entry? {
+        var keyVal = MDB_val(key)
+        var value = MDB_val()
+        let rc = mdb_cursor_get(handle, &keyVal, &value, MDB_SET_RANGE)
+        return try entry(rc, keyVal, value)
+    }
+
+    /// The first entry whose key is at or after `key`, or nil.
+    func seek(_ key: [UInt8]) throws -> Entry? {
+        try key.withUnsafeBytes { try seek($0) }
+    }
+
+    /// The first entry whose id key is at or after `key`, or nil.
+    func seek(_ key: IdKey) throws -> Entry? {
+        var copy = key
+        return try withUnsafeBytes(of: &copy.storage) { try seek($0) }
+    }
+
+    private func move(_ op: MDB_cursor_op) throws -> Entry? {
+        var key = MDB_val()
+        var value = MDB_val()
+        let rc = mdb_cursor_get(handle, &key, &value, op)
+        return try entry(rc, key, value)
+    }
+
+    @inline(__always)
+    private func entry(_ rc: Int32, _ key: MDB_val, _ value: MDB_val) throws -> Entry? {
+        if rc == MDB_NOTFOUND { return nil }
+        try transaction.check(rc, what)
+        return Entry(key: key.bytes, value: value.bytes)
+    }
+}
+
+extension Transaction {
+    /// Runs `body` with a cursor on `database`, closing it afterwards.
+    func withCursor<T>(_ database: MDB_dbi, _ what: @autoclosure () -> String, _ body: (Cursor) throws -> T) throws -> T {
+        var handle: OpaquePointer?
+        let rc = mdb_cursor_open(txn, database, &handle)
+        guard rc == 0, let handle else {
+            try check(rc == 0 ? EINVAL : rc, what())
+            throw CofferError.storage(code: EINVAL, message: "\(what()): no cursor")
+        }
+        defer { mdb_cursor_close(handle) }
+        return try body(Cursor(handle: handle, transaction: self, what: what()))
+    }
+}
+
+extension IdKey {
+    /// The id of a table key; a key that is not 8 bytes is damage.
+    @inline(__always)
+    static func decode(_ key: UnsafeRawBufferPointer, entity: @autoclosure () -> String) throws -> Id {
+        guard let id = IdKey(key)?.id else {
+            throw CofferError.corruptRecord(entity: entity(), id: 0, reason: "a table key of \(key.count) bytes is not an 8-byte id")
+        }
+        return id
+    }
+}
+
+/// An index key split into its value part and the object id.
+struct IndexEntry {
+    let value: UnsafeRawBufferPointer
+    let id: Id
+
+    /// Splits an index key (`tag ‖ value ‖ id`); a key too short to hold a tag and an id is
+    /// damage.
+    @inline(__always)
+    static func decode(_ key: UnsafeRawBufferPointer, index: IndexBinding, entity: @autoclosure () -> String) throws -> IndexEntry {
+        guard key.count >= 9 else {
+            throw CofferError.corruptRecord(
+                entity: entity(), id: 0,
+                reason: "an entry of the index on \(index.property.name) has \(key.count) bytes, too short for a value and an id")
+        }
+        let split = key.count - 8
+        return IndexEntry(value: UnsafeRawBufferPointer(rebasing: key[..<split]),
+                          id: Id(bigEndian: UnsafeRawBufferPointer(rebasing: key[split...]).loadUnaligned(as: UInt64.self)))
+    }
+}
