@@ -107,10 +107,12 @@ struct ConditionEvaluator {
                 guard case .string(let bytes)? = operand, case .string(let prepared) = needle else { return false }
                 if sensitive {
                     let pattern = prepared.bytes
-                    switch op {
-                    case .startsWith: return bytes.starts(with: pattern)
-                    case .endsWith: return bytes.count >= pattern.count && bytes.suffix(pattern.count).elementsEqual(pattern)
-                    default: return pattern.isEmpty || ByteSearch.contains(bytes, pattern)
+                    return CanonicalString.withCanonicalUTF8(bytes) { bytes in
+                        switch op {
+                        case .startsWith: return bytes.starts(with: pattern)
+                        case .endsWith: return bytes.count >= pattern.count && bytes.suffix(pattern.count).elementsEqual(pattern)
+                        default: return pattern.isEmpty || ByteSearch.contains(bytes, pattern)
+                        }
                     }
                 }
                 let text = CaseFolding.fold(String(decoding: bytes, as: UTF8.self))
@@ -127,7 +129,7 @@ struct ConditionEvaluator {
             return test { operand in
                 guard case .string(let bytes)? = operand else { return false }
                 let text = String(decoding: bytes, as: UTF8.self)
-                return pattern.matches(sensitive ? text : CaseFolding.fold(text))
+                return pattern.matches(sensitive ? CanonicalString.string(text) : CaseFolding.fold(text))
             }
         case .equalWithTolerance(let tolerance):
             guard case .number(.double(let target)) = values[0] else { throw unusable("isEqual(to:tolerance:) needs a floating-point value") }
@@ -312,7 +314,11 @@ enum FieldOperand {
         case (.number(let x), .number(let y)): return Number.order(x, y)
         case (.bool(let x), .bool(let y)): return x == y ? 0 : (!x ? -1 : 1)
         case (.string(let bytes), .string(let prepared)):
-            if caseSensitive { return prepared.bytes.withUnsafeBytes { ByteSearch.order(bytes, $0) } }
+            if caseSensitive {
+                return prepared.bytes.withUnsafeBytes { pattern in
+                    CanonicalString.withCanonicalUTF8(bytes) { ByteSearch.order($0, pattern) }
+                }
+            }
             return ByteSearch.order(Array(CaseFolding.fold(String(decoding: bytes, as: UTF8.self)).utf8), prepared.foldedBytes)
         case (.uuid(let x), .uuid(let y)): return ByteSearch.order(x, y)
         default: return nil
@@ -336,14 +342,16 @@ enum FieldOperand {
     }
 }
 
-/// Unicode case folding, as case-insensitive conditions and orderings use it.
+/// Unicode case folding, as case-insensitive conditions and orderings use it; the result is
+/// canonical (NFC), so canonically equivalent texts fold alike.
 enum CaseFolding {
     static func fold(_ text: String) -> String {
-        text.folding(options: [.caseInsensitive], locale: nil)
+        CanonicalString.string(text.folding(options: [.caseInsensitive], locale: nil))
     }
 }
 
-/// A string parameter with the forms comparisons need, computed once per query run.
+/// A string parameter with the forms comparisons need, computed once per query run. `bytes`
+/// is the canonical UTF-8 (see ``CanonicalString``).
 struct PreparedString {
     let raw: String
     let bytes: [UInt8]
@@ -351,9 +359,9 @@ struct PreparedString {
     let foldedBytes: [UInt8]
 
     init(_ value: String, caseSensitive: Bool) {
-        raw = value
-        bytes = Array(value.utf8)
-        folded = caseSensitive ? value : CaseFolding.fold(value)
+        raw = CanonicalString.string(value)
+        bytes = Array(raw.utf8)
+        folded = caseSensitive ? raw : CaseFolding.fold(value)
         foldedBytes = Array(folded.utf8)
     }
 }

@@ -47,7 +47,7 @@ struct QuerySorter {
         case .bool(let value):
             return .bool(value)
         case .string(let bytes):
-            if order.flags.contains(.caseSensitive) { return .bytes(Array(bytes)) }
+            if order.flags.contains(.caseSensitive) { return .bytes(CanonicalString.withCanonicalUTF8(bytes) { Array($0) }) }
             return .bytes(Array(CaseFolding.fold(String(decoding: bytes, as: UTF8.self)).utf8))
         case .uuid(let bytes):
             return .bytes(bytes)

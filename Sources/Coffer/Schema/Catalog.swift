@@ -46,6 +46,8 @@ struct CatalogProperty: Codable, Equatable {
     var flags: UInt32
     /// For a `ToOne` link: the target entity's stored name.
     var target: String? = nil
+    /// For an indexed property: the `IndexKey.version` its index was built with (nil: 1).
+    var keys: Int? = nil
 }
 
 extension Catalog {

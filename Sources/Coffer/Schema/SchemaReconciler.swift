@@ -28,7 +28,7 @@ enum SchemaReconciler {
                 properties.append(CatalogProperty(
                     id: previous.id, name: property.storedName, type: property.type,
                     optional: property.isOptional, swiftType: property.swiftType, flags: property.flags.rawValue,
-                    target: property.relationTarget))
+                    target: property.relationTarget, keys: keyVersion(property, previous: previous)))
             } else {
                 if stored != nil && !property.isOptional && !property.hasDefault {
                     throw CofferError.schemaMismatch(
@@ -43,11 +43,26 @@ enum SchemaReconciler {
                 properties.append(CatalogProperty(
                     id: result.lastPropertyId, name: property.storedName, type: property.type,
                     optional: property.isOptional, swiftType: property.swiftType, flags: property.flags.rawValue,
-                    target: property.relationTarget))
+                    target: property.relationTarget, keys: keyVersion(property, previous: nil)))
             }
         }
         result.properties = properties
         return result
+    }
+
+    /// The key version an indexed property's index has once registration is done: kept when
+    /// the index is reused, the current one when it is (re)built.
+    private static func keyVersion(_ property: PropertySchema, previous: CatalogProperty?) -> Int? {
+        guard property.flags.contains(.indexed) else { return nil }
+        return IndexKey.version
+    }
+
+    /// Whether an index stored for `stored` can serve `declared` as it is: same key family,
+    /// and for strings the current key version.
+    static func indexIsReusable(stored: CatalogProperty, declared: PropertyType) -> Bool {
+        guard PropertyFlags(rawValue: stored.flags).contains(.indexed),
+              Store.keyFamily(stored.type) == Store.keyFamily(declared) else { return false }
+        return Store.keyFamily(declared) != "string" || stored.keys == IndexKey.version
     }
 
     /// Throws unless every stored property the schema declares can be read as declared.

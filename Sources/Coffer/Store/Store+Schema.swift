@@ -153,12 +153,11 @@ extension Store {
     ) throws -> IndexBinding {
         let name = IndexBinding.databaseName(entity: binding.entityId, property: stored.id)
         let before = previous?.properties.first { $0.id == stored.id }
-        let wasIndexed = before.map { PropertyFlags(rawValue: $0.flags).contains(.indexed) } ?? false
-        let sameKeys = before.map { Self.keyFamily($0.type) == Self.keyFamily(property.type) } ?? false
+        let reusable = before.map { SchemaReconciler.indexIsReusable(stored: $0, declared: property.type) } ?? false
         var database: MDB_dbi = 0
         try transaction.check(mdb_dbi_open(transaction.txn, name, UInt32(MDB_CREATE), &database),
                               "cannot open the index on \(binding.schema.name).\(property.name)")
-        let reuse = wasIndexed && sameKeys && storedDatabase(name) != nil
+        let reuse = reusable && storedDatabase(name) != nil
         let index = IndexBinding(position: position, storedId: stored.id, property: property, database: database,
                                  createdInTransaction: reuse ? 0 : transaction.snapshotId)
         if !reuse {
@@ -223,9 +222,9 @@ extension Store {
         try SchemaReconciler.checkReadable(schema, from: stored)
         let binding = EntityBinding(store: self, schema: schema, catalog: stored, table: table, createdInTransaction: 0)
         for (position, property) in schema.properties.enumerated() where property.flags.contains(.indexed) {
+            // An index of another key encoding would answer wrongly: scan instead.
             guard let storedProperty = stored.property(named: property.storedName),
-                  PropertyFlags(rawValue: storedProperty.flags).contains(.indexed),
-                  Self.keyFamily(storedProperty.type) == Self.keyFamily(property.type),
+                  SchemaReconciler.indexIsReusable(stored: storedProperty, declared: property.type),
                   let database = storedDatabase(IndexBinding.databaseName(entity: stored.id, property: storedProperty.id))
             else { continue }
             binding.indexes.append(IndexBinding(position: position, storedId: storedProperty.id, property: property,
