@@ -111,6 +111,15 @@ extension Store {
             return try body(current)
         }
         guard !options.readOnly else { throw CofferError.readOnly(path: path, operation: "write") }
+        let (value, changes) = try runWriteTransaction(body)
+        // After the commit and outside the writer lock: handlers never run inside a write.
+        if !changes.isEmpty { publish(changes) }
+        return value
+    }
+
+    /// Begins, runs and commits one top-level write transaction under the writer lock,
+    /// rerunning it after map growth; returns the body's value and what the commit changed.
+    private func runWriteTransaction<T>(_ body: (Transaction) throws -> T) throws -> (T, ChangeSet) {
         writerLock.lock()
         defer { writerLock.unlock() }
         while true {
@@ -165,8 +174,31 @@ extension Store {
             reserveIds(of: transaction)
             try LMDB.check(commit, "cannot commit a write transaction on \(path)")
             adoptBindings(of: transaction)
-            return value
+            return (value, transaction.changes)
         }
+    }
+
+    /// Hands a committed change set to the registered handlers.
+    private func publish(_ changes: ChangeSet) {
+        stateLock.lock()
+        let handlers = changeHandlers
+        stateLock.unlock()
+        for handler in handlers.values { handler(changes) }
+    }
+
+    /// Registers `handler` to receive the change set of every commit; returns a token for
+    /// ``removeChangeHandler(_:)``. Handlers run on the committing thread, after the commit,
+    /// outside the writer lock.
+    func addChangeHandler(_ handler: @escaping @Sendable (ChangeSet) -> Void) -> Int {
+        stateLock.lock(); defer { stateLock.unlock() }
+        nextChangeHandler += 1
+        changeHandlers[nextChangeHandler] = handler
+        return nextChangeHandler
+    }
+
+    func removeChangeHandler(_ token: Int) {
+        stateLock.lock(); defer { stateLock.unlock() }
+        changeHandlers[token] = nil
     }
 
     /// Grows the map for a rerun of `transaction`; when it cannot grow, the transaction is

@@ -57,6 +57,9 @@ public final class Store: @unchecked Sendable {
     /// The highest id handed out per entity id by any transaction of this process, committed
     /// or not: never handed out again (see `Transaction+Sequences`).
     var reservedIds: [UInt32: Id] = [:]
+    /// Receivers of committed change sets, by registration token.
+    var changeHandlers: [Int: @Sendable (ChangeSet) -> Void] = [:]
+    var nextChangeHandler = 0
     /// Reset read transactions waiting to be renewed (about 3x cheaper than a new one).
     var readers: [OpaquePointer] = []
     /// Scratch memory for encoding records; used under `writerLock` only.

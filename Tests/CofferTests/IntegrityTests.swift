@@ -1,0 +1,411 @@
+@testable import Coffer
+import CLMDB
+import Foundation
+import Testing
+
+/// Writes raw bytes under `key` in one of an entity's databases, bypassing Coffer's checks,
+/// to simulate damage.
+enum Damage {
+    static func overwriteRecord<E: Entity>(_ store: Store, _ type: E.Type, id: Id, with bytes: [UInt8]) throws {
+        try store.performWrite { transaction in
+            let binding = try store.writableBinding(for: E.self, in: transaction)
+            try put(transaction, binding.table, key: withUnsafeBytes(of: id.bigEndian) { Array($0) }, value: bytes)
+        }
+    }
+
+    static func putIndexKey<E: Entity, V>(_ store: Store, _ property: Property<E, V>, key: [UInt8]) throws {
+        try store.performWrite { transaction in
+            let binding = try store.writableBinding(for: E.self, in: transaction)
+            guard let index = binding.indexes.first(where: { $0.position == property.index }) else { return }
+            try put(transaction, index.database, key: key, value: [])
+        }
+    }
+
+    static func put(_ transaction: Transaction, _ database: MDB_dbi, key: [UInt8], value: [UInt8]) throws {
+        var key = key, value = value
+        try key.withUnsafeMutableBytes { keyRaw in
+            try value.withUnsafeMutableBytes { valueRaw in
+                var keyVal = MDB_val(UnsafeRawBufferPointer(keyRaw))
+                var val = MDB_val(UnsafeRawBufferPointer(valueRaw))
+                try transaction.check(mdb_put(transaction.txn, database, &keyVal, &val, 0), "damaging")
+            }
+        }
+    }
+
+    static func isCorrupt(_ error: any Error, entity: String? = nil, id: Id? = nil) -> Bool {
+        guard case CofferError.corruptRecord(let name, let badId, _) = error else { return false }
+        return (entity.map { $0 == name } ?? true) && (id.map { $0 == badId } ?? true)
+    }
+}
+
+@Suite struct RollbackTests {
+    @Test func rolledBackIdIsNeverHandedOutAgain() throws {
+        try withStore { (store: Store) throws in
+            let notes = store.box(for: Note.self)
+            var a = Note(title: "a")
+            #expect(throws: Boom.self) {
+                try store.write {
+                    try notes.put(&a)
+                    throw Boom()
+                }
+            }
+            var b = Note(title: "b")
+            try notes.put(&b)
+            #expect(a.id != 0 && b.id != a.id)
+            // Putting `a` again stores it under its id; `b` is untouched.
+            try notes.put(&a)
+            #expect(try notes.get(b.id)?.title == "b")
+            #expect(try notes.get(a.id)?.title == "a")
+            #expect(try notes.count() == 2)
+        }
+    }
+
+    @Test func rolledBackLinkTargetIsStoredAgainNotAliased() throws {
+        try withStore { (store: Store) throws in
+            let orders = store.box(for: Order.self)
+            let customers = store.box(for: Customer.self)
+            var order = Order(date: Date(), total: 1)
+            order.customer.target = Customer(name: "Joe")
+            #expect(throws: Boom.self) {
+                try store.write {
+                    try orders.put(&order)
+                    throw Boom()
+                }
+            }
+            var other = Customer(name: "Other")
+            try customers.put(&other)
+            try orders.put(&order)
+            let stored = try #require(try orders.get(order.id))
+            #expect(try stored.customer.loadTarget()?.name == "Joe")
+            #expect(stored.customer.targetId != other.id)
+            #expect(try customers.count() == 2)
+        }
+    }
+
+    @Test func rolledBackRelationIsAppliedAgain() throws {
+        try withStore { (store: Store) throws in
+            let students = store.box(for: Student.self)
+            let teachers = store.box(for: Teacher.self)
+            var ada = Student(name: "Ada")
+            ada.teachers.append(Teacher(name: "Grace"))
+            #expect(throws: Boom.self) {
+                try store.write {
+                    try students.put(&ada)
+                    throw Boom()
+                }
+            }
+            #expect(try teachers.count() == 0)
+            try students.put(&ada)
+            let stored = try #require(try students.get(ada.id))
+            #expect(try stored.teachers.load().map(\.name) == ["Grace"])
+        }
+    }
+
+    @Test func failedPutLeavesTheWholeValueAsItWas() throws {
+        try withStore { (store: Store) throws in
+            let contacts = store.box(for: Contact.self)
+            try contacts.put(Contact(email: "taken@example.com"))
+            var order = Order(date: Date(), total: 2)
+            order.customer.target = Customer(name: "Joe")
+            let orders = store.box(for: Order.self)
+            var clash = Contact(email: "taken@example.com")
+            #expect(throws: CofferError.self) { try contacts.put(&clash) }
+            #expect(clash.id == 0)
+            // A failing batch restores every element, links included.
+            #expect(throws: Boom.self) {
+                try store.write {
+                    try orders.put(&order)
+                    throw Boom()
+                }
+            }
+            var batch = [Order(date: Date(), total: 3), order]
+            let before = batch.map(\.id)
+            batch[0].customer.target = Customer(name: "Ann")
+            var dup = [Contact(email: "x@example.com"), Contact(email: "x@example.com")]
+            #expect(throws: CofferError.self) { try contacts.put(&dup) }
+            #expect(dup.map(\.id) == [0, 0])
+            try orders.put(&batch)
+            #expect(batch[1].id == before[1])
+            #expect(try orders.count() == 2)
+        }
+    }
+
+    @Test func explicitMaximumIdDoesNotExhaustTheIdSpace() throws {
+        try withStore { (store: Store) throws in
+            let notes = store.box(for: Note.self)
+            var top = Note(title: "top")
+            top.id = .max
+            try notes.put(&top)
+            let next = try notes.put(Note(title: "next"))
+            let after = try notes.put(Note(title: "after"))
+            #expect(next == 1 && after == 2)
+            #expect(try notes.get(.max)?.title == "top")
+            // Explicit ids in the auto range are skipped by later inserts.
+            var explicit = Note(title: "explicit")
+            explicit.id = 3
+            try notes.put(&explicit)
+            #expect(try notes.put(Note(title: "later")) == 4)
+        }
+    }
+}
+
+@Suite struct DamageTests {
+    /// A record whose only field claims more bytes than the record has.
+    static let garbage: [UInt8] = [1, 1, 0, 13, 0xFF, 0xFF, 0, 0]
+
+    @Test func damagedRecordIsNeverTakenForNil() throws {
+        try withStore { (store: Store) throws in
+            let contacts = store.box(for: Contact.self)
+            let fine = try contacts.put(Contact(email: "a@example.com", city: "Oslo"))
+            let damaged = try contacts.put(Contact(email: "b@example.com", city: "Rome"))
+            try Damage.overwriteRecord(store, Contact.self, id: damaged, with: Self.garbage)
+            let everything = store.box(for: Everything.self)
+            let scanned = try everything.put(Everything())
+            try Damage.overwriteRecord(store, Everything.self, id: scanned, with: Self.garbage)
+            // A scan condition that a nil value would satisfy.
+            let isNil = try everything.query { Everything.optInt.isNil() }.build()
+            for run in [{ _ = try isNil.find() }, { _ = try isNil.count() }, { _ = try isNil.findIds() }, { _ = try isNil.remove() }]
+                as [() throws -> Void] {
+                #expect { try run() } throws: { Damage.isCorrupt($0, entity: "Everything", id: scanned) }
+            }
+            #expect(try everything.count() == 1)
+            for run in [{ _ = try contacts.query { Contact.note == "" }.build().property(Contact.age).find() },
+                        { _ = try contacts.query().ordered(by: Contact.note).build().findIds() }] as [() throws -> Void] {
+                #expect { try run() } throws: { Damage.isCorrupt($0, entity: "Contact", id: damaged) }
+            }
+            #expect(try contacts.count() == 2)
+            #expect(try contacts.get(fine)?.city == "Oslo")
+        }
+    }
+
+    @Test func overwritingOrRemovingADamagedRecordRepairsItsIndexes() throws {
+        try withStore { (store: Store) throws in
+            let contacts = store.box(for: Contact.self)
+            var victim = Contact(email: "b@example.com", city: "Rome", age: 30)
+            try contacts.put(&victim)
+            try Damage.overwriteRecord(store, Contact.self, id: victim.id, with: Self.garbage)
+            victim.city = "Paris"
+            try contacts.put(&victim)
+            #expect(try IndexProbe.isConsistent(store, Contact.self))
+            // The old unique value is free again: no phantom violation.
+            try contacts.put(Contact(email: "c@example.com"))
+            var again = victim
+            again.id = 0
+            again.email = "b2@example.com"
+            let second = try contacts.put(again)
+            try Damage.overwriteRecord(store, Contact.self, id: second, with: Self.garbage)
+            #expect(try contacts.remove(second))
+            #expect(try IndexProbe.isConsistent(store, Contact.self))
+            try contacts.put(Contact(email: "b2@example.com"))
+        }
+    }
+
+    @Test func malformedIndexKeyThrowsInsteadOfEndingTheWalk() throws {
+        try withStore { (store: Store) throws in
+            let contacts = store.box(for: Contact.self)
+            try contacts.put(Contact(city: "Oslo", age: 5))
+            try Damage.putIndexKey(store, Contact.age, key: [IndexKey.valueTag, 0xFF])
+            #expect { try contacts.query { Contact.age > 1 }.build().find() } throws: { Damage.isCorrupt($0, entity: "Contact") }
+        }
+    }
+
+    @Test func indexEntryWithoutRecordIsDamage() throws {
+        try withStore { (store: Store) throws in
+            let contacts = store.box(for: Contact.self)
+            try contacts.put(Contact(city: "Oslo"))
+            var key = [IndexKey.valueTag] + Array("Oslo".utf8) + [0, 0]
+            key += withUnsafeBytes(of: Id(77).bigEndian) { Array($0) }
+            try Damage.putIndexKey(store, Contact.city, key: key)
+            #expect { try contacts.query { Contact.city == "Oslo" }.build().find() } throws: { Damage.isCorrupt($0, id: 77) }
+        }
+    }
+
+    @Test func randomlyMutatedRecordsNeverTrapAndNeverReadAsNil() throws {
+        var random = SplitMix64(state: 9)
+        try withStore { (store: Store) throws in
+            let box = store.box(for: Everything.self)
+            var sample = Everything()
+            sample.string = "hello"; sample.strings = ["a", "bc"]; sample.ints = [1, 2]; sample.optInt = 4; sample.optString = "x"
+            let id = try box.put(sample)
+            let pristine: [UInt8] = try store.performRead { transaction in
+                let binding = try #require(try store.binding(for: Everything.self, in: transaction))
+                return Array(try #require(try transaction.record(id, table: binding.table, entity: "Everything")))
+            }
+            for _ in 0..<2_000 {
+                var bytes = pristine
+                switch Int.random(in: 0..<4, using: &random) {
+                case 0: bytes[Int.random(in: 0..<bytes.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
+                case 1: bytes = Array(bytes.prefix(Int.random(in: 0..<bytes.count, using: &random)))
+                case 2: bytes.insert(UInt8.random(in: 0...255, using: &random), at: Int.random(in: 0...bytes.count, using: &random))
+                default:
+                    for _ in 0..<4 { bytes[Int.random(in: 0..<bytes.count, using: &random)] ^= UInt8(1 << Int.random(in: 0..<8, using: &random)) }
+                }
+                try Damage.overwriteRecord(store, Everything.self, id: id, with: bytes)
+                // Each read either gives a value or throws corruptRecord: never a trap.
+                do { _ = try box.get(id) } catch { #expect(Damage.isCorrupt(error, id: id)) }
+                do {
+                    let matches = try box.query { Everything.optInt.isNil() }.build().count()
+                    // Only a record that reads cleanly may count as nil.
+                    if matches == 1 { _ = try? box.get(id) }
+                } catch { #expect(Damage.isCorrupt(error, id: id)) }
+                do { _ = try box.query { Everything.string == "hello" }.build().findIds() } catch { #expect(Damage.isCorrupt(error, id: id)) }
+                do { _ = try box.query().ordered(by: Everything.double).build().find() } catch { #expect(Damage.isCorrupt(error, id: id)) }
+                var lines: [String] = []
+                try store.dump(entity: "Everything") { lines.append($0) }
+                #expect(lines.count == 1)
+            }
+        }
+    }
+}
+
+@Suite struct OrdinaryInputTests {
+    @Test func pagingWithHugeLimitsNeverTraps() throws {
+        try withStore { (store: Store) throws in
+            let notes = store.box(for: Note.self)
+            try notes.put((0..<5).map { Note(title: "n\($0)", rank: $0) })
+            let query = try notes.query().build()
+            #expect(try query.find(offset: 1, limit: .max).count == 4)
+            #expect(try query.find(offset: .max, limit: .max).isEmpty)
+            let sorted = try notes.query().ordered(by: Note.rank).build()
+            #expect(try sorted.find(offset: 2, limit: .max).map(\.rank) == [2, 3, 4])
+            #expect(try notes.query { Note.rank >= 0 }.build().find(offset: .max - 1, limit: .max).isEmpty)
+        }
+    }
+
+    @Test func moduloOfTheSmallestIntegerNeverTraps() throws {
+        try withStore { (store: Store) throws in
+            let box = store.box(for: Everything.self)
+            var value = Everything()
+            value.int64 = .min
+            value.int = .min
+            try box.put(value)
+            #expect(try box.query { Everything.int64.modulo(-1) == 0 }.build().count() == 1)
+            #expect(try box.query { Everything.int.modulo(Int.min) == 0 }.build().count() == 1)
+            #expect(try box.query { Everything.int.modulo(3) == -2 }.build().count() == 1)   // Int.min % 3 == -2
+        }
+    }
+
+    @Test func longStringsOfNulBytesAreLegalIndexedValues() throws {
+        try withStore { (store: Store) throws in
+            let notes = store.box(for: Indexed.Note.self)
+            let nuls = String(repeating: "\u{0}", count: 450)
+            let id = try notes.put(Indexed.Note(title: nuls, rank: 1))
+            try notes.put(Indexed.Note(title: nuls + "x", rank: 2))
+            #expect(try notes.query { Indexed.Note.title == nuls }.build().findIds() == [id])
+            #expect(try notes.query { Indexed.Note.title.startsWith(nuls) }.build().count() == 2)
+            #expect(try IndexProbe.isConsistent(store, Indexed.Note.self))
+        }
+    }
+
+    @Test func canonicallyEquivalentStringsAreEqual() throws {
+        try withStore { (store: Store) throws in
+            let precomposed = "Caf\u{E9}", decomposed = "Cafe\u{301}"
+            #expect(precomposed == decomposed)   // Swift's rule
+            let indexed = store.box(for: IndexedPerson.self)
+            let plain = store.box(for: PlainPerson.self)
+            let date = Date(timeIntervalSinceReferenceDate: 0)
+            try indexed.put(IndexedPerson(id: 0, name: precomposed, age: 1, score: 0, nick: nil, tags: [], born: date, level: nil))
+            try plain.put(PlainPerson(id: 0, name: precomposed, age: 1, score: 0, nick: nil, tags: [], born: date, level: nil))
+            #expect(try indexed.query { IndexedPerson.name == decomposed }.build().count() == 1)
+            #expect(try plain.query { PlainPerson.name == decomposed }.build().count() == 1)
+            #expect(try indexed.query { IndexedPerson.name.startsWith("Cafe\u{301}") }.build().count() == 1)
+            #expect(try plain.query { PlainPerson.name.isIn([decomposed]) }.build().count() == 1)
+            let contacts = store.box(for: Contact.self)
+            try contacts.put(Contact(email: "\(precomposed)@example.com"))
+            #expect(throws: CofferError.self) { try contacts.put(Contact(email: "\(decomposed)@example.com")) }
+        }
+    }
+}
+
+@Suite struct ChangeSetTests {
+    /// Every stored object of the test's entities, by stored entity name.
+    static func snapshot(_ store: Store) throws -> [String: [Id: Data]] {
+        try store.performRead { transaction in
+            var result: [String: [Id: Data]] = [:]
+            for name in ["Contact", "Note", "Customer", "Order"] {
+                guard let catalog = store.catalogDatabase,
+                      let entity = try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(name), dbi: catalog, in: transaction),
+                      let table = store.storedDatabase(Catalog.tableName(entity.id)) else { continue }
+                var rows: [Id: Data] = [:]
+                try transaction.withCursor(table, "snapshot") { cursor in
+                    var current = try cursor.first()
+                    while let entry = current {
+                        rows[try IdKey.decode(entry.key, entity: name)] = Data(entry.value)
+                        current = try cursor.next()
+                    }
+                }
+                result[name] = rows
+            }
+            return result
+        }
+    }
+
+    @Test(arguments: [1, 2, 3])
+    func changeSetIsTheDifferenceBetweenSnapshots(seed: UInt64) throws {
+        var random = SplitMix64(state: seed)
+        try withStore { (store: Store) throws in
+            let recorded = Recorder()
+            let token = store.addChangeHandler { recorded.append($0) }
+            defer { store.removeChangeHandler(token) }
+            let contacts = store.box(for: Contact.self)
+            let notes = store.box(for: Note.self)
+            let customers = store.box(for: Customer.self)
+            let orders = store.box(for: Order.self)
+            for _ in 0..<150 {
+                let before = try Self.snapshot(store)
+                let count = recorded.count
+                let fails = Int.random(in: 0..<8, using: &random) == 0
+                do {
+                    try store.write {
+                        for _ in 0..<Int.random(in: 1...6, using: &random) {
+                            switch Int.random(in: 0..<10, using: &random) {
+                            case 0, 1: try notes.put(Note(title: "t", rank: Int.random(in: 0..<5, using: &random)))
+                            case 2: try notes.remove(Id.random(in: 1...40, using: &random))
+                            case 3:
+                                var note = Note(title: "u")
+                                note.id = Id.random(in: 1...40, using: &random)
+                                try notes.put(&note)
+                            case 4: try contacts.put(Contact(email: "e\(Int.random(in: 0..<10, using: &random))", age: Int.random(in: 0..<9, using: &random)))
+                            case 5: try contacts.query { Contact.age < 2 }.build().remove()
+                            case 6:
+                                var order = Order(date: Date(), total: 1)
+                                order.customer.targetId = try customers.put(Customer(name: "c"))
+                                try orders.put(&order)
+                            case 7: try customers.remove(Id.random(in: 1...20, using: &random))
+                            case 8: if Int.random(in: 0..<6, using: &random) == 0 { try notes.removeAll() }
+                            default: try notes.query { Note.rank == 3 }.build().remove()
+                            }
+                        }
+                        if fails { throw Boom() }
+                    }
+                } catch is Boom {
+                } catch CofferError.uniqueViolation {
+                }
+                let after = try Self.snapshot(store)
+                if recorded.count == count {
+                    #expect(before == after)
+                    continue
+                }
+                #expect(recorded.count == count + 1)
+                let changes = recorded.last
+                for name in Set(before.keys).union(after.keys) {
+                    let old = before[name] ?? [:], new = after[name] ?? [:]
+                    let entity = changes.entities[name] ?? ChangeSet.EntityChanges()
+                    #expect(entity.removed == Set(old.keys).subtracting(new.keys), "removed \(name)")
+                    let written = Set(new.keys.filter { old[$0] != new[$0] })
+                    #expect(entity.put.isSuperset(of: written), "put \(name) covers every changed record")
+                    #expect(entity.put.isSubset(of: Set(new.keys)), "put \(name) holds only stored ids")
+                }
+            }
+        }
+    }
+}
+
+/// Collects change sets from handlers (which may run on any thread).
+final class Recorder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var sets: [ChangeSet] = []
+    func append(_ set: ChangeSet) { lock.lock(); sets.append(set); lock.unlock() }
+    var count: Int { lock.lock(); defer { lock.unlock() }; return sets.count }
+    var last: ChangeSet { lock.lock(); defer { lock.unlock() }; return sets.last ?? ChangeSet() }
+}
