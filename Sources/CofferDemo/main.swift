@@ -9,7 +9,6 @@ let directory = CommandLine.arguments.dropFirst().first ?? "coffer-demo.coffer"
 
 func run() throws {
     let store = try Store(directory: directory)
-    defer { store.close() }
     print("Coffer demo: writing to \(store.path)")
 
     let authors = store.box(for: Author.self)
@@ -87,6 +86,7 @@ func run() throws {
     let (mapSize, used) = try store.mapUsage()
     print("\nStore at \(store.path): \(used / 1024) KiB used of a \(mapSize >> 20) MiB map (it grows by itself)")
     print("Inspect it again later: the data stays in \(store.path)")
+    try store.close()
 }
 
 do {

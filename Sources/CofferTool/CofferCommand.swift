@@ -22,7 +22,6 @@ struct Info: ParsableCommand {
 
     func run() throws {
         let store = try openStoreOrFail(directory)
-        defer { store.close() }
         let info = try failing { try store.info() }
         print("Store \(info.path)")
         print("  file \(formatBytes(info.fileSize)), map \(formatBytes(info.mapSize)), \(formatBytes(info.usedBytes)) used (\(info.mapSize > 0 ? info.usedBytes * 100 / info.mapSize : 0)%)")
@@ -37,6 +36,7 @@ struct Info: ParsableCommand {
                 print("  \(property.name): \(property.swiftType) (\(property.type.rawValue), property id \(property.id))\(suffix)")
             }
         }
+        try store.close()
     }
 }
 
@@ -58,8 +58,8 @@ struct Dump: ParsableCommand {
 
     func run() throws {
         let store = try openStoreOrFail(directory)
-        defer { store.close() }
         try failing { try store.dump(entity: entity, limit: limit) { print($0) } }
+        try store.close()
     }
 }
 

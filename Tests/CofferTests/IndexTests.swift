@@ -249,23 +249,26 @@ enum IndexProbe {
         do {
             let store = try Store(directory: directory.path)
             try store.box(for: Note.self).put([Note(title: "x", rank: 1), Note(title: "y", rank: 2), Note(title: "x", rank: 3)])
-            store.close()
+            try store.close()
         }
         do {
             let store = try Store(directory: directory.path)
             let indexed = store.box(for: Indexed.Note.self)
-            #expect(try indexed.count() == 3)
+            #expect(try indexed.count() == 3)   // a read builds nothing: reads never write
+            #expect(try indexed.query { Indexed.Note.title == "x" }.build().findIds() == [1, 3])
+            try indexed.put(Indexed.Note(title: "z", rank: 4))   // the first write builds the index
             #expect(try IndexProbe.ids(store, Indexed.Note.title, like: Indexed.Note(title: "x")) == [1, 3])
             #expect(try IndexProbe.isConsistent(store, Indexed.Note.self))
-            store.close()
+            try store.close()
         }
         do {
             // Back to the unindexed declaration: the index databases are deleted.
             let store = try Store(directory: directory.path)
-            #expect(try store.box(for: Note.self).count() == 3)
-            store.close()
+            #expect(try store.box(for: Note.self).count() == 4)
+            try store.box(for: Note.self).put(Note(title: "w"))
+            try store.close()
             let reopened = try Store(directory: directory.path)
-            defer { reopened.close() }
+            defer { try? reopened.close() }
             #expect(reopened.databases.keys.filter { $0.hasPrefix("index.") }.isEmpty)
         }
     }
@@ -273,8 +276,9 @@ enum IndexProbe {
     @Test func uniqueIndexOverDuplicatesIsRefusedAndChangesNothing() throws {
         try withStore { (store: Store) throws in
             try store.box(for: Note.self).put([Note(title: "a", rank: 1), Note(title: "b", rank: 1)])
+            #expect(try store.box(for: Indexed.Note.self).count() == 2)   // reading needs no index
             #expect {
-                try store.box(for: Indexed.Note.self).count()
+                try store.box(for: Indexed.Note.self).put(Indexed.Note(title: "c", rank: 2))
             } throws: { error in
                 guard case CofferError.uniqueViolation(let entity, let property, _) = error else { return false }
                 return entity == "Indexed.Note" && property == "rank"

@@ -10,10 +10,10 @@ import Testing
             let store = try Store(directory: directory.path)
             try store.box(for: Contact.self).put([Contact(email: "a@x", city: "Oslo", age: 3, score: .nan), Contact(city: "Rome")])
             try store.box(for: Note.self).put(Note(title: "t\"q", body: "b"))
-            store.close()
+            try store.close()
         }
         let store = try Store(directory: directory.path, options: StoreOptions(readOnly: true))
-        defer { store.close() }
+        defer { try? store.close() }
         let info = try store.info()
         #expect(info.entities.map(\.name) == ["Contact", "Note"])
         #expect(info.entities.map(\.count) == [2, 1])

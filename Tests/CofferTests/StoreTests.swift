@@ -255,10 +255,10 @@ import Testing
         do {
             let store = try Store(directory: directory.path)
             try store.box(for: Note.self).put([Note(title: "one"), Note(title: "two")])
-            store.close()
+            try store.close()
         }
         let store = try Store(directory: directory.path)
-        defer { store.close() }
+        defer { try? store.close() }
         let notes = store.box(for: Note.self)
         #expect(try notes.all().map(\.title) == ["one", "two"])
         #expect(try notes.put(Note(title: "three")) == 3)
@@ -270,10 +270,10 @@ import Testing
         do {
             let store = try Store(directory: directory.path)
             try store.box(for: Note.self).put(Note(title: "one"))
-            store.close()
+            try store.close()
         }
         let store = try Store(directory: directory.path, options: StoreOptions(readOnly: true))
-        defer { store.close() }
+        defer { try? store.close() }
         let notes = store.box(for: Note.self)
         #expect(try notes.get(1)?.title == "one")
         #expect(try store.box(for: Everything.self).count() == 0)
@@ -288,8 +288,8 @@ import Testing
         let store = try Store(directory: directory.path)
         let notes = store.box(for: Note.self)
         try notes.put(Note(title: "x"))
-        store.close()
-        store.close()
+        try store.close()
+        try store.close()
         #expect(throws: CofferError.storeClosed(path: store.path)) { try notes.count() }
         #expect(throws: CofferError.storeClosed(path: store.path)) { try notes.put(Note(title: "y")) }
     }

@@ -20,7 +20,7 @@ func withStore<T>(options: StoreOptions = StoreOptions(durability: .noSync), _ b
     let directory = TemporaryDirectory()
     defer { directory.cleanUp() }
     let store = try Store(directory: directory.path, options: options)
-    defer { store.close() }
+    defer { try? store.close() }
     return try body(store)
 }
 
@@ -30,7 +30,7 @@ func withStore<T>(options: StoreOptions = StoreOptions(durability: .noSync), _ b
     let directory = TemporaryDirectory()
     defer { directory.cleanUp() }
     let store = try Store(directory: directory.path, options: options)
-    defer { store.close() }
+    defer { try? store.close() }
     return try await body(store)
 }
 

@@ -17,7 +17,6 @@ struct BenchObject: Entity {
 func runCoffer(_ workload: Workload, directory: String) throws -> ContenderResult {
     var result = ContenderResult()
     let store = try Store(directory: directory, options: StoreOptions(initialMapSize: 1 << 30))
-    defer { store.close() }
     let box = store.box(for: BenchObject.self)
     let n = workload.count
 
@@ -73,6 +72,7 @@ func runCoffer(_ workload: Workload, directory: String) throws -> ContenderResul
         }
     }
     result.peakResidentKiB = peakResidentKiB()
+    try store.close()
     return result
 }
 

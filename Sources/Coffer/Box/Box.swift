@@ -33,7 +33,7 @@ public struct Box<E: Entity>: Sendable {
             guard let binding = try store.binding(for: E.self, in: current) else { return empty() }
             return try body(current, binding)
         }
-        try store.prepare(E.self)
+        try store.prepareForReading(E.self)
         return try store.performRead { transaction in
             guard let binding = try store.binding(for: E.self, in: transaction) else { return empty() }
             return try body(transaction, binding)

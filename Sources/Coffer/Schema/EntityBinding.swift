@@ -44,7 +44,10 @@ final class EntityBinding: @unchecked Sendable {
         positionsByStoredId = .allocate(capacity: positionCount)
         positionsByStoredId.initialize(repeating: -1, count: positionCount)
         for (position, property) in schema.properties.enumerated() where !property.flags.contains(.id) {
-            guard let stored = catalog.property(named: property.storedName) else { continue }
+            // A catalog not yet reconciled (read before this build first writes) may still
+            // hold the property under its `@Renamed(from:)` name.
+            guard let stored = catalog.property(named: property.storedName)
+                ?? property.renamedFrom.flatMap({ catalog.property(named: $0) }) else { continue }
             storedIds[position] = stored.id
             positionsByStoredId[Int(stored.id)] = Int16(position)
         }

@@ -64,6 +64,7 @@ extension Store {
     /// let info = try Store(directory: path, options: .init(readOnly: true)).info()
     /// ```
     public func info() throws -> StoreInfo {
+        try openTables()   // tables created since the store opened, by any process
         let (mapSize, used) = try mapUsage()
         let fileSize = (try? FileManager.default.attributesOfItem(atPath: path + "/data.mdb")[.size] as? Int) ?? 0
         let entities: [StoredEntityInfo] = try performRead { transaction in
@@ -98,6 +99,7 @@ extension Store {
     /// - Throws: ``CofferError/invalidOperation(message:)`` naming the known entities when
     ///   there is no entity with that name.
     public func dump(entity entityName: String, limit: Int? = nil, _ body: (String) throws -> Void) throws {
+        try openTables()
         try performRead { transaction in
             let entities = try catalogDatabase.map { try Catalog.entities(dbi: $0, in: transaction) } ?? []
             guard let entity = entities.first(where: { $0.name == entityName }) else {

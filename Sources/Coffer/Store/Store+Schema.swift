@@ -2,18 +2,58 @@ import CLMDB
 import Foundation
 
 extension Store {
-    /// Opens the catalog and every entity table and index it lists, in a transaction that
-    /// commits, so the handles are valid in every later transaction (LMDB closes handles
-    /// opened in a transaction that is reset or aborted).
-    func openExistingTables() throws {
+    /// Opens the catalog (creating it in a writable store) and checks its format, at open.
+    func openCatalog() throws {
+        if !options.readOnly { try createCatalog() }
+        try openTables()
+    }
+
+    /// Creates the catalog and its meta entry if the store has none yet.
+    private func createCatalog() throws {
+        writerLock.lock()
+        defer { writerLock.unlock() }
         var begun: OpaquePointer?
-        let flags = options.readOnly ? UInt32(MDB_RDONLY) : 0
-        try LMDB.check(mdb_txn_begin(env, nil, flags, &begun), "cannot open the store at \(path)")
+        try LMDB.check(mdb_txn_begin(env, nil, 0, &begun), "cannot open the store at \(path)")
         guard let txn = begun else { return }
-        let transaction = Transaction(store: self, txn: txn, isWrite: !options.readOnly)
+        let transaction = Transaction(store: self, txn: txn, isWrite: true)
         do {
             var catalog: MDB_dbi = 0
-            let rc = mdb_dbi_open(txn, Catalog.databaseName, options.readOnly ? 0 : UInt32(MDB_CREATE), &catalog)
+            try LMDB.check(mdb_dbi_open(txn, Catalog.databaseName, UInt32(MDB_CREATE), &catalog), "cannot open the schema catalog of \(path)")
+            if try Catalog.load(CatalogMeta.self, key: Catalog.metaKey, dbi: catalog, in: transaction) == nil {
+                try Catalog.store(CatalogMeta(formatVersion: Catalog.formatVersion, lastEntityId: 0),
+                                  key: Catalog.metaKey, dbi: catalog, in: transaction)
+            }
+            try LMDB.check(mdb_txn_commit(txn), "cannot open the store at \(path)")
+        } catch {
+            mdb_txn_abort(txn)
+            throw error
+        }
+    }
+
+    /// Opens the catalog and every entity table, index and relation table it lists that this
+    /// store has not opened yet, in a read-only transaction that commits (LMDB keeps handles
+    /// opened in a transaction only when it commits; a read-only commit writes nothing).
+    ///
+    /// Runs before a top-level read of an entity this store has no binding for, so tables
+    /// created since the store opened (by this process or another one) become readable, and
+    /// no read ever needs the writer lock's transaction. Handle opens are serialised with the
+    /// writer lock: LMDB forbids opening handles from two transactions at once.
+    func openTables() throws {
+        // Inside a transaction of this thread the writer lock may be ours: new tables wait
+        // for the next top-level call.
+        guard Transaction.current(for: self) == nil else { return }
+        writerLock.lock()
+        defer { writerLock.unlock() }
+        gate.lockShared()
+        defer { gate.unlock() }
+        guard !isClosed else { throw CofferError.storeClosed(path: path) }
+        var begun: OpaquePointer?
+        try LMDB.check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &begun), "cannot read the catalog of \(path)")
+        guard let txn = begun else { return }
+        let transaction = Transaction(store: self, txn: txn, isWrite: false)
+        do {
+            var catalog: MDB_dbi = 0
+            let rc = mdb_dbi_open(txn, Catalog.databaseName, 0, &catalog)
             if rc == MDB_NOTFOUND {
                 // A read-only store that has never been written: it holds no entities.
                 mdb_txn_abort(txn)
@@ -26,9 +66,6 @@ extension Store {
                         code: MDB_VERSION_MISMATCH,
                         message: "the store at \(path) has format version \(meta.formatVersion); this Coffer reads up to \(Catalog.formatVersion)")
                 }
-            } else if !options.readOnly {
-                try Catalog.store(CatalogMeta(formatVersion: Catalog.formatVersion, lastEntityId: 0),
-                                  key: Catalog.metaKey, dbi: catalog, in: transaction)
             }
             var opened: [String: MDB_dbi] = [:]
             for entity in try Catalog.entities(dbi: catalog, in: transaction) {
@@ -40,7 +77,7 @@ extension Store {
                     let relation = RelationTables.names(entity: entity.id, property: property.id)
                     names += [relation.forward, relation.reverse]
                 }
-                for name in names {
+                for name in names where storedDatabase(name) == nil {
                     var database: MDB_dbi = 0
                     let rc = mdb_dbi_open(txn, name, 0, &database)
                     if rc == MDB_NOTFOUND { continue }
@@ -48,23 +85,25 @@ extension Store {
                     opened[name] = database
                 }
             }
-            try LMDB.check(mdb_txn_commit(txn), "cannot open the store at \(path)")
-            catalogDatabase = catalog
-            databases = opened
+            try LMDB.check(mdb_txn_commit(txn), "cannot read the catalog of \(path)")
+            stateLock.lock()
+            catalogHandle = catalog
+            databases.merge(opened) { old, _ in old }
+            stateLock.unlock()
         } catch {
             mdb_txn_abort(txn)
             throw error
         }
     }
 
-    /// Prepares `E`'s table before a top-level read, so reads on a fresh store or a new
-    /// entity need no catalog look-ups of their own.
-    func prepare<E: Entity>(_ type: E.Type) throws {
+    /// Makes `E` readable by top-level reads: opens tables created since the store opened
+    /// when `E` has no binding yet. Never writes.
+    func prepareForReading<E: Entity>(_ type: E.Type) throws {
         stateLock.lock()
-        let known = bindings[ObjectIdentifier(type)] != nil
+        let known = bindings[ObjectIdentifier(type)] != nil || readBindings[ObjectIdentifier(type)] != nil
         stateLock.unlock()
-        guard !known, !options.readOnly, Transaction.current(for: self) == nil else { return }
-        try performWrite { transaction in _ = try binding(for: type, in: transaction) }
+        guard !known else { return }
+        try openTables()
     }
 
     /// The binding of `E` as `transaction` sees it, or nil when the entity has no table in
@@ -81,6 +120,15 @@ extension Store {
             return cached
         }
         if let pending = transaction.newBindings[key] { return pending }
+        if !transaction.isWrite {
+            stateLock.lock()
+            let readable = readBindings[key]
+            stateLock.unlock()
+            if let readable {
+                transaction.bindingCache[key] = readable
+                return readable
+            }
+        }
         if transaction.isWrite {
             let binding = try register(E.cofferSchema, in: transaction)
             transaction.newBindings[key] = binding
@@ -104,6 +152,7 @@ extension Store {
         guard let catalog = catalogDatabase else {
             throw CofferError.readOnly(path: path, operation: "register \(schema.name)")
         }
+
         for property in schema.properties where property.flags.contains(.indexed) && !IndexKey.isIndexable(property.type) {
             throw CofferError.schemaMismatch(entity: schema.name, property: property.name,
                                              stored: "an index", declared: "\(property.swiftType), which cannot be indexed")
@@ -216,14 +265,21 @@ extension Store {
     /// A binding built from the catalog in a read transaction, without changing anything.
     private func readOnlyBinding(_ schema: EntitySchema, key: ObjectIdentifier, in transaction: Transaction) throws -> EntityBinding? {
         guard let catalog = catalogDatabase,
-              let stored = try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(schema.storedName), dbi: catalog, in: transaction),
-              let table = storedDatabase(Catalog.tableName(stored.id))
+              let stored = try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(schema.storedName), dbi: catalog, in: transaction)
         else { return nil }
+        guard let table = storedDatabase(Catalog.tableName(stored.id)) else {
+            // The snapshot has the entity, but its table was created (by another process)
+            // after this store last opened tables, and LMDB cannot hand a new table to a
+            // transaction that is already running. Never answer "empty" for it.
+            throw CofferError.invalidOperation(
+                message: "\(schema.name) was created in \(path) after this store.read { } began and this store has not read it before; read it outside the closure once (that opens its table), then retry")
+        }
         try SchemaReconciler.checkReadable(schema, from: stored)
         let binding = EntityBinding(store: self, schema: schema, catalog: stored, table: table, createdInTransaction: 0)
         for (position, property) in schema.properties.enumerated() where property.flags.contains(.indexed) {
             // An index of another key encoding would answer wrongly: scan instead.
-            guard let storedProperty = stored.property(named: property.storedName),
+            guard let storedProperty = stored.property(named: property.storedName)
+                    ?? property.renamedFrom.flatMap({ stored.property(named: $0) }),
                   SchemaReconciler.indexIsReusable(stored: storedProperty, declared: property.type),
                   let database = storedDatabase(IndexBinding.databaseName(entity: stored.id, property: storedProperty.id))
             else { continue }
@@ -237,12 +293,11 @@ extension Store {
                 binding.relationTables[position] = RelationTables(forward: forward, reverse: reverse, owner: schema.storedName)
             }
         }
-        if options.readOnly {
-            // Nothing in this process can change a read-only store's catalog: keep it.
-            stateLock.lock()
-            bindings[key] = binding
-            stateLock.unlock()
-        }
+        // Kept for later reads until this process registers the entity for writing.
+        stateLock.lock()
+        readBindings[key] = binding
+        stateLock.unlock()
+        transaction.bindingCache[key] = binding
         return binding
     }
 
@@ -254,6 +309,7 @@ extension Store {
         for name in transaction.droppedDatabases { databases[name] = nil }
         for (key, binding) in transaction.newBindings {
             bindings[key] = binding
+            readBindings[key] = nil
             databases[Catalog.tableName(binding.entityId)] = binding.table
             for index in binding.indexes {
                 databases[IndexBinding.databaseName(entity: binding.entityId, property: index.storedId)] = index.database

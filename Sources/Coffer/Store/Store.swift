@@ -35,6 +35,8 @@ public final class Store: @unchecked Sendable {
     public let options: StoreOptions
 
     let env: OpaquePointer
+    /// The store directory's device and inode.
+    let identity: DirectoryIdentity
     /// Held shared by every transaction; held exclusively to resize the map or close.
     let gate = ReadWriteGate()
     /// Serialises this process's write transactions before they touch LMDB, so a waiting
@@ -44,10 +46,18 @@ public final class Store: @unchecked Sendable {
     let stateLock = NSLock()
     /// Set (under the exclusive gate) by `close()`.
     var isClosed = false
-    /// The catalog database, or nil in a read-only store that has never been written.
-    var catalogDatabase: MDB_dbi?
+    /// The catalog database handle, or nil in a read-only store that has never been
+    /// written. Guarded by `stateLock` (a read-only store may learn it later).
+    var catalogHandle: MDB_dbi?
+    var catalogDatabase: MDB_dbi? {
+        stateLock.lock(); defer { stateLock.unlock() }
+        return catalogHandle
+    }
     /// Entity bindings of this store, by entity type.
     var bindings: [ObjectIdentifier: EntityBinding] = [:]
+    /// Bindings built from the catalog for reading, before (or without) any write of the
+    /// entity by this process; replaced by the registered binding when it writes.
+    var readBindings: [ObjectIdentifier: EntityBinding] = [:]
     /// Entity tables and indexes opened at start or created since, by database name.
     var databases: [String: MDB_dbi] = [:]
     /// Bumped whenever a commit registered entities, which may add links.
@@ -93,19 +103,28 @@ public final class Store: @unchecked Sendable {
         guard fileManager.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw CofferError.storage(code: ENOENT, message: "no store directory at \(path)")
         }
-        guard OpenStores.shared.claim(path) else {
+        // The same directory may be reached through several paths (symlinks, bind mounts):
+        // it is identified by device and inode, as LMDB's locks are.
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw CofferError.storage(code: errno, message: "cannot inspect the store directory \(path): \(String(cString: strerror(errno)))")
+        }
+        let identity = DirectoryIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        self.identity = identity
+        guard OpenStores.shared.claim(identity) else {
             throw CofferError.storage(
-                code: EBUSY, message: "the store at \(path) is already open in this process; share that Store instance")
+                code: EBUSY, message: "the store at \(path) is already open in this process (perhaps under another path); share that Store instance")
         }
 
         do {
+            try StoreFile.checkSize(directory: path)
             env = try Self.openEnvironment(at: path, options: options)
         } catch {
-            OpenStores.shared.release(path)
+            OpenStores.shared.release(identity)
             throw error
         }
         do {
-            try openExistingTables()
+            try openCatalog()
         } catch {
             // The store is fully initialised here, so deinit runs too; closing first makes
             // that a no-op instead of a second mdb_env_close.
@@ -154,14 +173,22 @@ public final class Store: @unchecked Sendable {
         closeEnvironment()
     }
 
-    /// Closes the store. Waits for running transactions; later calls on the store or its
-    /// boxes throw ``CofferError/storeClosed(path:)``. Closing twice does nothing.
+    /// Closes the store. Waits for transactions running on other threads; later calls on the
+    /// store or its boxes throw ``CofferError/storeClosed(path:)``. Closing twice does nothing.
     ///
     /// ```swift
-    /// store.close()
+    /// try store.close()
     /// let reopened = try Store(directory: store.path)
     /// ```
-    public func close() {
+    ///
+    /// - Throws: ``CofferError/invalidOperation(message:)`` when called inside
+    ///   `store.read { }` or `store.write { }` of this store on the calling thread (waiting
+    ///   for that transaction would wait forever). Close after the closure returns.
+    public func close() throws {
+        guard Transaction.current(for: self) == nil else {
+            throw CofferError.invalidOperation(
+                message: "cannot close the store at \(path) inside one of its own transactions; close it after store.read { } or store.write { } returns")
+        }
         closeEnvironment()
     }
 
@@ -174,9 +201,10 @@ public final class Store: @unchecked Sendable {
         for reader in readers { mdb_txn_abort(reader) }
         readers.removeAll()
         bindings.removeAll()
+        readBindings.removeAll()
         stateLock.unlock()
         mdb_env_close(env)
-        OpenStores.shared.release(path)
+        OpenStores.shared.release(identity)
     }
 
     /// Returns the box that stores objects of type `E`.
@@ -204,19 +232,26 @@ public final class Store: @unchecked Sendable {
     }
 }
 
-/// The directories with an open `Store` in this process; LMDB must not open one twice.
+/// A directory as the file system knows it: the same for every path that reaches it.
+struct DirectoryIdentity: Hashable, Sendable {
+    let device: UInt64
+    let inode: UInt64
+}
+
+/// The directories with an open `Store` in this process; LMDB must not open one twice
+/// (a second environment on the same files breaks the first one's locks).
 final class OpenStores: @unchecked Sendable {
     static let shared = OpenStores()
     private let lock = NSLock()
-    private var paths: Set<String> = []
+    private var open: Set<DirectoryIdentity> = []
 
-    func claim(_ path: String) -> Bool {
+    func claim(_ identity: DirectoryIdentity) -> Bool {
         lock.lock(); defer { lock.unlock() }
-        return paths.insert(path).inserted
+        return open.insert(identity).inserted
     }
 
-    func release(_ path: String) {
+    func release(_ identity: DirectoryIdentity) {
         lock.lock(); defer { lock.unlock() }
-        paths.remove(path)
+        open.remove(identity)
     }
 }
