@@ -96,14 +96,22 @@ extension Store {
         }
     }
 
-    /// Makes `E` readable by top-level reads: opens tables created since the store opened
-    /// when `E` has no binding yet. Never writes.
+    /// Makes `E` readable by top-level reads: when `E` has no binding yet and the catalog
+    /// lists a table of it that this store has not opened (created since the store opened),
+    /// opens the catalog's new tables. Never writes; takes the writer lock only to open new
+    /// handles (LMDB allows no handle opens beside a transaction that opened some).
     func prepareForReading<E: Entity>(_ type: E.Type) throws {
         stateLock.lock()
         let known = bindings[ObjectIdentifier(type)] != nil || readBindings[ObjectIdentifier(type)] != nil
         stateLock.unlock()
         guard !known else { return }
-        try openTables()
+        let needsTables: Bool = try performRead { transaction in
+            guard let catalog = catalogDatabase else { return true }
+            guard let stored = try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(E.cofferSchema.storedName),
+                                                dbi: catalog, in: transaction) else { return false }
+            return storedDatabase(Catalog.tableName(stored.id)) == nil
+        }
+        if needsTables { try openTables() }
     }
 
     /// The binding of `E` as `transaction` sees it, or nil when the entity has no table in

@@ -1,0 +1,250 @@
+@testable import Coffer
+import Foundation
+import Testing
+
+/// Runs this test binary again as a child process that executes one "child" test, selected
+/// by an environment variable the child tests check (without it they return at once).
+enum ChildProcess {
+    static let roleVariable = "COFFER_TEST_CHILD"
+    static let directoryVariable = "COFFER_TEST_DIRECTORY"
+
+    /// The role this process plays, if it is a child.
+    static var role: String? { ProcessInfo.processInfo.environment[roleVariable] }
+    static var directory: String? { ProcessInfo.processInfo.environment[directoryVariable] }
+
+    /// Starts the child test `filter` with `role` on `directory`; standard output is a pipe.
+    static func start(filter: String, role: String, directory: String) throws -> (Process, Pipe) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try selfPath())
+        process.arguments = ["--testing-library", "swift-testing", "--filter", filter]
+        var environment = ProcessInfo.processInfo.environment
+        environment[roleVariable] = role
+        environment[directoryVariable] = directory
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return (process, pipe)
+    }
+
+    static func selfPath() throws -> String {
+        try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+    }
+
+    /// Writes a line to standard output at once (the parent reads it as it comes).
+    static func report(_ line: String) {
+        let data = Data((line + "\n").utf8)
+        data.withUnsafeBytes { raw in _ = write(STDOUT_FILENO, raw.baseAddress, raw.count) }
+    }
+}
+
+/// Collects the lines a child writes, from a reading thread.
+final class LineCollector: @unchecked Sendable {
+    private let lock = NSLock()
+    private var buffer = Data()
+    private var lines: [String] = []
+
+    func feed(_ data: Data) {
+        lock.lock(); defer { lock.unlock() }
+        buffer.append(data)
+        while let newline = buffer.firstIndex(of: 10) {
+            lines.append(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
+            buffer.removeSubrange(buffer.startIndex...newline)
+        }
+    }
+
+    var all: [String] { lock.lock(); defer { lock.unlock() }; return lines }
+}
+
+@Suite(.serialized) struct CrashTests {
+    /// The child: commits transactions forever, reporting each commit after it returns.
+    /// Transaction n stores three notes titled "t<n>" (unique ranks 3n...3n+2), a scratch note,
+    /// removes the previous scratch note and updates an older note: any partial transaction
+    /// would show as a title with one or two notes, or two scratch notes.
+    @Test func crashChildWriter() throws {
+        guard ChildProcess.role == "crash-writer", let directory = ChildProcess.directory else { return }
+        // A small map, so that some transactions grow it and are rerun while being killed.
+        let store = try Store(directory: directory, options: StoreOptions(initialMapSize: 1 << 20, durability: .noSync))
+        let notes = store.box(for: Indexed.Note.self)
+        var n = try notes.query { Indexed.Note.title.startsWith("t") }.build().count() / 3
+        var scratch: Id = try notes.query { Indexed.Note.title == "scratch" }.build().findIds().first ?? 0
+        while true {
+            n += 1
+            let number = n
+            let previousScratch = scratch
+            scratch = try store.write {
+                for offset in 0..<3 {
+                    try notes.put(Indexed.Note(title: "t\(number)", body: String(repeating: "x", count: 200), rank: 3 * number + offset))
+                }
+                if previousScratch != 0 { try notes.remove(previousScratch) }
+                if var older = try notes.get(Id(max(1, number - 5))) {
+                    older.body += "!"
+                    try notes.put(&older)
+                }
+                return try notes.put(Indexed.Note(title: "scratch", rank: -number))
+            }
+            ChildProcess.report("committed \(number)")
+        }
+    }
+
+    static func checkAfterCrash(directory: String, reported: Set<Int>, run: Int) throws {
+        let store = try Store(directory: directory)
+        defer { try? store.close() }
+        let notes = store.box(for: Indexed.Note.self)
+        let all = try notes.all()
+        var byTitle: [String: Int] = [:]
+        for note in all { byTitle[note.title, default: 0] += 1 }
+        for number in reported { #expect(byTitle["t\(number)"] == 3, "commit \(number) was reported but is missing") }
+        for (title, count) in byTitle where title.hasPrefix("t") { #expect(count == 3, "\(title) is partial") }
+        #expect((byTitle["scratch"] ?? 0) <= 1)
+        // Writing after the crash works and the indexes agree with the records.
+        try notes.put(Indexed.Note(title: "after", rank: Int.min + run))
+        #expect(try IndexProbe.isConsistent(store, Indexed.Note.self))
+    }
+
+    @Test func killedWriterLosesNoCommitAndLeavesNoPartialTransaction() throws {
+        guard ChildProcess.role == nil else { return }
+        let runs = Int(ProcessInfo.processInfo.environment["COFFER_CRASH_RUNS"] ?? "") ?? 24
+        var random = SplitMix64(state: 42)
+        let directory = TemporaryDirectory()
+        defer { directory.cleanUp() }
+        var reported = Set<Int>()
+        for run in 0..<runs {
+            let (child, pipe) = try ChildProcess.start(filter: "crashChildWriter", role: "crash-writer", directory: directory.path)
+            let lines = LineCollector()
+            pipe.fileHandleForReading.readabilityHandler = { handle in lines.feed(handle.availableData) }
+            // Wait for the child's first commit, then kill it at a random moment.
+            let deadline = Date().addingTimeInterval(30)
+            while lines.all.isEmpty, child.isRunning, Date() < deadline { usleep(1_000) }
+            usleep(UInt32.random(in: 0...40_000, using: &random))
+            kill(child.processIdentifier, SIGKILL)
+            child.waitUntilExit()
+            pipe.fileHandleForReading.readabilityHandler = nil
+            lines.feed(pipe.fileHandleForReading.readDataToEndOfFile())
+            for line in lines.all where line.hasPrefix("committed ") {
+                if let number = Int(line.dropFirst("committed ".count)) { reported.insert(number) }
+            }
+            try Self.checkAfterCrash(directory: directory.path, reported: reported, run: run)
+        }
+        #expect(!reported.isEmpty)
+    }
+}
+
+@Suite(.serialized) struct MultiProcessTests {
+    /// The child: stores one note in a store the parent has open read-only.
+    @Test func writerChild() throws {
+        guard ChildProcess.role == "writer", let directory = ChildProcess.directory else { return }
+        let store = try Store(directory: directory, options: StoreOptions(durability: .noSync))
+        try store.box(for: Person.self).put(Person(firstName: "Grace", lastName: "Hopper", age: 85))
+        try store.close()
+    }
+
+    @Test func readOnlyStoreSeesEntitiesCreatedByAnotherProcess() throws {
+        guard ChildProcess.role == nil else { return }
+        let directory = TemporaryDirectory()
+        defer { directory.cleanUp() }
+        // Created empty, then opened read-only before the entity exists.
+        try Store(directory: directory.path).close()
+        let reader = try Store(directory: directory.path, options: StoreOptions(readOnly: true))
+        defer { try? reader.close() }
+        let people = reader.box(for: Person.self)
+        #expect(try people.count() == 0)
+        let (child, _) = try ChildProcess.start(filter: "writerChild", role: "writer", directory: directory.path)
+        child.waitUntilExit()
+        #expect(child.terminationStatus == 0)
+        #expect(try people.count() == 1)
+        #expect(try people.query { Person.firstName == "Grace" }.build().find().map(\.age) == [85])
+        #expect(try reader.info().entities.map(\.name).contains("Person"))
+    }
+}
+
+@Suite struct StoreOpeningTests {
+    @Test func truncatedFileIsRefusedWithAClearError() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let store = try Store(directory: directory.path)
+        try store.box(for: Note.self).put((0..<2_000).map { Note(title: "note \($0)", body: String(repeating: "b", count: 100)) })
+        try store.close()
+        let file = directory.path + "/data.mdb"
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int)
+        #expect(truncate(file, off_t(size / 2)) == 0)
+        #expect {
+            _ = try Store(directory: directory.path)
+        } throws: { error in
+            guard case CofferError.storage(_, let message) = error else { return false }
+            return message.contains("truncated")
+        }
+        // A file that was merely extended (a copy padded with zeros) still opens.
+        #expect(truncate(file, off_t(size)) == 0)
+        #expect(truncate(file, off_t(size + 8192)) == 0)
+        let reopened = try Store(directory: directory.path, options: StoreOptions(readOnly: true))
+        try reopened.close()
+    }
+
+    @Test func sameDirectoryThroughASymlinkIsRefused() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let store = try Store(directory: directory.path)
+        defer { try? store.close() }
+        let link = directory.path + "-link"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: directory.path)
+        defer { try? FileManager.default.removeItem(atPath: link) }
+        #expect(throws: CofferError.self) { _ = try Store(directory: link) }
+    }
+
+    @Test func closingInsideOwnTransactionIsAnError() throws {
+        try withStore { (store: Store) throws in
+            #expect(throws: CofferError.self) { try store.read { try store.close() } }
+            #expect(throws: CofferError.self) { try store.write { try store.close() } }
+            #expect(try store.box(for: Note.self).count() == 0)   // still open
+        }
+    }
+
+    @Test func readsNeverTakeTheWriterLock() throws {
+        try withStore { (store: Store) throws in
+            try store.box(for: Note.self).put(Note(title: "x"))
+            // While another thread holds a write transaction, first reads of other entities
+            // and of the written one complete (the gate is shared, the writer lock untouched).
+            let started = DispatchSemaphore(value: 0)
+            let release = DispatchSemaphore(value: 0)
+            let writer = Thread {
+                try? store.write {
+                    started.signal()
+                    release.wait()
+                }
+            }
+            writer.start()
+            started.wait()
+            defer { release.signal() }
+            #expect(try store.box(for: Note.self).count() == 1)
+            #expect(try store.box(for: Person.self).count() == 0)
+            #expect(try store.box(for: Note.self).query { Note.title == "x" }.build().describe().contains("Note"))
+        }
+    }
+
+    @Test func mapGrowthIsNotStarvedByReaders() throws {
+        try withStore(options: StoreOptions(initialMapSize: 1 << 20, durability: .noSync)) { (store: Store) throws in
+            let notes = store.box(for: Note.self)
+            try notes.put(Note(title: "seed"))
+            let stop = Flag()
+            let readers = (0..<4).map { _ in
+                Thread {
+                    while !stop.isSet { _ = try? notes.count() }
+                }
+            }
+            readers.forEach { $0.start() }
+            defer { stop.set() }
+            // Needs the map to grow several times while the readers keep reading.
+            try notes.put((0..<20_000).map { Note(title: "n\($0)", body: String(repeating: "z", count: 200)) })
+            #expect(try notes.count() == 20_001)
+        }
+    }
+}
+
+final class Flag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
+    func set() { lock.lock(); value = true; lock.unlock() }
+}
