@@ -157,9 +157,14 @@ extension Box {
         // A damaged previous record cannot say which index entries it has: they are found
         // by id instead, so overwriting damage repairs the indexes too.
         var previousIsDamaged = false
+        // Fields of properties this build does not declare (retired here, or added by a
+        // newer build) are carried into the new record, so no build loses another's data.
+        var carried: [(UInt16, RecordFields.Field)] = []
         if let previous {
             do {
-                try previous.validate()
+                try previous.forEach { fieldId, field in
+                    if !binding.declares(fieldId) { carried.append((fieldId, field)) }
+                }
                 for (position, index) in indexes.enumerated() { try index.writeKey(in: previous, to: &transaction.oldKeys[position]) }
             } catch CofferError.corruptRecord {
                 previousIsDamaged = true
@@ -178,6 +183,7 @@ extension Box {
         let buffer = store.recordBuffer
         var writer = RecordWriter(buffer: buffer, storedIds: binding.storedIds)
         E.cofferEncode(entity, to: &writer)
+        for (fieldId, field) in carried { writer.appendRaw(fieldId, field) }
         buffer.adopt(writer)
         let record = RecordFields(bytes: writer.bytes, entity: name, id: entity.id)
         for index in binding.indexes where index.isUnique {

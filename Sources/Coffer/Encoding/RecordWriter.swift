@@ -69,6 +69,18 @@ public struct RecordWriter {
         count += bytes.count
     }
 
+    /// Appends a field exactly as another record holds it (a field of a property the
+    /// running build does not declare, carried through an update).
+    mutating func appendRaw(_ fieldId: UInt16, _ field: RecordFields.Field) {
+        let lengthBytes = field.kind.fixedSize == nil ? 4 : 0
+        reserve(3 + lengthBytes + field.payload.count)
+        base.storeBytes(of: fieldId.littleEndian, toByteOffset: count, as: UInt16.self)
+        base.storeBytes(of: field.kind.rawValue, toByteOffset: count + 2, as: UInt8.self)
+        count += 3
+        if lengthBytes > 0 { append(UInt32(truncatingIfNeeded: field.payload.count)) }
+        append(bytes: field.payload)
+    }
+
     /// Writes a field; called by generated code.
     ///
     /// ```swift

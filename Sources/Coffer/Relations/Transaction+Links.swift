@@ -66,7 +66,7 @@ extension Store {
         for binding in transaction.newBindings.values {
             if Catalog.tableName(binding.entityId) == name { return binding.table }
             for (position, tables) in binding.relationTables {
-                guard let stored = binding.catalog.property(named: binding.schema.properties[position].storedName) else { continue }
+                guard let stored = binding.catalog.anyProperty(named: binding.schema.properties[position].storedName) else { continue }
                 let names = RelationTables.names(entity: binding.entityId, property: stored.id)
                 if names.forward == name { return tables.forward }
                 if names.reverse == name { return tables.reverse }

@@ -31,8 +31,34 @@ struct CatalogEntity: Codable, Equatable {
     var lastPropertyId: UInt16
     var properties: [CatalogProperty]
 
+    /// Checks what bindings rely on: property ids between 1 and `lastPropertyId`, each
+    /// used once, and each name declared once. A damaged entry throws instead of becoming
+    /// an out-of-bounds write or a trap on a duplicate key.
+    func validate() throws {
+        var ids = Set<UInt16>()
+        var names = Set<String>()
+        for property in properties {
+            guard property.id >= 1, property.id <= lastPropertyId, lastPropertyId < UInt16.max else {
+                throw damage("property \(property.name) has id \(property.id), outside 1...\(lastPropertyId)")
+            }
+            guard ids.insert(property.id).inserted else { throw damage("property id \(property.id) is listed twice") }
+            guard names.insert(property.name).inserted else { throw damage("property name \(property.name) is listed twice") }
+        }
+    }
+
+    private func damage(_ reason: String) -> CofferError {
+        CofferError.corruptRecord(entity: name, id: 0, reason: "the schema catalog entry is damaged: \(reason)")
+    }
+
+    /// The declared (not retired) property stored under `name`.
     func property(named name: String) -> CatalogProperty? {
-        properties.first { $0.name == name }
+        properties.first { $0.name == name && !$0.isRetired }
+    }
+
+    /// The property stored under `name`, declared or retired, or else the one that had
+    /// that name before a rename.
+    func anyProperty(named name: String) -> CatalogProperty? {
+        properties.first { $0.name == name } ?? properties.first { $0.formerNames?.contains(name) == true }
     }
 }
 
@@ -48,17 +74,28 @@ struct CatalogProperty: Codable, Equatable {
     var target: String? = nil
     /// For an indexed property: the `IndexKey.version` its index was built with (nil: 1).
     var keys: Int? = nil
+    /// True for a property the last registering build did not declare. It keeps its id,
+    /// its values stay in the records (carried through updates) and its index stays
+    /// maintained, so a build that declares it again finds everything.
+    var retired: Bool? = nil
+    /// Names the property was stored under before a rename (`@Renamed(from:)`).
+    var formerNames: [String]? = nil
+
+    var isRetired: Bool { retired == true }
 }
 
 extension Catalog {
     /// Reads a JSON value stored under `key`, or nil when there is none.
     static func load<T: Decodable>(_ type: T.Type, key: String, dbi: MDB_dbi, in transaction: Transaction) throws -> T? {
         guard let bytes = try raw(key: key, dbi: dbi, in: transaction) else { return nil }
+        let value: T
         do {
-            return try JSONDecoder().decode(T.self, from: Data(bytes))
+            value = try JSONDecoder().decode(T.self, from: Data(bytes))
         } catch {
             throw CofferError.storage(code: MDB_CORRUPTED, message: "the schema catalog entry \(key) cannot be read: \(error)")
         }
+        try (value as? CatalogEntity)?.validate()
+        return value
     }
 
     static func store<T: Encodable>(_ value: T, key: String, dbi: MDB_dbi, in transaction: Transaction) throws {

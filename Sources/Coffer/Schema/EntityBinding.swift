@@ -37,7 +37,7 @@ final class EntityBinding: @unchecked Sendable {
         self.createdInTransaction = createdInTransaction
         hasTimestamps = schema.properties.contains { !$0.flags.isDisjoint(with: [.createdAt, .updatedAt]) }
         createdAtStoredId = schema.properties.first { $0.flags.contains(.createdAt) }
-            .flatMap { catalog.property(named: $0.storedName)?.id }
+            .flatMap { catalog.anyProperty(named: $0.storedName)?.id }
         storedIds = .allocate(capacity: max(schema.properties.count, 1))
         storedIds.initialize(repeating: 0, count: max(schema.properties.count, 1))
         positionCount = Int(catalog.lastPropertyId) + 1
@@ -46,16 +46,23 @@ final class EntityBinding: @unchecked Sendable {
         for (position, property) in schema.properties.enumerated() where !property.flags.contains(.id) {
             // A catalog not yet reconciled (read before this build first writes) may still
             // hold the property under its `@Renamed(from:)` name.
-            guard let stored = catalog.property(named: property.storedName)
-                ?? property.renamedFrom.flatMap({ catalog.property(named: $0) }) else { continue }
+            guard let stored = catalog.anyProperty(named: property.storedName)
+                ?? property.renamedFrom.flatMap({ catalog.anyProperty(named: $0) }) else { continue }
             storedIds[position] = stored.id
-            positionsByStoredId[Int(stored.id)] = Int16(position)
+            // `CatalogEntity.validate` guarantees the bound; checked again because it guards a write.
+            if Int(stored.id) < positionCount { positionsByStoredId[Int(stored.id)] = Int16(position) }
         }
     }
 
     deinit {
         storedIds.deallocate()
         positionsByStoredId.deallocate()
+    }
+
+    /// Whether the running build declares the property stored under `storedId`.
+    @inline(__always)
+    func declares(_ storedId: UInt16) -> Bool {
+        Int(storedId) < positionCount && positionsByStoredId[Int(storedId)] >= 0
     }
 
     /// Whether `transaction` can see this entity's table.

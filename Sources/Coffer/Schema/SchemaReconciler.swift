@@ -1,12 +1,16 @@
 /// Matches an entity's generated schema against the catalog's record of it.
 ///
 /// Rules (the consequences users rely on):
-/// - Properties match by stored name (`@Name` or the Swift name), else by `@Renamed(from:)`.
-///   A match keeps its property id, so stored values carry over.
+/// - Properties match by stored name (`@Name` or the Swift name), else by `@Renamed(from:)`,
+///   else by a name the property had before a rename (so a build that still uses the old
+///   name reads what a renaming build wrote). A match keeps its property id, so stored
+///   values carry over.
 /// - A new property gets a fresh id. When the entity already existed it must be optional or
 ///   have a default value: old records decode to nil or that default.
-/// - A property that disappeared is dropped from the catalog; its values stay in old records
-///   and are skipped when read. Its id is never reused.
+/// - A property that disappeared is kept in the catalog as retired: its id, its values (in
+///   old records, and carried through updates by builds that do not declare it) and its
+///   index (maintained from the catalog) stay, so a build that declares it again, an older
+///   app version or an app extension, finds every value. Its id is never reused.
 /// - A type change must be a safe widening (`Int32` -> `Int64`, `Float` -> `Double`,
 ///   `T` -> `T?`); anything else throws ``CofferError/schemaMismatch(entity:property:stored:declared:)``
 ///   before anything is written.
@@ -18,17 +22,24 @@ enum SchemaReconciler {
     ) throws -> CatalogEntity {
         var result = stored ?? CatalogEntity(id: newEntityId(), name: schema.storedName, lastPropertyId: 0, properties: [])
         var properties: [CatalogProperty] = []
+        var matched = Set<UInt16>()
         for property in schema.properties where property.flags.isDisjoint(with: [.id, .backlink]) {
+            // A returning property finds its retired entry (and its id) by name.
             let previous = stored.flatMap { entity in
-                entity.property(named: property.storedName)
-                    ?? property.renamedFrom.flatMap { entity.property(named: $0) }
+                entity.anyProperty(named: property.storedName)
+                    ?? property.renamedFrom.flatMap { entity.anyProperty(named: $0) }
             }
             if let previous {
+                matched.insert(previous.id)
                 try checkCompatible(property, previous: previous, entity: schema.name)
+                // Names it had before stay known, so a build still using an old name (an
+                // older app version, an extension) finds it after a rename.
+                let formerNames = Set((previous.formerNames ?? []) + [previous.name]).subtracting([property.storedName]).sorted()
                 properties.append(CatalogProperty(
                     id: previous.id, name: property.storedName, type: property.type,
                     optional: property.isOptional, swiftType: property.swiftType, flags: property.flags.rawValue,
-                    target: property.relationTarget, keys: keyVersion(property, previous: previous)))
+                    target: property.relationTarget, keys: keyVersion(property, previous: previous),
+                    formerNames: formerNames.isEmpty ? nil : formerNames))
             } else {
                 if stored != nil && !property.isOptional && !property.hasDefault {
                     throw CofferError.schemaMismatch(
@@ -46,6 +57,11 @@ enum SchemaReconciler {
                     target: property.relationTarget, keys: keyVersion(property, previous: nil)))
             }
         }
+        for old in stored?.properties ?? [] where !matched.contains(old.id) {
+            var retired = old
+            retired.retired = true
+            properties.append(retired)
+        }
         result.properties = properties
         return result
     }
@@ -53,8 +69,7 @@ enum SchemaReconciler {
     /// The key version an indexed property's index has once registration is done: kept when
     /// the index is reused, the current one when it is (re)built.
     private static func keyVersion(_ property: PropertySchema, previous: CatalogProperty?) -> Int? {
-        guard property.flags.contains(.indexed) else { return nil }
-        return IndexKey.version
+        property.flags.contains(.indexed) ? IndexKey.version : nil
     }
 
     /// Whether an index stored for `stored` can serve `declared` as it is: same key family,
@@ -68,8 +83,8 @@ enum SchemaReconciler {
     /// Throws unless every stored property the schema declares can be read as declared.
     static func checkReadable(_ schema: EntitySchema, from stored: CatalogEntity) throws {
         for property in schema.properties where property.flags.isDisjoint(with: [.id, .backlink]) {
-            if let previous = stored.property(named: property.storedName)
-                ?? property.renamedFrom.flatMap({ stored.property(named: $0) }) {
+            if let previous = stored.anyProperty(named: property.storedName)
+                ?? property.renamedFrom.flatMap({ stored.anyProperty(named: $0) }) {
                 try checkCompatible(property, previous: previous, entity: schema.name)
             }
         }

@@ -68,7 +68,7 @@ extension Store {
                 }
             }
             var opened: [String: MDB_dbi] = [:]
-            for entity in try Catalog.entities(dbi: catalog, in: transaction) {
+            for entity in try Catalog.entities(dbi: catalog, in: transaction, skippingDamaged: true) {
                 var names = [Catalog.tableName(entity.id)]
                 for property in entity.properties where PropertyFlags(rawValue: property.flags).contains(.indexed) {
                     names.append(IndexBinding.databaseName(entity: entity.id, property: property.id))
@@ -168,9 +168,18 @@ extension Store {
         let stored = try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(schema.storedName), dbi: catalog, in: transaction)
         var meta = try Catalog.load(CatalogMeta.self, key: Catalog.metaKey, dbi: catalog, in: transaction)
             ?? CatalogMeta(formatVersion: Catalog.formatVersion, lastEntityId: 0)
-        let reconciled = try SchemaReconciler.reconcile(schema, with: stored) {
+        var reconciled = try SchemaReconciler.reconcile(schema, with: stored) {
             meta.lastEntityId += 1
             return meta.lastEntityId
+        }
+        // A retired property's index stays maintained when it exists with current keys;
+        // otherwise it is forgotten, and built again when a build declares the property.
+        for (offset, property) in reconciled.properties.enumerated()
+            where property.isRetired && PropertyFlags(rawValue: property.flags).contains(.indexed) {
+            let name = IndexBinding.databaseName(entity: reconciled.id, property: property.id)
+            if storedDatabase(name) == nil || !SchemaReconciler.indexIsReusable(stored: property, declared: property.type) {
+                reconciled.properties[offset].flags &= ~(PropertyFlags.indexed.rawValue | PropertyFlags.unique.rawValue)
+            }
         }
         if stored == nil {
             try Catalog.store(meta, key: Catalog.metaKey, dbi: catalog, in: transaction)
@@ -190,6 +199,15 @@ extension Store {
             guard let storedProperty = reconciled.property(named: property.storedName) else { continue }
             binding.indexes.append(try openIndex(position: position, property: property, stored: storedProperty,
                                                  previous: stored, binding: binding, in: transaction))
+        }
+        for property in reconciled.properties where property.isRetired && PropertyFlags(rawValue: property.flags).contains(.indexed) {
+            let name = IndexBinding.databaseName(entity: reconciled.id, property: property.id)
+            var database: MDB_dbi = 0
+            try transaction.check(mdb_dbi_open(transaction.txn, name, 0, &database), "opening the index \(name) of a retired property")
+            let schema = PropertySchema(name: property.name, type: property.type, swiftType: property.swiftType,
+                                        flags: PropertyFlags(rawValue: property.flags))
+            binding.indexes.append(IndexBinding(position: -1, storedId: property.id, property: schema,
+                                                database: database, createdInTransaction: 0))
         }
         for (position, property) in schema.properties.enumerated() where property.flags.contains(.toMany) {
             guard let storedProperty = reconciled.property(named: property.storedName) else { continue }
@@ -286,8 +304,8 @@ extension Store {
         let binding = EntityBinding(store: self, schema: schema, catalog: stored, table: table, createdInTransaction: 0)
         for (position, property) in schema.properties.enumerated() where property.flags.contains(.indexed) {
             // An index of another key encoding would answer wrongly: scan instead.
-            guard let storedProperty = stored.property(named: property.storedName)
-                    ?? property.renamedFrom.flatMap({ stored.property(named: $0) }),
+            guard let storedProperty = stored.anyProperty(named: property.storedName)
+                    ?? property.renamedFrom.flatMap({ stored.anyProperty(named: $0) }),
                   SchemaReconciler.indexIsReusable(stored: storedProperty, declared: property.type),
                   let database = storedDatabase(IndexBinding.databaseName(entity: stored.id, property: storedProperty.id))
             else { continue }
@@ -295,7 +313,7 @@ extension Store {
                                                 database: database, createdInTransaction: 0))
         }
         for (position, property) in schema.properties.enumerated() where property.flags.contains(.toMany) {
-            guard let storedProperty = stored.property(named: property.storedName) else { continue }
+            guard let storedProperty = stored.anyProperty(named: property.storedName) else { continue }
             let names = RelationTables.names(entity: stored.id, property: storedProperty.id)
             if let forward = storedDatabase(names.forward), let reverse = storedDatabase(names.reverse) {
                 binding.relationTables[position] = RelationTables(forward: forward, reverse: reverse, owner: schema.storedName)
@@ -316,14 +334,21 @@ extension Store {
         catalogGeneration += 1
         for name in transaction.droppedDatabases { databases[name] = nil }
         for (key, binding) in transaction.newBindings {
+            // Another declaration of the same stored entity (a version type) was bound to
+            // the catalog as it was before: it registers again on its next use.
+            for (other, existing) in bindings where other != key && existing.schema.storedName == binding.schema.storedName {
+                bindings[other] = nil
+            }
+            for (other, existing) in readBindings where existing.schema.storedName == binding.schema.storedName {
+                readBindings[other] = nil
+            }
             bindings[key] = binding
-            readBindings[key] = nil
             databases[Catalog.tableName(binding.entityId)] = binding.table
             for index in binding.indexes {
                 databases[IndexBinding.databaseName(entity: binding.entityId, property: index.storedId)] = index.database
             }
             for (position, tables) in binding.relationTables {
-                guard let storedProperty = binding.catalog.property(named: binding.schema.properties[position].storedName) else { continue }
+                guard let storedProperty = binding.catalog.anyProperty(named: binding.schema.properties[position].storedName) else { continue }
                 let names = RelationTables.names(entity: binding.entityId, property: storedProperty.id)
                 databases[names.forward] = tables.forward
                 databases[names.reverse] = tables.reverse
@@ -335,30 +360,36 @@ extension Store {
 
 extension Catalog {
     /// Every entity entry of the catalog, in name order.
-    static func entities(dbi: MDB_dbi, in transaction: Transaction) throws -> [CatalogEntity] {
-        var cursor: OpaquePointer?
-        try transaction.check(mdb_cursor_open(transaction.txn, dbi, &cursor), "opening the schema catalog")
-        defer { mdb_cursor_close(cursor) }
+    /// Every entity entry of the catalog, in name order. A damaged entry throws, unless
+    /// `skippingDamaged` (opening tables at start: the damaged entity then fails clearly
+    /// when used, and `verify()` reports it, while the others stay usable).
+    static func entities(dbi: MDB_dbi, in transaction: Transaction, skippingDamaged: Bool = false) throws -> [CatalogEntity] {
         let prefix = Array("entity/".utf8)
         var entities: [CatalogEntity] = []
-        var prefixCopy = prefix
-        try prefixCopy.withUnsafeMutableBytes { prefixRaw in
-            var key = MDB_val(UnsafeRawBufferPointer(prefixRaw))
-            var value = MDB_val()
-            var rc = mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE)
-            while rc == 0 {
-                guard key.bytes.starts(with: prefix) else { break }
+        try transaction.withCursor(dbi, "reading the schema catalog") { cursor in
+            var current = try cursor.seek(prefix)
+            while let entry = current, entry.key.starts(with: prefix) {
                 do {
-                    entities.append(try JSONDecoder().decode(CatalogEntity.self, from: Data(value.bytes)))
-                } catch {
-                    throw CofferError.storage(
-                        code: MDB_CORRUPTED,
-                        message: "the schema catalog entry \(String(decoding: key.bytes, as: UTF8.self)) cannot be read: \(error)")
+                    entities.append(try decodeEntity(entry.value, key: entry.key))
+                } catch where skippingDamaged {
                 }
-                rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
+                current = try cursor.next()
             }
-            if rc != 0 && rc != MDB_NOTFOUND { try transaction.check(rc, "reading the schema catalog") }
         }
         return entities
+    }
+
+    /// Decodes and validates one catalog entity entry.
+    static func decodeEntity(_ bytes: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer) throws -> CatalogEntity {
+        let entity: CatalogEntity
+        do {
+            entity = try JSONDecoder().decode(CatalogEntity.self, from: Data(bytes))
+        } catch {
+            throw CofferError.storage(
+                code: MDB_CORRUPTED,
+                message: "the schema catalog entry \(String(decoding: key, as: UTF8.self)) cannot be read: \(error)")
+        }
+        try entity.validate()
+        return entity
     }
 }

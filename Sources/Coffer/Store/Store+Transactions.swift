@@ -150,6 +150,7 @@ extension Store {
             if transaction.needsLargerMap {
                 // The rerun must hand out the same ids: reserve nothing yet.
                 mdb_txn_abort(txn)
+                forgetDroppedDatabases(of: transaction)
                 gate.unlock()
                 try growMapOrGiveUp(transaction)
                 continue
@@ -158,6 +159,7 @@ extension Store {
             switch outcome {
             case .failure(let error):
                 mdb_txn_abort(txn)
+                forgetDroppedDatabases(of: transaction)
                 gate.unlock()
                 // Rolled back: the ids it handed out are still never handed out again.
                 reserveIds(of: transaction)
@@ -176,6 +178,16 @@ extension Store {
             adoptBindings(of: transaction)
             return (value, transaction.changes)
         }
+    }
+
+    /// `mdb_drop(…, 1)` closes a handle at once, even when its transaction then aborts:
+    /// handles of databases such a transaction dropped are forgotten (and reopened by name
+    /// when needed), never reused.
+    private func forgetDroppedDatabases(of transaction: Transaction) {
+        guard !transaction.droppedDatabases.isEmpty else { return }
+        stateLock.lock()
+        for name in transaction.droppedDatabases { databases[name] = nil }
+        stateLock.unlock()
     }
 
     /// Hands a committed change set to the registered handlers.
