@@ -24,7 +24,7 @@ import Testing
             #expect(try teachers.get(2)?.students.map(\.name) == ["Ada"])
 
             var changed = loadedAda
-            changed.teachers.remove(at: 0)
+            try changed.teachers.remove(at: 0)
             try students.put(&changed)
             #expect(try students.get(ada.id)?.teachers.map(\.name) == ["Alan"])
             #expect(try teachers.get(1)?.students.map(\.name) == ["Bob"])

@@ -8,7 +8,7 @@ import Foundation
 /// var ada = Student(name: "Ada")
 /// ada.teachers.append(Teacher(name: "Grace"))   // unsaved: stored when the owner is put
 /// try students.put(&ada)                        // stores Grace and the relation
-/// ada.teachers.remove(at: 0)
+/// try ada.teachers.remove(at: 0)
 /// try students.put(&ada)                        // removes the relation (Grace stays)
 /// ```
 ///
@@ -27,19 +27,29 @@ import Foundation
 /// Changes (`append`, `remove(at:)`, `removeAll()`) are applied to a many-to-many relation
 /// when the owner is put; on a `@Backlink` they only change this copy: change such a relation
 /// through its owning side.
+///
+/// Changes are recorded as changes, not as a new list: `append` adds one pair and
+/// `remove(at:)` removes one when the owner is put, whatever else is stored. So a collection
+/// whose elements could not be loaded (the store was closed, a record is damaged) never
+/// replaces the stored relation with what it happens to hold: `append` works without
+/// loading, `remove(at:)` throws the load error, and iterating it gives no elements (use
+/// ``load()`` to see the error).
 public struct ToMany<Target: Entity>: Sendable, ExpressibleByArrayLiteral, RandomAccessCollection, CustomStringConvertible {
     var storage: ToManyStorage<Target>
-    /// Whether elements were added or removed since the collection was made or applied.
-    var isModified = false
+    /// What changed since the collection was made: applied (again) whenever the owner is
+    /// put, which is harmless because applying is idempotent, and makes a put after a
+    /// rolled-back transaction apply them again.
+    var changes: ToManyChanges<Target>?
 
     /// A fixed list, for building objects (a stored owner's backlink is read from the store).
+    /// A non-empty list replaces the relation when the owner is put.
     ///
     /// ```swift
     /// var orders: ToMany<Order> = []
     /// ```
     public init(arrayLiteral elements: Target...) {
         storage = ToManyStorage(elements: elements)
-        isModified = !elements.isEmpty
+        changes = elements.isEmpty ? nil : ToManyChanges(replacesAll: true, added: elements)
     }
 
     init(loader: @escaping @Sendable () throws -> [Target]) {
@@ -61,46 +71,75 @@ public struct ToMany<Target: Entity>: Sendable, ExpressibleByArrayLiteral, Rando
     /// The element at `position`. ```swift customer.orders[0] ```
     public subscript(position: Int) -> Target { ((try? storage.load()) ?? [])[position] }
 
-    /// Adds an object (an unsaved one is stored when the owner is put).
+    /// Adds an object (an unsaved one is stored when the owner is put). Needs no load.
     ///
     /// ```swift
     /// student.teachers.append(grace)
     /// ```
     public mutating func append(_ target: Target) {
-        var elements = (try? storage.load()) ?? []
-        elements.append(target)
-        storage = ToManyStorage(elements: elements)
-        isModified = true
+        let previous = storage
+        storage = ToManyStorage { try previous.load() + [target] }
+        var recorded = changes ?? ToManyChanges()
+        recorded.added.append(target)
+        changes = recorded
     }
 
     /// Removes and returns the element at `position` (the object itself stays stored).
     ///
     /// ```swift
-    /// let dropped = student.teachers.remove(at: 0)
+    /// let dropped = try student.teachers.remove(at: 0)
     /// ```
+    ///
+    /// - Throws: what loading the elements throws, or
+    ///   ``CofferError/invalidOperation(message:)`` for a position outside the collection.
     @discardableResult
-    public mutating func remove(at position: Int) -> Target {
-        var elements = (try? storage.load()) ?? []
+    public mutating func remove(at position: Int) throws -> Target {
+        var elements = try storage.load()
+        guard elements.indices.contains(position) else {
+            throw CofferError.invalidOperation(
+                message: "ToMany<\(Target.cofferSchema.name)>.remove(at: \(position)): the collection has \(elements.count) elements")
+        }
         let removed = elements.remove(at: position)
         storage = ToManyStorage(elements: elements)
-        isModified = true
+        var recorded = changes ?? ToManyChanges()
+        recorded.recordRemoval(removed)
+        changes = recorded
         return removed
     }
 
-    /// Removes every element (the objects themselves stay stored).
+    /// Removes every element (the objects themselves stay stored). Needs no load.
     ///
     /// ```swift
     /// student.teachers.removeAll()
     /// ```
     public mutating func removeAll() {
         storage = ToManyStorage(elements: [])
-        isModified = true
+        changes = ToManyChanges(replacesAll: true)
     }
 
     /// `ToMany<Order>(3 elements)`, or `(not loaded)` before first use.
     /// ```swift print(customer.orders) ```
     public var description: String {
         storage.isLoaded ? "ToMany<\(Target.self)>(\(count) elements)" : "ToMany<\(Target.self)>(not loaded)"
+    }
+}
+
+/// The changes made to a `ToMany` since it was made or loaded.
+struct ToManyChanges<Target: Entity>: Sendable {
+    /// The relation becomes exactly `added` (a list literal, `removeAll()`).
+    var replacesAll = false
+    var added: [Target] = []
+    var removedIds: [Id] = []
+
+    /// Records a removal: an element added since undoes that addition, a stored one is
+    /// removed from the relation.
+    mutating func recordRemoval(_ target: Target) {
+        if target.id == 0 {
+            if let index = added.firstIndex(where: { $0.id == 0 }) { added.remove(at: index) }
+            return
+        }
+        added.removeAll { $0.id == target.id }
+        if !replacesAll { removedIds.append(target.id) }
     }
 }
 
@@ -124,6 +163,7 @@ final class ToManyStorage<Target: Entity>: @unchecked Sendable {
         lock.lock(); defer { lock.unlock() }
         return elements != nil
     }
+
 
     func load() throws -> [Target] {
         lock.lock()
@@ -201,8 +241,8 @@ extension ToMany {
     /// try entity.teachers.cofferApply(owner: Student.self, position: 2, ownerId: entity.id, in: store)
     /// ```
     public mutating func cofferApply<Owner: Entity>(owner: Owner.Type, position: Int, ownerId: Id, in store: Store) throws {
-        guard isModified else { return }
-        var elements = try storage.load()
+        guard var recorded = changes else { return }
+        var newlyStored: [Int] = []
         try store.performWrite { transaction in
             let binding = try store.writableBinding(for: Owner.self, in: transaction)
             guard let tables = binding.relationTables[position] else {
@@ -210,17 +250,29 @@ extension ToMany {
             }
             let box = store.box(for: Target.self)
             // Unsaved elements, and elements whose first put was rolled back, are stored now.
-            for index in elements.indices where try elements[index].id == 0 || !box.contains(elements[index].id) {
-                try box.put(&elements[index])
+            for index in recorded.added.indices where try recorded.added[index].id == 0 || !box.contains(recorded.added[index].id) {
+                if recorded.added[index].id == 0 { newlyStored.append(index) }
+                try box.put(&recorded.added[index])
             }
-            let desired = Set(elements.map(\.id))
+            let added = Set(recorded.added.map(\.id))
             let current = Set(try transaction.relatedIds(tables.forward, of: ownerId))
-            for target in desired.subtracting(current).sorted() { try transaction.addRelation(tables, owner: ownerId, target: target) }
-            for target in current.subtracting(desired).sorted() { try transaction.removeRelation(tables, owner: ownerId, target: target) }
+            let removed = recorded.replacesAll ? current.subtracting(added) : Set(recorded.removedIds).intersection(current)
+            for target in added.subtracting(current).sorted() { try transaction.addRelation(tables, owner: ownerId, target: target) }
+            for target in removed.sorted() { try transaction.removeRelation(tables, owner: ownerId, target: target) }
         }
-        // Still "modified": if the surrounding transaction rolls back, putting the owner
-        // again must apply the relation again (applying an applied relation changes nothing).
-        storage = ToManyStorage(elements: elements)
+        // The elements stored just now carry their new ids, in the view too (its unsaved
+        // elements are the added ones that had no id, in the same order).
+        if recorded.replacesAll {
+            storage = ToManyStorage(elements: recorded.added)
+        } else if !newlyStored.isEmpty {
+            let stored = newlyStored.map { recorded.added[$0] }
+            let previous = storage
+            storage = ToManyStorage {
+                var assigned = stored.makeIterator()
+                return try previous.load().map { $0.id == 0 ? (assigned.next() ?? $0) : $0 }
+            }
+        }
+        changes = recorded
     }
 }
 
