@@ -216,3 +216,15 @@ struct Teacher: Entity {
     @Index var name: String
     @Backlink(\Student.teachers) var students: ToMany<Student> = []
 }
+
+/// An enum written the way Swift developers write internal enums: no explicit `Sendable`.
+enum Genre: String {
+    case fiction, poetry
+}
+
+struct Poem: Entity {
+    var id: Id = 0
+    var title: String
+    var genre: Genre = .poetry
+    var maybe: Genre?
+}

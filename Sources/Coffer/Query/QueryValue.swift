@@ -55,7 +55,11 @@ public enum QueryValue: Sendable, Hashable, CustomStringConvertible {
 /// Person.age > 18            // Int: QueryableValue
 /// Person.mood == .happy      // generated: extension Mood: QueryableValue {}
 /// ```
-public protocol QueryableValue: Sendable {
+///
+/// It does not refine `Sendable`: conditions keep the normalised ``QueryValue``, never the
+/// value itself, and the generated conformance sits in another file than the enum, where
+/// Swift would refuse to restate an internal enum's implicit `Sendable` conformance.
+public protocol QueryableValue {
     /// The normalised value. ```swift 5.queryValue ```
     var queryValue: QueryValue { get }
 }
