@@ -118,6 +118,12 @@ public final class Store: @unchecked Sendable {
 
         do {
             try StoreFile.checkSize(directory: path)
+            if options.verifyOnOpen, FileManager.default.fileExists(atPath: path + "/data.mdb") {
+                let report = try Store.verify(directory: path)
+                guard report.isIntact else {
+                    throw CofferError.storage(code: MDB_CORRUPTED, message: "the store at \(path) is damaged: " + report.problems.prefix(3).joined(separator: "; "))
+                }
+            }
             env = try Self.openEnvironment(at: path, options: options)
         } catch {
             OpenStores.shared.release(identity)

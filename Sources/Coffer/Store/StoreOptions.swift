@@ -44,6 +44,15 @@ public struct StoreOptions: Sendable {
     /// ```
     public var maxNamedDatabases: Int
 
+    /// Verifies the data file's structure (``Store/verify(directory:)``) before LMDB maps it,
+    /// and refuses to open a damaged file. Costs one read of every page in use; worth it for
+    /// files of doubtful origin (restored, copied, received).
+    ///
+    /// ```swift
+    /// let store = try Store(directory: path, options: StoreOptions(verifyOnOpen: true))
+    /// ```
+    public var verifyOnOpen: Bool
+
     /// Creates options; every argument has the safe default.
     ///
     /// ```swift
@@ -54,8 +63,10 @@ public struct StoreOptions: Sendable {
         maxSize: Int? = nil,
         readOnly: Bool = false,
         durability: Durability = .full,
-        maxNamedDatabases: Int = 128
+        maxNamedDatabases: Int = 128,
+        verifyOnOpen: Bool = false
     ) {
+        self.verifyOnOpen = verifyOnOpen
         self.initialMapSize = initialMapSize
         self.maxSize = maxSize
         self.readOnly = readOnly

@@ -1,0 +1,345 @@
+import Foundation
+
+/// Reads an LMDB 0.9 data file with bounds checks on every access and reports structural
+/// damage, without LMDB: LMDB trusts its pages, so a damaged page makes it read out of
+/// bounds (SIGSEGV), assert (`IS_LEAF` in `mdb_cursor_next`) or touch a page past a
+/// truncated file's end (SIGBUS). Run this before LMDB walks a file of doubtful origin.
+///
+/// What it checks, for the newest meta page (the one LMDB opens):
+/// - both meta pages: magic, version, page size; the file holds every page the newest one
+///   says is in use;
+/// - every page reachable from the main database, every named database and the free list:
+///   page number and header, one of branch/leaf, node offsets and sizes inside the page,
+///   tree depth, keys in order and within the bounds their parents give, each page reached
+///   once (no cycles, no sharing), overflow chains inside the file and not overlapping;
+/// - each named database's recorded entry and page counts against what the walk found;
+/// - free-list page numbers in range and not also in use by a tree.
+///
+/// Layout facts (LMDB 0.9 on 64-bit): 16-byte page header (page number u64, pad u16,
+/// flags u16, then lower/upper u16 or an overflow page count u32); node offsets (u16) from
+/// byte 16; an 8-byte node header (data size or child page split over lo/hi/flags, key
+/// size u16); 48-byte database records (pad u32, flags u16, depth u16, branch, leaf and
+/// overflow page counts, entries, root, each u64).
+struct FileVerifier {
+    /// A problem found, in words.
+    struct Problem: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    static let headerSize = 16
+    static let nodeHeaderSize = 8
+    static let invalidPage = UInt64.max
+
+    // Page flags.
+    static let branchFlag: UInt16 = 0x01
+    static let leafFlag: UInt16 = 0x02
+    static let overflowFlag: UInt16 = 0x04
+    static let metaFlag: UInt16 = 0x08
+    static let leaf2Flag: UInt16 = 0x20
+    // Node flags.
+    static let bigDataFlag: UInt16 = 0x01
+    static let subDataFlag: UInt16 = 0x02
+    static let dupDataFlag: UInt16 = 0x04
+    // Database flags whose key order is not plain byte order.
+    static let customOrderFlags: UInt16 = 0x02 | 0x04 | 0x08 | 0x10 | 0x20 | 0x40
+
+    struct Database {
+        var flags: UInt16
+        var depth: UInt16
+        var branchPages: UInt64
+        var leafPages: UInt64
+        var overflowPages: UInt64
+        var entries: UInt64
+        var root: UInt64
+    }
+
+    let bytes: UnsafeRawBufferPointer
+    let pageSize: Int
+    let lastPage: UInt64
+    let transactionId: UInt64
+    private(set) var problems: [String] = []
+    private(set) var pagesChecked = 0
+    private(set) var databases = 0
+    private var used: Set<UInt64> = []
+
+    /// Verifies the file at `path`. Returns the problems (empty: intact) and the
+    /// transaction id of the meta page checked.
+    static func verify(file path: String) throws -> (problems: [String], transactionId: UInt64, pages: Int) {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw CofferError.storage(code: ENOENT, message: "no store file at \(path)")
+        }
+        // Mapped, not copied; every access below stays inside the file's size.
+        let data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
+        return data.withUnsafeBytes { raw in
+            guard let meta = newestMeta(raw) else {
+                return (["no valid meta page: not an LMDB 0.9 file, or both meta pages are damaged"], 0, 0)
+            }
+            var verifier = FileVerifier(bytes: raw, pageSize: meta.page, lastPage: meta.last, transactionId: meta.txn)
+            verifier.run(meta.offset)
+            return (verifier.problems, meta.txn, verifier.pagesChecked)
+        }
+    }
+
+    /// The valid meta page with the highest transaction id.
+    private static func newestMeta(_ raw: UnsafeRawBufferPointer) -> (offset: Int, page: Int, last: UInt64, txn: UInt64)? {
+        var best: (offset: Int, page: Int, last: UInt64, txn: UInt64)?
+        var offset = 0
+        for _ in 0..<2 {
+            guard raw.count >= offset + headerSize + 136 else { break }
+            let start = offset + headerSize
+            let magic = raw.loadUnaligned(fromByteOffset: start, as: UInt32.self)
+            let version = raw.loadUnaligned(fromByteOffset: start + 4, as: UInt32.self)
+            let page = Int(raw.loadUnaligned(fromByteOffset: start + 24, as: UInt32.self))
+            let last = raw.loadUnaligned(fromByteOffset: start + 120, as: UInt64.self)
+            let txn = raw.loadUnaligned(fromByteOffset: start + 128, as: UInt64.self)
+            guard magic == StoreFile.magic, version == 1, page >= 512, page <= 65536, page & (page - 1) == 0 else {
+                if offset == 0 { return nil }   // without page 0 the page size is unknown
+                break
+            }
+            if best.map({ txn > $0.txn }) ?? true { best = (offset, page, last, txn) }
+            offset = page
+        }
+        return best
+    }
+
+    private init(bytes: UnsafeRawBufferPointer, pageSize: Int, lastPage: UInt64, transactionId: UInt64) {
+        self.bytes = bytes
+        self.pageSize = pageSize
+        self.lastPage = lastPage
+        self.transactionId = transactionId
+    }
+
+    private mutating func report(_ problem: String) {
+        // A badly damaged file could report thousands; the first ones say enough.
+        if problems.count < 100 { problems.append(problem) }
+    }
+
+    private mutating func run(_ metaOffset: Int) {
+        let (pages, overflowA) = lastPage.addingReportingOverflow(1)
+        let (needed, overflowB) = pages.multipliedReportingOverflow(by: UInt64(pageSize))
+        if overflowA || overflowB || needed > UInt64(bytes.count) {
+            report("the file holds \(bytes.count) bytes, but the last committed transaction uses pages up to \(lastPage) (\(needed) bytes): the file is truncated")
+            return
+        }
+        let free = database(at: metaOffset + Self.headerSize + 24)
+        let main = database(at: metaOffset + Self.headerSize + 72)
+        used = [0, 1]
+        var freePages: [UInt64] = []
+        walk(free, name: "the free list", ordered: false) { _, value, _ in
+            // Each value is a page-number list: a count, then that many page numbers.
+            guard value.count >= 8 else { return "a free-list entry of \(value.count) bytes" }
+            let count = value.loadUnaligned(as: UInt64.self)
+            guard count <= UInt64((value.count - 8) / 8) else { return "a free-list entry claims \(count) pages in \(value.count) bytes" }
+            for index in 0..<Int(count) { freePages.append(value.loadUnaligned(fromByteOffset: 8 + 8 * index, as: UInt64.self)) }
+            return nil
+        }
+        var named: [(String, Database)] = []
+        walk(main, name: "the main database", ordered: true) { key, value, flags in
+            guard flags & Self.subDataFlag != 0 else { return nil }
+            guard value.count == 48 else { return "the named database record \(Self.name(key)) has \(value.count) bytes" }
+            named.append(("database \(Self.name(key))", Self.decodeDatabase(value)))
+            return nil
+        }
+        databases = named.count
+        for (name, db) in named {
+            walk(db, name: name, ordered: db.flags & Self.customOrderFlags == 0) { _, _, _ in nil }
+        }
+        for page in freePages {
+            if page > lastPage || page < 2 {
+                report("the free list names page \(page), outside 2...\(lastPage)")
+            } else if used.contains(page) {
+                report("page \(page) is both free and in use")
+            }
+        }
+    }
+
+    private func database(at offset: Int) -> Database {
+        Self.decodeDatabase(UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + 48]))
+    }
+
+    private static func decodeDatabase(_ raw: UnsafeRawBufferPointer) -> Database {
+        Database(flags: raw.loadUnaligned(fromByteOffset: 4, as: UInt16.self),
+                 depth: raw.loadUnaligned(fromByteOffset: 6, as: UInt16.self),
+                 branchPages: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
+                 leafPages: raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self),
+                 overflowPages: raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self),
+                 entries: raw.loadUnaligned(fromByteOffset: 32, as: UInt64.self),
+                 root: raw.loadUnaligned(fromByteOffset: 40, as: UInt64.self))
+    }
+
+    private static func name(_ key: UnsafeRawBufferPointer) -> String {
+        "\"" + String(decoding: key.prefix(64), as: UTF8.self) + "\""
+    }
+
+    /// Counts found while walking one tree.
+    private struct Tally {
+        var branch: UInt64 = 0
+        var leaf: UInt64 = 0
+        var overflow: UInt64 = 0
+        var entries: UInt64 = 0
+    }
+
+    /// Walks one B-tree, calling `visit` with each leaf entry (key, value or overflow data,
+    /// node flags); `visit` returns a problem or nil.
+    private mutating func walk(_ db: Database, name: String, ordered: Bool,
+                               _ visit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, UInt16) -> String?) {
+        guard db.root != Self.invalidPage else {
+            if db.entries != 0 || db.depth != 0 { report("\(name) has no root page but claims \(db.entries) entries") }
+            return
+        }
+        guard db.depth >= 1, db.depth <= 64 else {
+            report("\(name) has depth \(db.depth)")
+            return
+        }
+        var tally = Tally()
+        page(db.root, depth: 1, of: db, name: name, ordered: ordered, low: nil, high: nil, tally: &tally, visit)
+        if tally.entries != db.entries { report("\(name) claims \(db.entries) entries, its pages hold \(tally.entries)") }
+        if tally.branch != db.branchPages || tally.leaf != db.leafPages || tally.overflow != db.overflowPages {
+            report("\(name) claims \(db.branchPages)/\(db.leafPages)/\(db.overflowPages) branch/leaf/overflow pages, the walk found \(tally.branch)/\(tally.leaf)/\(tally.overflow)")
+        }
+    }
+
+    /// Checks one page and, for a branch, its children. `low`/`high` bound the keys the page
+    /// may hold (from its parent's separator keys).
+    private mutating func page(_ number: UInt64, depth: Int, of db: Database, name: String, ordered: Bool,
+                               low: [UInt8]?, high: [UInt8]?, tally: inout Tally,
+                               _ visit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, UInt16) -> String?) {
+        guard number >= 2, number <= lastPage else {
+            report("\(name) refers to page \(number), outside 2...\(lastPage)")
+            return
+        }
+        guard used.insert(number).inserted else {
+            report("\(name) reaches page \(number) twice (a cycle or a shared page)")
+            return
+        }
+        pagesChecked += 1
+        let base = Int(number) * pageSize
+        let page = UnsafeRawBufferPointer(rebasing: bytes[base..<base + pageSize])
+        let storedNumber = page.loadUnaligned(as: UInt64.self)
+        let flags = page.loadUnaligned(fromByteOffset: 10, as: UInt16.self)
+        guard storedNumber == number else {
+            report("page \(number) of \(name) says it is page \(storedNumber)")
+            return
+        }
+        let isBranch = flags & Self.branchFlag != 0, isLeaf = flags & Self.leafFlag != 0
+        guard isBranch != isLeaf, flags & (Self.overflowFlag | Self.metaFlag | Self.leaf2Flag) == 0 else {
+            report("page \(number) of \(name) has flags 0x\(String(flags, radix: 16)), not a plain branch or leaf page")
+            return
+        }
+        let isLastLevel = depth == Int(db.depth)
+        if isLeaf != isLastLevel {
+            report("page \(number) of \(name) is a \(isLeaf ? "leaf" : "branch") page at depth \(depth) of \(db.depth)")
+            return
+        }
+        let lower = Int(page.loadUnaligned(fromByteOffset: 12, as: UInt16.self))
+        let upper = Int(page.loadUnaligned(fromByteOffset: 14, as: UInt16.self))
+        guard lower >= Self.headerSize, lower <= upper, upper <= pageSize, (lower - Self.headerSize) % 2 == 0 else {
+            report("page \(number) of \(name) has free space bounds \(lower)...\(upper)")
+            return
+        }
+        let count = (lower - Self.headerSize) / 2
+        guard count >= 1 else {
+            report("page \(number) of \(name) holds no entries")
+            return
+        }
+        if isBranch { tally.branch += 1 } else { tally.leaf += 1 }
+        var previousKey: [UInt8]? = nil
+        for index in 0..<count {
+            let offset = Int(page.loadUnaligned(fromByteOffset: Self.headerSize + 2 * index, as: UInt16.self))
+            guard offset >= upper, offset + Self.nodeHeaderSize <= pageSize else {
+                report("entry \(index) of page \(number) of \(name) starts at \(offset), outside the page's node area")
+                return
+            }
+            let lo = UInt64(page.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
+            let hi = UInt64(page.loadUnaligned(fromByteOffset: offset + 2, as: UInt16.self))
+            let nodeFlags = page.loadUnaligned(fromByteOffset: offset + 4, as: UInt16.self)
+            let keySize = Int(page.loadUnaligned(fromByteOffset: offset + 6, as: UInt16.self))
+            let keyStart = offset + Self.nodeHeaderSize
+            guard keyStart + keySize <= pageSize else {
+                report("the key of entry \(index) of page \(number) of \(name) runs past the page")
+                return
+            }
+            let key = UnsafeRawBufferPointer(rebasing: page[keyStart..<keyStart + keySize])
+            // The first key of a branch page is implicitly the lowest: it is not compared.
+            let comparable = !(isBranch && index == 0)
+            if ordered && comparable {
+                if let previousKey, previousKey.withUnsafeBytes({ ByteSearch.order($0, key) }) >= 0 {
+                    report("keys of page \(number) of \(name) are out of order at entry \(index)")
+                }
+                if let low, low.withUnsafeBytes({ ByteSearch.order(key, $0) }) < 0 {
+                    report("a key of page \(number) of \(name) sorts before its parent's bound")
+                }
+                if let high, high.withUnsafeBytes({ ByteSearch.order(key, $0) }) >= 0 {
+                    report("a key of page \(number) of \(name) sorts after its parent's bound")
+                }
+            }
+            if comparable { previousKey = Array(key) }
+            if isBranch {
+                let child = lo | hi << 16 | UInt64(nodeFlags) << 32
+                var nextKey: [UInt8]? = high
+                if index + 1 < count {
+                    let nextOffset = Int(page.loadUnaligned(fromByteOffset: Self.headerSize + 2 * (index + 1), as: UInt16.self))
+                    if nextOffset + Self.nodeHeaderSize <= pageSize {
+                        let nextSize = Int(page.loadUnaligned(fromByteOffset: nextOffset + 6, as: UInt16.self))
+                        let start = nextOffset + Self.nodeHeaderSize
+                        if start + nextSize <= pageSize { nextKey = Array(page[start..<start + nextSize]) }
+                    }
+                }
+                let childLow = comparable ? Array(key) : low
+                self.page(child, depth: depth + 1, of: db, name: name, ordered: ordered, low: childLow, high: nextKey, tally: &tally, visit)
+                continue
+            }
+            tally.entries += 1
+            let dataSize = Int(lo | hi << 16)
+            let dataStart = keyStart + keySize
+            if nodeFlags & Self.dupDataFlag != 0 {
+                report("entry \(index) of page \(number) of \(name) holds duplicates, which Coffer never writes")
+                continue
+            }
+            if nodeFlags & Self.bigDataFlag != 0 {
+                guard dataStart + 8 <= pageSize else {
+                    report("the overflow reference of entry \(index) of page \(number) of \(name) runs past the page")
+                    return
+                }
+                let first = page.loadUnaligned(fromByteOffset: dataStart, as: UInt64.self)
+                guard let value = overflow(first, size: dataSize, name: name, tally: &tally) else { continue }
+                if let problem = visit(key, value, nodeFlags) { report("\(name), page \(number): \(problem)") }
+            } else {
+                guard dataStart + dataSize <= pageSize else {
+                    report("the value of entry \(index) of page \(number) of \(name) runs past the page")
+                    return
+                }
+                let value = UnsafeRawBufferPointer(rebasing: page[dataStart..<dataStart + dataSize])
+                if let problem = visit(key, value, nodeFlags) { report("\(name), page \(number): \(problem)") }
+            }
+        }
+    }
+
+    /// Checks an overflow chain starting at `first` for a value of `size` bytes; returns
+    /// the value's bytes.
+    private mutating func overflow(_ first: UInt64, size: Int, name: String, tally: inout Tally) -> UnsafeRawBufferPointer? {
+        guard first >= 2, first <= lastPage else {
+            report("\(name) refers to overflow page \(first), outside 2...\(lastPage)")
+            return nil
+        }
+        let base = Int(first) * pageSize
+        let header = UnsafeRawBufferPointer(rebasing: bytes[base..<base + Self.headerSize])
+        let flags = header.loadUnaligned(fromByteOffset: 10, as: UInt16.self)
+        let pages = UInt64(header.loadUnaligned(fromByteOffset: 12, as: UInt32.self))
+        guard header.loadUnaligned(as: UInt64.self) == first, flags & Self.overflowFlag != 0 else {
+            report("overflow page \(first) of \(name) has a damaged header")
+            return nil
+        }
+        guard pages >= 1, first + pages - 1 <= lastPage, size <= Int(pages) * pageSize - Self.headerSize else {
+            report("overflow page \(first) of \(name) claims \(pages) pages for \(size) bytes")
+            return nil
+        }
+        for page in first..<first + pages where !used.insert(page).inserted {
+            report("overflow page \(page) of \(name) is reached twice")
+            return nil
+        }
+        pagesChecked += Int(pages)
+        tally.overflow += pages
+        return UnsafeRawBufferPointer(rebasing: bytes[base + Self.headerSize..<base + Self.headerSize + size])
+    }
+}

@@ -1,0 +1,243 @@
+import CLMDB
+import Foundation
+
+/// The result of ``Store/verify()`` or ``Store/verify(directory:)``.
+///
+/// ```swift
+/// let report = try store.verify()
+/// if !report.isIntact { report.problems.forEach { print($0) } }
+/// ```
+public struct VerificationReport: Sendable, CustomStringConvertible {
+    /// The store directory checked.
+    ///
+    /// ```swift
+    /// print(report.path)
+    /// ```
+    public let path: String
+    /// Every problem found, in words (at most 100 per check); empty when intact.
+    ///
+    /// ```swift
+    /// for problem in report.problems { print(problem) }
+    /// ```
+    public let problems: [String]
+    /// Pages of the data file read by the structural check.
+    ///
+    /// ```swift
+    /// print(report.pagesChecked)
+    /// ```
+    public let pagesChecked: Int
+    /// Objects whose records, index entries and relation rows were checked (0 for a
+    /// structural check only).
+    ///
+    /// ```swift
+    /// print(report.objectsChecked)
+    /// ```
+    public let objectsChecked: Int
+
+    /// Whether no problem was found.
+    ///
+    /// ```swift
+    /// guard report.isIntact else { restoreBackup() }
+    /// ```
+    public var isIntact: Bool { problems.isEmpty }
+
+    /// A summary line, then one line per problem.
+    ///
+    /// ```swift
+    /// print(report)
+    /// ```
+    public var description: String {
+        let head = isIntact ? "intact" : "\(problems.count) problem\(problems.count == 1 ? "" : "s")"
+        return (["\(path): \(head) (\(pagesChecked) pages, \(objectsChecked) objects checked)"] + problems.map { "  " + $0 })
+            .joined(separator: "\n")
+    }
+}
+
+extension Store {
+    /// Checks the structure of the data file in `directory` without opening it with LMDB:
+    /// page headers, the branch/leaf structure, key order, overflow chains, the free list
+    /// and the recorded counts, reading the file with bounds checks. Use it before opening a
+    /// file that may be damaged: LMDB trusts its pages and can crash on damaged ones.
+    ///
+    /// ```swift
+    /// let report = try Store.verify(directory: "backup/app.coffer")
+    /// guard report.isIntact else { print(report); return }
+    /// let store = try Store(directory: "backup/app.coffer")
+    /// ```
+    ///
+    /// Run it while no process writes to the store (or use ``verify()`` on an open store).
+    public static func verify(directory: String) throws -> VerificationReport {
+        let path = URL(fileURLWithPath: directory).standardizedFileURL.path
+        let result = try FileVerifier.verify(file: path + "/data.mdb")
+        return VerificationReport(path: path, problems: result.problems, pagesChecked: result.pages, objectsChecked: 0)
+    }
+
+    /// Checks the whole store: the data file's structure (as ``verify(directory:)``), then,
+    /// when that is intact, every catalog entry, every record (it must parse), every index
+    /// (one entry per object, with the key its record gives, and nothing else) and every
+    /// many-to-many relation (both directions agree, both ends exist). Reads one snapshot;
+    /// writes nothing.
+    ///
+    /// ```swift
+    /// let report = try store.verify()
+    /// print(report.isIntact ? "intact" : report.description)
+    /// ```
+    public func verify() throws -> VerificationReport {
+        try openTables()
+        // The structural walk must check the meta page of a snapshot that a read
+        // transaction pins (its pages cannot be reused meanwhile): retry when a commit
+        // slipped in between.
+        for _ in 0..<5 {
+            let outcome: VerificationReport? = try performRead { transaction in
+                let file = try FileVerifier.verify(file: path + "/data.mdb")
+                guard file.transactionId == UInt64(transaction.snapshotId) else { return nil }
+                guard file.problems.isEmpty else {
+                    return VerificationReport(path: path, problems: file.problems, pagesChecked: file.pages, objectsChecked: 0)
+                }
+                var checker = ContentChecker(store: self, transaction: transaction)
+                try checker.run()
+                return VerificationReport(path: path, problems: checker.problems, pagesChecked: file.pages, objectsChecked: checker.objects)
+            }
+            if let outcome { return outcome }
+        }
+        throw CofferError.storage(code: EBUSY, message: "cannot verify \(path): other processes commit too often; retry when the store is quieter")
+    }
+
+    /// Writes a compacted copy of the store (free pages left out) into `directory`, which
+    /// must be empty or not exist; safe while the store is in use (it copies one snapshot).
+    /// The copy is a complete store: open it with `Store(directory:)`.
+    ///
+    /// ```swift
+    /// try store.backup(to: "backups/2026-11-22.coffer")
+    /// ```
+    public func backup(to directory: String) throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        gate.lockShared()
+        defer { gate.unlock() }
+        guard !isClosed else { throw CofferError.storeClosed(path: path) }
+        try LMDB.check(mdb_env_copy2(env, directory, UInt32(MDB_CP_COMPACT)), "cannot copy \(path) to \(directory)")
+    }
+}
+
+/// The content checks of `Store.verify()`, on one read snapshot and the catalog alone.
+struct ContentChecker {
+    let store: Store
+    let transaction: Transaction
+    private(set) var problems: [String] = []
+    private(set) var objects = 0
+
+    init(store: Store, transaction: Transaction) {
+        self.store = store
+        self.transaction = transaction
+    }
+
+    private mutating func report(_ problem: String) {
+        if problems.count < 100 { problems.append(problem) }
+    }
+
+    mutating func run() throws {
+        guard let catalog = store.catalogDatabase else { return }
+        var entities: [CatalogEntity] = []
+        try transaction.withCursor(catalog, "reading the schema catalog") { cursor in
+            let prefix = Array("entity/".utf8)
+            var current = try cursor.seek(prefix)
+            while let entry = current, entry.key.starts(with: prefix) {
+                do {
+                    entities.append(try Catalog.decodeEntity(entry.value, key: entry.key))
+                } catch {
+                    report("\(error)")
+                }
+                current = try cursor.next()
+            }
+        }
+        for entity in entities { try check(entity) }
+    }
+
+    private mutating func check(_ entity: CatalogEntity) throws {
+        guard let table = store.storedDatabase(Catalog.tableName(entity.id)) else { return }
+        var ids = Set<Id>()
+        var expected: [UInt16: Set<[UInt8]>] = [:]   // index property id -> keys (value ‖ id)
+        let indexed = entity.properties.filter {
+            PropertyFlags(rawValue: $0.flags).contains(.indexed)
+                && store.storedDatabase(IndexBinding.databaseName(entity: entity.id, property: $0.id)) != nil
+        }
+        let indexes = indexed.map { property in
+            IndexBinding(position: -1, storedId: property.id,
+                         property: PropertySchema(name: property.name, type: property.type, swiftType: property.swiftType,
+                                                  flags: PropertyFlags(rawValue: property.flags)),
+                         database: store.storedDatabase(IndexBinding.databaseName(entity: entity.id, property: property.id)) ?? 0,
+                         createdInTransaction: 0)
+        }
+        try transaction.withCursor(table, "checking \(entity.name)") { cursor in
+            var current = try cursor.first()
+            while let entry = current {
+                objects += 1
+                guard let id = IdKey(entry.key)?.id else {
+                    report("\(entity.name): a key of \(entry.key.count) bytes is not an id")
+                    current = try cursor.next()
+                    continue
+                }
+                ids.insert(id)
+                let record = RecordFields(bytes: entry.value, entity: entity.name, id: id)
+                do {
+                    try record.validate()
+                    for index in indexes {
+                        var key = try index.key(in: record)
+                        key += withUnsafeBytes(of: id.bigEndian) { Array($0) }
+                        expected[index.storedId, default: []].insert(key)
+                    }
+                } catch {
+                    report("\(error)")
+                }
+                current = try cursor.next()
+            }
+        }
+        for index in indexes {
+            var wanted = expected[index.storedId] ?? []
+            try transaction.withCursor(index.database, "checking the index on \(entity.name).\(index.property.name)") { cursor in
+                var current = try cursor.first()
+                while let entry = current {
+                    let key = Array(entry.key)
+                    if wanted.remove(key) == nil {
+                        let owner = entry.key.count >= 9 ? "\(Id(bigEndian: UnsafeRawBufferPointer(rebasing: entry.key.suffix(8)).loadUnaligned(as: UInt64.self)))" : "no id"
+                        report("\(entity.name).\(index.property.name): an index entry (object \(owner)) matches no record")
+                    }
+                    current = try cursor.next()
+                }
+            }
+            if !wanted.isEmpty {
+                report("\(entity.name).\(index.property.name): \(wanted.count) object(s) missing from the index")
+            }
+        }
+        for property in entity.properties where PropertyFlags(rawValue: property.flags).contains(.toMany) {
+            let names = RelationTables.names(entity: entity.id, property: property.id)
+            guard let forward = store.storedDatabase(names.forward), let reverse = store.storedDatabase(names.reverse) else { continue }
+            let pairs = try relationPairs(forward)
+            let reversed = try relationPairs(reverse)
+            if Set(pairs.map { [$0.0, $0.1] }) != Set(reversed.map { [$0.1, $0.0] }) {
+                report("\(entity.name).\(property.name): the relation's two directions disagree")
+            }
+            for (owner, _) in pairs where !ids.contains(owner) {
+                report("\(entity.name).\(property.name): a relation row names object \(owner), which is not stored")
+                break
+            }
+        }
+    }
+
+    private mutating func relationPairs(_ table: MDB_dbi) throws -> [(Id, Id)] {
+        var pairs: [(Id, Id)] = []
+        try transaction.withCursor(table, "checking a relation") { cursor in
+            var current = try cursor.first()
+            while let entry = current {
+                if entry.key.count == 16 {
+                    pairs.append((Id(bigEndian: entry.key.loadUnaligned(as: UInt64.self)),
+                                  Id(bigEndian: entry.key.loadUnaligned(fromByteOffset: 8, as: UInt64.self))))
+                } else {
+                    report("a relation key of \(entry.key.count) bytes is not two ids")
+                }
+                current = try cursor.next()
+            }
+        }
+        return pairs
+    }
+}
