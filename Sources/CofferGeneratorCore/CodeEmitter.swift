@@ -72,7 +72,10 @@ struct CodeEmitter {
         line("    /// The schema of `\(type)`, compared with the store's catalog when first used.")
         line("    \(access)static let cofferSchema = EntitySchema(")
         line("        name: \(Self.literal(type)),")
-        if let simple = type.split(separator: ".").last, simple != type[...] {
+        if let explicit = entity.explicitStoredName {
+            line("        storedName: \(Self.literal(explicit)),")
+            line("        storedNameIsExplicit: true,")
+        } else if let simple = type.split(separator: ".").last, simple != type[...] {
             line("        storedName: \(Self.literal(String(simple))),")
         }
         line("        properties: [")

@@ -4,6 +4,11 @@ struct EntityModel {
     var qualifiedName: String
     var accessModifier: String
     var properties: [PropertyModel]
+    /// The name given with `@StoredAs`, if any.
+    var explicitStoredName: String? = nil
+
+    /// The name the entity is stored under: `@StoredAs`, else the simple type name.
+    var storedName: String { explicitStoredName ?? String(qualifiedName.split(separator: ".").last ?? Substring(qualifiedName)) }
 }
 
 /// One stored property of an entity.
@@ -23,8 +28,11 @@ struct PropertyModel {
     var renamedFrom: String?
     /// The property's own access (`public`, `package` or "" for internal).
     var access: String = ""
-    /// For `ToOne<Target>`: the target's stored name.
+    /// For `ToOne<Target>` and many-to-many `ToMany<Target>`: the target's stored name
+    /// (its simple name until `SourceAnalyzer.resolveRelationTargets` sees a `@StoredAs`).
     var relationTarget: String? = nil
+    /// The target type as written, e.g. `Inventory.Item`.
+    var relationTargetType: String? = nil
     /// For `ToMany<Target>`: the target type as written.
     var toManyTarget: String? = nil
     /// For a `@Backlink` `ToMany`: the name of the `ToOne` on the target.

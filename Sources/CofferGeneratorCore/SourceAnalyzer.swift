@@ -40,6 +40,25 @@ struct SourceAnalyzer {
                 }
             }
         }
+        resolveRelationTargets()
+    }
+
+    /// Links store their target's stored name: for a target declared with `@StoredAs` in
+    /// these sources, that name instead of the simple type name.
+    private mutating func resolveRelationTargets() {
+        let named = entities.filter { $0.explicitStoredName != nil }
+        guard !named.isEmpty else { return }
+        for entityIndex in entities.indices {
+            for propertyIndex in entities[entityIndex].properties.indices {
+                guard let written = entities[entityIndex].properties[propertyIndex].relationTargetType else { continue }
+                let owner = entities[entityIndex].qualifiedName.split(separator: ".").dropLast().joined(separator: ".")
+                // The written name as seen from the owner's scope, innermost first.
+                let candidates = [owner.isEmpty ? written : owner + "." + written, written]
+                if let target = named.first(where: { candidates.contains($0.qualifiedName) }) {
+                    entities[entityIndex].properties[propertyIndex].relationTarget = target.storedName
+                }
+            }
+        }
     }
 
     // MARK: Walking declarations
@@ -125,10 +144,14 @@ struct SourceAnalyzer {
         if access == "private" || access == "fileprivate" {
             report(decl.name, "entity '\(name)' cannot be \(access): the generated code in another file must see it", &context)
         }
+        var explicitStoredName: String?
+        for attribute in Self.attributes(decl.attributes) where Self.markerName(attribute) == "StoredAs" {
+            explicitStoredName = stringArgument(attribute, label: nil, context: &context)
+        }
         for attribute in Self.attributes(decl.attributes) where Self.markers.contains(Self.markerName(attribute)) {
             // A peer macro on a type makes the compiler expand it during top-level name
             // lookup, which turns the generated `static let`s into circular references.
-            report(attribute, "@\(Self.markerName(attribute)) applies to properties, not to the entity '\(name)'; an entity is stored under its type name '\(name)'", &context)
+            report(attribute, "@\(Self.markerName(attribute)) applies to properties, not to the entity '\(name)'; to store the entity under another name, write @StoredAs(\"...\") on the type", &context)
         }
         var properties: [PropertyModel] = []
         for member in decl.memberBlock.members {
@@ -159,7 +182,7 @@ struct SourceAnalyzer {
         let ordered = properties.filter(\.isId) + properties.filter { !$0.isId }
         entities.append(EntityModel(qualifiedName: qualifiedName,
                                     accessModifier: access == "internal" ? "" : (access == "open" ? "public" : access),
-                                    properties: ordered))
+                                    properties: ordered, explicitStoredName: explicitStoredName))
     }
 
     private mutating func analyzeVariable(_ variable: VariableDeclSyntax, entity: String, context: inout FileContext) -> [PropertyModel] {
@@ -227,6 +250,7 @@ struct SourceAnalyzer {
                 // A standalone many-to-many relation, stored in its own tables.
                 property.flags = ["relation", "toMany"]
                 property.relationTarget = String(target.split(separator: ".").last ?? Substring(target))
+                property.relationTargetType = target
             }
             result.append(property)
         }
@@ -383,6 +407,7 @@ struct SourceAnalyzer {
             var link = model("uint64", written, optional: false)
             let target = argument.argument.trimmedDescription
             link.relationTarget = String(target.split(separator: ".").last ?? Substring(target))
+            link.relationTargetType = target
             link.flags = ["indexed", "relation"]
             return link
         }

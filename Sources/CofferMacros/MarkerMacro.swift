@@ -17,7 +17,22 @@ public struct MarkerMacro: PeerMacro {
     }
 }
 
+/// The expansion behind `@StoredAs` on an entity type: an extension macro that adds nothing
+/// (an extension role, unlike a peer role, is not expanded during top-level name lookup, so
+/// the generated statics do not become circular references).
+public struct EntityMarkerMacro: ExtensionMacro {
+    public static func expansion(
+        of node: AttributeSyntax,
+        attachedTo declaration: some DeclGroupSyntax,
+        providingExtensionsOf type: some TypeSyntaxProtocol,
+        conformingTo protocols: [TypeSyntax],
+        in context: some MacroExpansionContext
+    ) throws -> [ExtensionDeclSyntax] {
+        []
+    }
+}
+
 @main
 struct CofferMacrosPlugin: CompilerPlugin {
-    let providingMacros: [Macro.Type] = [MarkerMacro.self]
+    let providingMacros: [Macro.Type] = [MarkerMacro.self, EntityMarkerMacro.self]
 }

@@ -67,9 +67,10 @@ struct Note: Entity {
     var rank: Int = 0
 }
 
-/// Two later versions of `Note`, stored under the same (simple) type name.
+/// Later versions of `Note`, deliberately stored as the same entity.
 enum Later {
     /// One property renamed, one removed, two added.
+    @StoredAs("Note")
     struct Note: Entity {
         var id: Id = 0
         @Renamed(from: "title") var heading: String
@@ -81,6 +82,7 @@ enum Later {
 
 enum Incompatible {
     /// `title` changed from String to Int.
+    @StoredAs("Note")
     struct Note: Entity {
         var id: Id = 0
         var title: Int = 0
@@ -118,6 +120,7 @@ struct Profile: Entity {
 
 /// `Note` with an index added on `title` and `rank` widened (Int stays Int).
 enum Indexed {
+    @StoredAs("Note")
     struct Note: Entity {
         var id: Id = 0
         @Index var title: String
@@ -227,4 +230,32 @@ struct Poem: Entity {
     var title: String
     var genre: Genre = .poetry
     var maybe: Genre?
+}
+
+/// Two unrelated entities with one simple name: they must not share a stored entity.
+enum Shop {
+    struct Item: Entity {
+        var id: Id = 0
+        var price: Double = 0
+    }
+}
+
+enum Inventory {
+    struct Item: Entity {
+        var id: Id = 0
+        var sku: String = ""
+    }
+
+    @StoredAs("InventoryBin")
+    struct Bin: Entity {
+        var id: Id = 0
+        var label: String = ""
+        var item: ToOne<Inventory.Item> = nil
+    }
+}
+
+/// Links to an entity whose stored name differs from its type name.
+struct Shelf: Entity {
+    var id: Id = 0
+    var bin: ToOne<Inventory.Bin> = nil
 }

@@ -36,6 +36,28 @@ public macro Transient() = #externalMacro(module: "CofferMacros", type: "MarkerM
 @attached(peer)
 public macro Name(_ storedName: String) = #externalMacro(module: "CofferMacros", type: "MarkerMacro")
 
+/// Stores the entity under `storedName` instead of its simple type name.
+///
+/// Two entity types with the same simple name (`Shop.Item`, `Inventory.Item`) would share
+/// one stored entity: using both with one store without saying so throws
+/// ``CofferError/invalidOperation(message:)`` naming both types. Give one of them its
+/// own name, or declare a deliberate second version of a stored entity (migration code,
+/// an app extension built from another version) by naming it explicitly:
+///
+/// ```swift
+/// enum Inventory {
+///     @StoredAs("InventoryItem")
+///     struct Item: Entity { var id: Id = 0; var sku: String }
+/// }
+///
+/// enum V2 {
+///     @StoredAs("Person")          // the same stored entity as `Person`, on purpose
+///     struct Person: Entity { var id: Id = 0; var name: String; var nickname: String? }
+/// }
+/// ```
+@attached(extension)
+public macro StoredAs(_ storedName: String) = #externalMacro(module: "CofferMacros", type: "EntityMarkerMacro")
+
 /// Declares the name a property was stored under before it was renamed in Swift, so that
 /// stored values carry over.
 ///

@@ -17,13 +17,22 @@ public struct EntitySchema: Sendable {
     /// ```
     public let name: String
 
-    /// The name the entity is stored under: the type's simple name, so `V2.Person` reads
-    /// what `Person` (or `V1.Person`) stored.
+    /// The name the entity is stored under: the `@StoredAs` name, else the type's simple
+    /// name. Two types of one process that share a stored name without `@StoredAs` on
+    /// either are refused (see ``StoredAs(_:)``).
     ///
     /// ```swift
     /// Person.cofferSchema.storedName
     /// ```
     public let storedName: String
+
+    /// Whether the stored name was given with `@StoredAs` (a deliberate choice, which lets
+    /// another entity type of the process use the same stored entity).
+    ///
+    /// ```swift
+    /// Later.Note.cofferSchema.storedNameIsExplicit   // true: @StoredAs("Note")
+    /// ```
+    public let storedNameIsExplicit: Bool
 
     /// Every stored property, `id` first, in declaration order.
     ///
@@ -37,9 +46,10 @@ public struct EntitySchema: Sendable {
     /// ```swift
     /// EntitySchema(name: "Person", properties: [...])
     /// ```
-    public init(name: String, storedName: String? = nil, properties: [PropertySchema]) {
+    public init(name: String, storedName: String? = nil, storedNameIsExplicit: Bool = false, properties: [PropertySchema]) {
         self.name = name
         self.storedName = storedName ?? name
+        self.storedNameIsExplicit = storedNameIsExplicit
         self.properties = properties
     }
 }

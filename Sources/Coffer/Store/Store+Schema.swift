@@ -128,6 +128,7 @@ extension Store {
             return cached
         }
         if let pending = transaction.newBindings[key] { return pending }
+        try claimStoredName(E.cofferSchema)
         if !transaction.isWrite {
             stateLock.lock()
             let readable = readBindings[key]
@@ -144,6 +145,22 @@ extension Store {
             return binding
         }
         return try readOnlyBinding(E.cofferSchema, key: key, in: transaction)
+    }
+
+    /// Records that `schema`'s type uses its stored entity with this store. Two types may
+    /// share a stored entity only when one of them says so with `@StoredAs`: two unrelated
+    /// types with the same simple name (`Shop.Item`, `Inventory.Item`) would otherwise read
+    /// and overwrite each other's objects.
+    func claimStoredName(_ schema: EntitySchema) throws {
+        stateLock.lock()
+        defer { stateLock.unlock() }
+        let claims = storedNameClaims[schema.storedName] ?? []
+        guard !claims.contains(where: { $0.type == schema.name }) else { return }
+        if let other = claims.first(where: { !$0.explicit && !schema.storedNameIsExplicit }) {
+            throw CofferError.invalidOperation(
+                message: "\(schema.name) and \(other.type) are both stored as \(schema.storedName) in \(path): give one of them its own name with @StoredAs(\"...\"), or write @StoredAs(\"\(schema.storedName)\") on the one that is meant to share it")
+        }
+        storedNameClaims[schema.storedName] = claims + [(schema.name, schema.storedNameIsExplicit)]
     }
 
     /// A binding that must exist: registers the entity in a write transaction.

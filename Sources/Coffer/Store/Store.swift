@@ -67,6 +67,9 @@ public final class Store: @unchecked Sendable {
     /// The highest id handed out per entity id by any transaction of this process, committed
     /// or not: never handed out again (see `Transaction+Sequences`).
     var reservedIds: [UInt32: Id] = [:]
+    /// The entity types that used each stored entity name with this store, and whether
+    /// they named it with `@StoredAs` (see `claimStoredName`).
+    var storedNameClaims: [String: [(type: String, explicit: Bool)]] = [:]
     /// Receivers of committed change sets, by registration token.
     var changeHandlers: [Int: @Sendable (ChangeSet) -> Void] = [:]
     var nextChangeHandler = 0
