@@ -119,7 +119,7 @@ extension Store {
 
     /// Begins, runs and commits one top-level write transaction under the writer lock,
     /// rerunning it after map growth; returns the body's value and what the commit changed.
-    private func runWriteTransaction<T>(_ body: (Transaction) throws -> T) throws -> (T, ChangeSet) {
+    private func runWriteTransaction<T>(_ body: (Transaction) throws -> T) throws -> (T, ChangeLog) {
         writerLock.lock()
         defer { writerLock.unlock() }
         while true {
@@ -191,11 +191,14 @@ extension Store {
     }
 
     /// Hands a committed change set to the registered handlers.
-    private func publish(_ changes: ChangeSet) {
+    private func publish(_ changes: ChangeLog) {
         stateLock.lock()
         let handlers = changeHandlers
         stateLock.unlock()
-        for handler in handlers.values { handler(changes) }
+        guard !handlers.isEmpty else { return }
+        let set = changes.folded()
+        guard !set.isEmpty else { return }
+        for handler in handlers.values { handler(set) }
     }
 
     /// Registers `handler` to receive the change set of every commit; returns a token for

@@ -25,7 +25,7 @@ final class Transaction {
     /// Each entity table's last key as this transaction sees it (after its own inserts).
     @exclusivity(unchecked) var lastStoredIds: [UInt32: Id] = [:]
     /// What this transaction changed, handed to the store's commit handlers after commit.
-    @exclusivity(unchecked) var changes = ChangeSet()
+    @exclusivity(unchecked) var changes = ChangeLog()
     /// Entity bindings created by this transaction; they become the store's on commit.
     @exclusivity(unchecked) var newBindings: [ObjectIdentifier: EntityBinding] = [:]
     /// Bindings this transaction already looked up: repeated box calls inside one
