@@ -70,8 +70,8 @@ extension Transaction {
         var handle: OpaquePointer?
         let rc = mdb_cursor_open(txn, database, &handle)
         guard rc == 0, let handle else {
-            try check(rc == 0 ? EINVAL : rc, what())
-            throw CofferError.storage(code: EINVAL, message: "\(what()): no cursor")
+            let code = rc == 0 ? EINVAL : rc
+            throw CofferError.storage(code: code, message: "\(what()): cannot open a cursor: \(LMDB.message(code))")
         }
         defer { mdb_cursor_close(handle) }
         return try body(Cursor(handle: handle, transaction: self, what: what()))
