@@ -41,6 +41,10 @@ struct ConditionEvaluator {
         case .or(let nodes): return .or(try nodes.map { try compile($0, binding: binding) })
         case .not(let inner): return .not(try compile(inner, binding: binding))
         case .invalid(let message): throw CofferError.invalidOperation(message: message)
+        case .link(let step):
+            // Runs resolve link steps first (`Query.effectiveCondition`); one left here is a
+            // condition built outside a query.
+            throw CofferError.invalidOperation(message: "\(binding.schema.name): the link step \(step.link.summary) was not resolved")
         }
     }
 

@@ -43,6 +43,7 @@ enum Describe {
         case .or(let nodes): return nodes.map { wrap($0, schema: schema) }.joined(separator: " || ")
         case .not(let inner): return "!" + wrap(inner, schema: schema)
         case .invalid(let message): return "invalid (\(message))"
+        case .link(let step): return step.link.summary
         }
     }
 

@@ -14,7 +14,6 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     let box: Box<E>
     var condition: ConditionNode?
     let orders: [QueryOrder]
-    var links: [any QueryLink] = []
 
     /// Every matching object, in the query's order (id order when it has none).
     ///
@@ -78,7 +77,7 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     /// ```
     public func count() throws -> Int {
         try box.reading(empty: 0) { transaction, binding in
-            if condition == nil && links.isEmpty { return try box.count(in: transaction, binding: binding) }
+            if condition == nil { return try box.count(in: transaction, binding: binding) }
             return try matches(in: transaction, binding: binding, offset: 0, limit: nil, needsOrder: false).count
         }
     }
@@ -110,9 +109,7 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
             return try box.reading(empty: "\(E.cofferSchema.name): nothing stored yet; every query is empty") { transaction, binding in
                 let effective = try effectiveCondition(in: transaction)
                 let plan = QueryPlanner.plan(condition: effective, orders: orders, binding: binding, transaction: transaction)
-                let steps = links.map(\.summary)
                 return Describe.plan(plan, condition: condition, orders: orders, schema: binding.schema)
-                    + steps.map { "; " + $0 }.joined()
             }
         } catch {
             return "\(E.cofferSchema.name): cannot describe the query: \(error)"
@@ -150,87 +147,22 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
         }
     }
 
-    /// The query's condition with each link step resolved to a condition on the link property.
+    /// The query's condition with each link step, wherever it sits in the tree, resolved to
+    /// a condition on this entity in `transaction`'s snapshot.
     func effectiveCondition(in transaction: Transaction) throws -> ConditionNode? {
-        var result = condition
-        for link in links {
-            let linked = try link.condition(in: transaction, store: box.store)
-            result = result.map { $0.and(linked) } ?? linked
-        }
-        return result
+        guard let condition, condition.hasLinks else { return condition }
+        return try condition.resolvingLinks { try $0.condition(in: transaction, store: box.store) }
     }
 
     /// A matching record; the bytes are valid until the transaction writes or ends.
-    struct Match {
-        let id: Id
-        let record: UnsafeRawBufferPointer
-    }
+    typealias Match = QueryExecutor.Match
 
-    /// The matching records, ordered and paged.
+    /// The matching records, ordered and paged: link steps resolved in this snapshot, then
+    /// the non-generic executor.
     func matches(in transaction: Transaction, binding: EntityBinding, offset: Int, limit: Int?, needsOrder: Bool = true) throws -> [Match] {
-        guard offset >= 0, (limit ?? 0) >= 0 else {
-            throw CofferError.invalidOperation(message: "\(E.cofferSchema.name) query: offset and limit must not be negative (got \(offset), \(limit ?? 0))")
-        }
-        let condition = try effectiveCondition(in: transaction)
-        let evaluator = try ConditionEvaluator(condition, binding: binding)
-        let plan = QueryPlanner.plan(condition: condition, orders: needsOrder ? orders : [], binding: binding, transaction: transaction)
-        let sorted = needsOrder && !orders.isEmpty
-        // Without a sort, the first offset+limit matches are the answer: stop there.
-        var wanted: Int? = nil
-        if let limit, !sorted || { if case .indexOrder = plan.source { return true } else { return false } }() {
-            let (sum, overflow) = offset.addingReportingOverflow(limit)
-            wanted = overflow ? nil : sum
-        }
-        var found: [Match] = []
-        let name = E.cofferSchema.name
-        func consider(_ id: Id, _ record: UnsafeRawBufferPointer) throws -> Bool {
-            if try evaluator.matches(id: id, record: RecordFields(bytes: record, entity: name, id: id)) { found.append(Match(id: id, record: record)) }
-            return wanted.map { found.count < $0 } ?? true
-        }
-        switch plan.source {
-        case .scan:
-            try transaction.forEachRecord(binding) { id, record in try consider(id, record) }
-        case .ids(let ids):
-            for id in Set(ids).sorted() {
-                guard let record = try transaction.record(id, table: binding.table, entity: name) else { continue }
-                if try !consider(id, record) { break }
-            }
-        case .idRange(let lower, let upper):
-            try transaction.forEachRecord(binding, from: lower) { id, record in
-                try id <= upper && consider(id, record)
-            }
-        case .index(let index, let spans):
-            var ids: [Id] = []
-            for span in spans { try transaction.collectIndexIds(index, span: span, entity: name, into: &ids) }
-            // One exact value lists its ids in id order; anything else needs sorting.
-            if spans.count != 1 || { if case .prefix(_, exact: true)? = spans.first { return false } else { return true } }() {
-                ids = Set(ids).sorted()
-            }
-            for id in ids {
-                if try !consider(id, try indexedRecord(id, index: index, transaction: transaction, binding: binding)) { break }
-            }
-        case .indexOrder(let index):
-            try transaction.walkIndex(index, entity: name) { id in
-                try consider(id, try indexedRecord(id, index: index, transaction: transaction, binding: binding))
-            }
-        }
-        if sorted, case .indexOrder = plan.source {} else if sorted {
-            found = try QuerySorter(orders: orders, binding: binding).sort(found)
-        }
-        let start = min(offset, found.count)
-        // `limit` may be anything up to Int.max: no addition that can overflow.
-        let end = limit.map { found.count - start > $0 ? start + $0 : found.count } ?? found.count
-        return Array(found[start..<end])
-    }
-
-    /// The record an index entry points to; an entry without a record is damage (index and
-    /// table change in one transaction, so they always agree in an intact store).
-    private func indexedRecord(_ id: Id, index: IndexBinding, transaction: Transaction, binding: EntityBinding) throws -> UnsafeRawBufferPointer {
-        guard let record = try transaction.record(id, table: binding.table, entity: binding.schema.name) else {
-            throw CofferError.corruptRecord(entity: binding.schema.name, id: id,
-                                            reason: "the index on \(index.property.name) lists this id, which is not stored")
-        }
-        return record
+        let executor = QueryExecutor(binding: binding, condition: try effectiveCondition(in: transaction),
+                                     orders: needsOrder ? orders : [])
+        return try executor.matches(in: transaction, offset: offset, limit: limit)
     }
 }
 

@@ -10,7 +10,6 @@ public struct QueryBuilder<E: Entity>: Sendable {
     let box: Box<E>
     var condition: ConditionNode?
     var orders: [QueryOrder] = []
-    var links: [any QueryLink] = []
 
     /// Adds an ordering; call again for secondary orders.
     ///
@@ -32,14 +31,22 @@ public struct QueryBuilder<E: Entity>: Sendable {
     /// - Throws: ``CofferError/invalidOperation(message:)`` for a condition that cannot run
     ///   (an alias on a combination, `modulo(0)`), or an alias used twice.
     public func build() throws -> Query<E> {
-        if let message = condition?.firstInvalid ?? links.lazy.compactMap(\.invalid).first {
+        if let message = condition?.firstInvalid {
             throw CofferError.invalidOperation(message: "\(E.cofferSchema.name) query: \(message)")
         }
         let aliases = (condition?.leaves ?? []).compactMap(\.alias)
         if let repeated = aliases.first(where: { alias in aliases.filter { $0 == alias }.count > 1 }) {
             throw CofferError.invalidOperation(message: "\(E.cofferSchema.name) query: the alias \(repeated) names more than one condition")
         }
-        return Query(box: box, condition: condition, orders: orders, links: links)
+        return Query(box: box, condition: condition, orders: orders)
+    }
+
+    /// Adds a link step to the condition (both must hold).
+    func adding(_ link: any QueryLink) -> QueryBuilder<E> {
+        var copy = self
+        let step = ConditionNode.link(LinkStep(link: link))
+        copy.condition = copy.condition.map { $0.and(step) } ?? step
+        return copy
     }
 }
 

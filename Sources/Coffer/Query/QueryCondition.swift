@@ -65,8 +65,15 @@ public func .= <E>(alias: String, condition: QueryCondition<E>) -> QueryConditio
 }
 
 /// The condition tree.
+///
+/// Leaves compare one property; `link` steps cross a relation and can sit anywhere in the
+/// tree (under `||` and `!` too): each run resolves them, in its snapshot, into an in-list
+/// condition on this entity (`resolvingLinks`) before planning and evaluation. A new kind of
+/// step (a selector path, a text match over another entity) is a new `QueryLink`, not a
+/// change to every switch.
 indirect enum ConditionNode: Sendable {
     case leaf(ConditionLeaf)
+    case link(LinkStep)
     case and([ConditionNode])
     case or([ConditionNode])
     case not(ConditionNode)
@@ -79,7 +86,28 @@ indirect enum ConditionNode: Sendable {
         case .leaf(let leaf): return [leaf]
         case .and(let nodes), .or(let nodes): return nodes.flatMap(\.leaves)
         case .not(let node): return node.leaves
-        case .invalid: return []
+        case .invalid, .link: return []
+        }
+    }
+
+    /// Whether the tree holds link steps.
+    var hasLinks: Bool {
+        switch self {
+        case .link: return true
+        case .leaf, .invalid: return false
+        case .and(let nodes), .or(let nodes): return nodes.contains(where: \.hasLinks)
+        case .not(let node): return node.hasLinks
+        }
+    }
+
+    /// The tree with every link step replaced by the condition `resolve` gives for it.
+    func resolvingLinks(_ resolve: (any QueryLink) throws -> ConditionNode) rethrows -> ConditionNode {
+        switch self {
+        case .link(let step): return try resolve(step.link)
+        case .leaf, .invalid: return self
+        case .and(let nodes): return .and(try nodes.map { try $0.resolvingLinks(resolve) })
+        case .or(let nodes): return .or(try nodes.map { try $0.resolvingLinks(resolve) })
+        case .not(let node): return .not(try node.resolvingLinks(resolve))
         }
     }
 
@@ -90,7 +118,7 @@ indirect enum ConditionNode: Sendable {
         case .and(let nodes): return .and(try nodes.map { try $0.mapLeaves(transform) })
         case .or(let nodes): return .or(try nodes.map { try $0.mapLeaves(transform) })
         case .not(let node): return .not(try node.mapLeaves(transform))
-        case .invalid: return self
+        case .invalid, .link: return self
         }
     }
 
@@ -98,10 +126,16 @@ indirect enum ConditionNode: Sendable {
         switch self {
         case .invalid(let message): return message
         case .leaf: return nil
+        case .link(let step): return step.link.invalid
         case .and(let nodes), .or(let nodes): return nodes.lazy.compactMap(\.firstInvalid).first
         case .not(let node): return node.firstInvalid
         }
     }
+}
+
+/// A relation step inside a condition tree.
+struct LinkStep: Sendable {
+    let link: any QueryLink
 }
 
 /// One comparison of one property.

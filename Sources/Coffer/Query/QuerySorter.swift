@@ -84,4 +84,3 @@ protocol QueryMatch {
     var record: UnsafeRawBufferPointer { get }
 }
 
-extension Query.Match: QueryMatch {}

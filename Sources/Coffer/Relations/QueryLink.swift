@@ -40,9 +40,22 @@ extension QueryBuilder {
     ///     .build()
     /// ```
     public func link<Target: Entity>(_ property: Property<E, ToOne<Target>>, _ condition: () -> QueryCondition<Target>) -> QueryBuilder<E> {
-        var copy = self
-        copy.links.append(ToOneLink<Target>(position: property.index, propertyName: property.name, target: condition().node))
-        return copy
+        adding(ToOneLink<Target>(position: property.index, propertyName: property.name, target: condition().node))
+    }
+}
+
+extension Property {
+    /// A condition that holds for the objects whose `ToOne` points at an object matching
+    /// `condition`. Unlike the builder's `link(_:_:)`, it combines with other conditions in
+    /// any way, `||` and `!` included.
+    ///
+    /// ```swift
+    /// let query = try orders.query {
+    ///     Order.total > 100 || Order.customer.linked { Customer.name == "Joe" }
+    /// }.build()
+    /// ```
+    public func linked<Target: Entity>(_ condition: () -> QueryCondition<Target>) -> QueryCondition<E> where Value == ToOne<Target> {
+        QueryCondition(.link(LinkStep(link: ToOneLink<Target>(position: index, propertyName: name, target: condition().node))))
     }
 }
 

@@ -355,23 +355,36 @@ extension QueryBuilder {
     /// ```
     public func link<Source: Entity>(_ property: Property<E, ToMany<Source>>, _ condition: () -> QueryCondition<Source>) -> QueryBuilder<E> {
         var copy = self
-        if property.schema.flags.contains(.toMany) {
-            copy.links.append(ManyToManyLink<E, Source>(propertyName: property.name, relationPosition: property.index,
-                                                        forward: true, other: condition().node))
-            return copy
+        let step = property.linked(condition).node
+        copy.condition = copy.condition.map { $0.and(step) } ?? step
+        return copy
+    }
+}
+
+extension Property {
+    /// A condition that holds for the objects related to at least one object matching
+    /// `condition`, across a many-to-many `ToMany` or a `@Backlink`. Unlike the builder's
+    /// `link(_:_:)`, it combines with other conditions in any way, `||` and `!` included.
+    ///
+    /// ```swift
+    /// let query = try customers.query {
+    ///     Customer.name.startsWith("J") || Customer.orders.linked { Order.total > 100 }
+    /// }.build()
+    /// ```
+    public func linked<Source: Entity>(_ condition: () -> QueryCondition<Source>) -> QueryCondition<E> where Value == ToMany<Source> {
+        if schema.flags.contains(.toMany) {
+            return QueryCondition(.link(LinkStep(link: ManyToManyLink<E, Source>(
+                propertyName: name, relationPosition: index, forward: true, other: condition().node))))
         }
-        guard let linkName = property.schema.backlinkProperty,
+        guard let linkName = schema.backlinkProperty,
               let linkPosition = Source.cofferSchema.properties.firstIndex(where: { $0.name == linkName }) else {
-            copy.condition = (copy.condition.map { $0.and(.invalid("\(property) is not a backlink")) }) ?? .invalid("\(property) is not a backlink")
-            return copy
+            return QueryCondition(.invalid("\(self) is not a backlink"))
         }
         if Source.cofferSchema.properties[linkPosition].flags.contains(.toMany) {
-            copy.links.append(ManyToManyLink<Source, Source>(propertyName: property.name, relationPosition: linkPosition,
-                                                             forward: false, other: condition().node))
-        } else {
-            copy.links.append(BacklinkLink<Source, E>(propertyName: property.name, linkPosition: linkPosition,
-                                                      linkName: linkName, source: condition().node))
+            return QueryCondition(.link(LinkStep(link: ManyToManyLink<Source, Source>(
+                propertyName: name, relationPosition: linkPosition, forward: false, other: condition().node))))
         }
-        return copy
+        return QueryCondition(.link(LinkStep(link: BacklinkLink<Source, E>(
+            propertyName: name, linkPosition: linkPosition, linkName: linkName, source: condition().node))))
     }
 }
