@@ -13,6 +13,7 @@
 ///     }
 /// }
 /// ```
+@_documentation(visibility: internal)
 public struct RecordReader {
     @usableFromInline let base: UnsafeRawPointer
     @usableFromInline let end: Int

@@ -16,6 +16,7 @@ public protocol RecordValue: Sendable {
     /// ```swift
     /// 42.cofferWrite(2, to: &writer)
     /// ```
+    @_documentation(visibility: internal)
     func cofferWrite(_ field: Int, to writer: inout RecordWriter)
 
     /// Reads the reader's current field, or nil when its stored kind cannot represent `Self`.
@@ -23,16 +24,19 @@ public protocol RecordValue: Sendable {
     /// ```swift
     /// Int.cofferRead(from: reader)
     /// ```
+    @_documentation(visibility: internal)
     static func cofferRead(from reader: RecordReader) -> Self?
 }
 
 extension Bool: RecordValue {
     /// Writes a Bool field. ```swift true.cofferWrite(1, to: &writer) ```
+    @_documentation(visibility: internal)
     @inlinable
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
         writer.header(field, self ? .boolTrue : .boolFalse, payload: 0)
     }
     /// Reads a Bool field. ```swift Bool.cofferRead(from: reader) ```
+    @_documentation(visibility: internal)
     @inlinable
     public static func cofferRead(from reader: RecordReader) -> Bool? {
         switch reader.kind {
@@ -44,15 +48,18 @@ extension Bool: RecordValue {
 }
 
 /// Signed integers share one encoding: the narrowest signed kind that holds the value.
+@_documentation(visibility: internal)
 public protocol SignedRecordInteger: RecordValue, FixedWidthInteger, SignedInteger {}
 
 extension SignedRecordInteger {
     /// Writes a signed integer field. ```swift 42.cofferWrite(2, to: &writer) ```
+    @_documentation(visibility: internal)
     @inlinable
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
         writer.writeSigned(field, Int64(self))
     }
     /// Reads a signed integer field. ```swift Int.cofferRead(from: reader) ```
+    @_documentation(visibility: internal)
     @inlinable
     public static func cofferRead(from reader: RecordReader) -> Self? {
         reader.signedValue.flatMap { Self(exactly: $0) }
@@ -60,15 +67,18 @@ extension SignedRecordInteger {
 }
 
 /// Unsigned integers share one encoding: the narrowest unsigned kind that holds the value.
+@_documentation(visibility: internal)
 public protocol UnsignedRecordInteger: RecordValue, FixedWidthInteger, UnsignedInteger {}
 
 extension UnsignedRecordInteger {
     /// Writes an unsigned integer field. ```swift UInt8(7).cofferWrite(2, to: &writer) ```
+    @_documentation(visibility: internal)
     @inlinable
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
         writer.writeUnsigned(field, UInt64(self))
     }
     /// Reads an unsigned integer field. ```swift UInt64.cofferRead(from: reader) ```
+    @_documentation(visibility: internal)
     @inlinable
     public static func cofferRead(from reader: RecordReader) -> Self? {
         reader.unsignedValue.flatMap { Self(exactly: $0) }
@@ -88,12 +98,14 @@ extension UInt64: UnsignedRecordInteger {}
 
 extension Float: RecordValue {
     /// Writes a Float field (bit pattern, so NaN payloads survive). ```swift Float(1.5).cofferWrite(3, to: &writer) ```
+    @_documentation(visibility: internal)
     @inlinable
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
         writer.header(field, .float32, payload: 4)
         writer.append(bitPattern)
     }
     /// Reads a Float field. ```swift Float.cofferRead(from: reader) ```
+    @_documentation(visibility: internal)
     @inlinable
     public static func cofferRead(from reader: RecordReader) -> Float? {
         guard reader.kind == .float32 else { return nil }
@@ -103,12 +115,14 @@ extension Float: RecordValue {
 
 extension Double: RecordValue {
     /// Writes a Double field (bit pattern). ```swift 2.5.cofferWrite(3, to: &writer) ```
+    @_documentation(visibility: internal)
     @inlinable
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
         writer.header(field, .float64, payload: 8)
         writer.append(bitPattern)
     }
     /// Reads a Double field, widening a stored Float. ```swift Double.cofferRead(from: reader) ```
+    @_documentation(visibility: internal)
     @inlinable
     public static func cofferRead(from reader: RecordReader) -> Double? {
         reader.doubleValue
@@ -118,11 +132,13 @@ extension Double: RecordValue {
 extension Date: RecordValue {
     /// Writes a Date as its seconds since the reference date (exact round trip).
     /// ```swift Date().cofferWrite(4, to: &writer) ```
+    @_documentation(visibility: internal)
     @inlinable
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
         timeIntervalSinceReferenceDate.cofferWrite(field, to: &writer)
     }
     /// Reads a Date field. ```swift Date.cofferRead(from: reader) ```
+    @_documentation(visibility: internal)
     @inlinable
     public static func cofferRead(from reader: RecordReader) -> Date? {
         reader.doubleValue.map(Date.init(timeIntervalSinceReferenceDate:))
@@ -131,6 +147,7 @@ extension Date: RecordValue {
 
 extension String: RecordValue {
     /// Writes a String as UTF-8. ```swift "Ada".cofferWrite(1, to: &writer) ```
+    @_documentation(visibility: internal)
     @inlinable
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
         var string = self
@@ -138,6 +155,7 @@ extension String: RecordValue {
     }
     /// Reads a String field; invalid UTF-8 is repaired, never trapped on.
     /// ```swift String.cofferRead(from: reader) ```
+    @_documentation(visibility: internal)
     @inlinable
     public static func cofferRead(from reader: RecordReader) -> String? {
         guard reader.kind == .bytes else { return nil }
@@ -147,11 +165,13 @@ extension String: RecordValue {
 
 extension Data: RecordValue {
     /// Writes Data as raw bytes. ```swift Data([1, 2]).cofferWrite(5, to: &writer) ```
+    @_documentation(visibility: internal)
     @inlinable
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
         withUnsafeBytes { writer.writeBytes(field, $0) }
     }
     /// Reads a Data field. ```swift Data.cofferRead(from: reader) ```
+    @_documentation(visibility: internal)
     @inlinable
     public static func cofferRead(from reader: RecordReader) -> Data? {
         guard reader.kind == .bytes else { return nil }
@@ -164,12 +184,14 @@ extension Data: RecordValue {
 
 extension UUID: RecordValue {
     /// Writes the 16 bytes of a UUID. ```swift UUID().cofferWrite(6, to: &writer) ```
+    @_documentation(visibility: internal)
     @inlinable
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
         writer.header(field, .uuid, payload: 16)
         withUnsafeBytes(of: uuid) { writer.append(bytes: $0) }
     }
     /// Reads a UUID field. ```swift UUID.cofferRead(from: reader) ```
+    @_documentation(visibility: internal)
     @inlinable
     public static func cofferRead(from reader: RecordReader) -> UUID? {
         guard reader.kind == .uuid else { return nil }
@@ -186,18 +208,22 @@ extension UUID: RecordValue {
 /// ```
 public protocol RecordArrayElement: Sendable {
     /// Writes a whole array field. ```swift String.cofferWriteArray(["a"], field: 7, to: &writer) ```
+    @_documentation(visibility: internal)
     static func cofferWriteArray(_ array: [Self], field: Int, to writer: inout RecordWriter)
     /// Reads a whole array field. ```swift String.cofferReadArray(from: reader) ```
+    @_documentation(visibility: internal)
     static func cofferReadArray(from reader: RecordReader) -> [Self]?
 }
 
 extension Array: RecordValue where Element: RecordArrayElement {
     /// Writes an array field. ```swift ["a", "b"].cofferWrite(7, to: &writer) ```
+    @_documentation(visibility: internal)
     @inlinable
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
         Element.cofferWriteArray(self, field: field, to: &writer)
     }
     /// Reads an array field. ```swift [String].cofferRead(from: reader) ```
+    @_documentation(visibility: internal)
     @inlinable
     public static func cofferRead(from reader: RecordReader) -> [Element]? {
         Element.cofferReadArray(from: reader)
@@ -207,6 +233,7 @@ extension Array: RecordValue where Element: RecordArrayElement {
 extension String: RecordArrayElement {
     /// Writes `[String]`: a count, then each string's length and UTF-8 bytes.
     /// ```swift String.cofferWriteArray(["a"], field: 7, to: &writer) ```
+    @_documentation(visibility: internal)
     @inlinable
     public static func cofferWriteArray(_ array: [String], field: Int, to writer: inout RecordWriter) {
         writer.header(field, .stringArray, payload: 8)
@@ -226,6 +253,7 @@ extension String: RecordArrayElement {
     }
     /// Reads `[String]`, checking every length against the field's end.
     /// ```swift String.cofferReadArray(from: reader) ```
+    @_documentation(visibility: internal)
     @inlinable
     public static func cofferReadArray(from reader: RecordReader) -> [String]? {
         guard reader.kind == .stringArray, reader.payloadLength >= 4 else { return nil }
@@ -251,6 +279,7 @@ extension String: RecordArrayElement {
 extension Int: RecordArrayElement {
     /// Writes `[Int]` as little-endian 64-bit values.
     /// ```swift Int.cofferWriteArray([1, 2], field: 8, to: &writer) ```
+    @_documentation(visibility: internal)
     @inlinable
     public static func cofferWriteArray(_ array: [Int], field: Int, to writer: inout RecordWriter) {
         writer.header(field, .int64Array, payload: 4 + 8 * array.count)
@@ -258,6 +287,7 @@ extension Int: RecordArrayElement {
         for element in array { writer.append(Int64(element)) }
     }
     /// Reads `[Int]`. ```swift Int.cofferReadArray(from: reader) ```
+    @_documentation(visibility: internal)
     @inlinable
     public static func cofferReadArray(from reader: RecordReader) -> [Int]? {
         guard reader.kind == .int64Array, reader.payloadLength % 8 == 0 else { return nil }
@@ -269,6 +299,7 @@ extension Int: RecordArrayElement {
 extension Double: RecordArrayElement {
     /// Writes `[Double]` as little-endian bit patterns.
     /// ```swift Double.cofferWriteArray([1.5], field: 9, to: &writer) ```
+    @_documentation(visibility: internal)
     @inlinable
     public static func cofferWriteArray(_ array: [Double], field: Int, to writer: inout RecordWriter) {
         writer.header(field, .float64Array, payload: 4 + 8 * array.count)
@@ -276,6 +307,7 @@ extension Double: RecordArrayElement {
         for element in array { writer.append(element.bitPattern) }
     }
     /// Reads `[Double]`. ```swift Double.cofferReadArray(from: reader) ```
+    @_documentation(visibility: internal)
     @inlinable
     public static func cofferReadArray(from reader: RecordReader) -> [Double]? {
         guard reader.kind == .float64Array, reader.payloadLength % 8 == 0 else { return nil }

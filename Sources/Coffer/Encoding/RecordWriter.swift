@@ -12,6 +12,7 @@ import Foundation
 ///     writer.write(2, entity.age)
 /// }
 /// ```
+@_documentation(visibility: internal)
 public struct RecordWriter {
     @usableFromInline var base: UnsafeMutableRawPointer
     @usableFromInline var capacity: Int

@@ -48,6 +48,7 @@ public protocol Entity: Sendable {
     /// ```swift
     /// Person.cofferEncode(person, to: &writer)
     /// ```
+    @_documentation(visibility: internal)
     static func cofferEncode(_ entity: Self, to writer: inout RecordWriter)
 
     /// Reads an object back from a record (generated).
@@ -55,6 +56,7 @@ public protocol Entity: Sendable {
     /// ```swift
     /// let person = try Person.cofferDecode(id: 7, from: &reader)
     /// ```
+    @_documentation(visibility: internal)
     static func cofferDecode(id: Id, from reader: inout RecordReader) throws -> Self
 
     /// Sets the `@CreatedAt` property (when `createdAt` is non-nil) and the `@UpdatedAt`
@@ -63,6 +65,7 @@ public protocol Entity: Sendable {
     /// ```swift
     /// Person.cofferStamp(&person, createdAt: now, updatedAt: now)
     /// ```
+    @_documentation(visibility: internal)
     static func cofferStamp(_ entity: inout Self, createdAt: Date?, updatedAt: Date)
 
     /// Stores the unsaved targets of the entity's `ToOne` links before the entity itself
@@ -71,6 +74,7 @@ public protocol Entity: Sendable {
     /// ```swift
     /// try Order.cofferPutRelations(&order, in: store)
     /// ```
+    @_documentation(visibility: internal)
     static func cofferPutRelations(_ entity: inout Self, in store: Store) throws
 
     /// Applies the changes of the entity's many-to-many `ToMany` properties after the entity
@@ -79,6 +83,7 @@ public protocol Entity: Sendable {
     /// ```swift
     /// try Student.cofferPutLinks(&student, in: store)
     /// ```
+    @_documentation(visibility: internal)
     static func cofferPutLinks(_ entity: inout Self, in store: Store) throws
 }
 
@@ -88,6 +93,7 @@ extension Entity {
     /// ```swift
     /// Note.cofferStamp(&note, createdAt: nil, updatedAt: Date())   // no effect
     /// ```
+    @_documentation(visibility: internal)
     public static func cofferStamp(_ entity: inout Self, createdAt: Date?, updatedAt: Date) {}
 
     /// Entities without links have nothing to store first.
@@ -95,6 +101,7 @@ extension Entity {
     /// ```swift
     /// try Note.cofferPutRelations(&note, in: store)   // no effect
     /// ```
+    @_documentation(visibility: internal)
     public static func cofferPutRelations(_ entity: inout Self, in store: Store) throws {}
 
     /// Entities without many-to-many relations have nothing to apply.
@@ -102,5 +109,6 @@ extension Entity {
     /// ```swift
     /// try Note.cofferPutLinks(&note, in: store)   // no effect
     /// ```
+    @_documentation(visibility: internal)
     public static func cofferPutLinks(_ entity: inout Self, in store: Store) throws {}
 }

@@ -28,6 +28,7 @@ public struct Property<E: Entity, Value>: Sendable, CustomStringConvertible {
     /// ```swift
     /// static let age = Property(index: 2, keyPath: \Person.age)
     /// ```
+    @_documentation(visibility: internal)
     public init(index: Int, keyPath: KeyPath<E, Value> & Sendable) {
         self.index = index
         self.keyPath = keyPath

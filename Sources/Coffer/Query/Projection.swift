@@ -68,6 +68,7 @@ public protocol ProjectableValue: Sendable {
     /// ```swift
     /// try Int.cofferProject(from: reader)
     /// ```
+    @_documentation(visibility: internal)
     static func cofferProject(from reader: RecordReader?) throws -> Self
 }
 
@@ -77,6 +78,7 @@ extension ProjectableValue where Self: RecordValue {
     /// ```swift
     /// try String.cofferProject(from: reader)
     /// ```
+    @_documentation(visibility: internal)
     public static func cofferProject(from reader: RecordReader?) throws -> Self {
         guard let reader else { throw CofferError.invalidOperation(message: "a selected \(Self.self) property has no stored value") }
         return try reader.value(Self.self)
@@ -89,6 +91,7 @@ extension Optional: ProjectableValue where Wrapped: RecordValue {
     /// ```swift
     /// try Date?.cofferProject(from: nil)   // nil
     /// ```
+    @_documentation(visibility: internal)
     public static func cofferProject(from reader: RecordReader?) throws -> Wrapped? {
         guard let reader else { return nil }
         return try reader.value(Wrapped.self)

@@ -186,6 +186,7 @@ extension ToMany {
     /// ```swift
     /// orders: ToMany.cofferBacklink(Order.customer, from: reader)
     /// ```
+    @_documentation(visibility: internal)
     public static func cofferBacklink<Owner: Entity>(_ link: Property<Target, ToOne<Owner>>, from reader: RecordReader) -> ToMany {
         let store = reader.binding.takeUnretainedValue().store
         let ownerId = reader.id
@@ -203,6 +204,7 @@ extension ToMany {
     /// ```swift
     /// teachers: ToMany.cofferManyToMany(position: 2, from: reader)
     /// ```
+    @_documentation(visibility: internal)
     public static func cofferManyToMany(position: Int, from reader: RecordReader) -> ToMany {
         let binding = reader.binding.takeUnretainedValue()
         let store = binding.store
@@ -220,6 +222,7 @@ extension ToMany {
     /// ```swift
     /// students: ToMany.cofferBacklink(Student.teachers, from: reader)
     /// ```
+    @_documentation(visibility: internal)
     public static func cofferBacklink<Owner: Entity>(_ link: Property<Target, ToMany<Owner>>, from reader: RecordReader) -> ToMany {
         let store = reader.binding.takeUnretainedValue().store
         let ownerId = reader.id
@@ -240,6 +243,7 @@ extension ToMany {
     /// ```swift
     /// try entity.teachers.cofferApply(owner: Student.self, position: 2, ownerId: entity.id, in: store)
     /// ```
+    @_documentation(visibility: internal)
     public mutating func cofferApply<Owner: Entity>(owner: Owner.Type, position: Int, ownerId: Id, in store: Store) throws {
         guard var recorded = changes else { return }
         var newlyStored: [Int] = []

@@ -46,6 +46,7 @@ public struct EntitySchema: Sendable {
     /// ```swift
     /// EntitySchema(name: "Person", properties: [...])
     /// ```
+    @_documentation(visibility: internal)
     public init(name: String, storedName: String? = nil, storedNameIsExplicit: Bool = false, properties: [PropertySchema]) {
         self.name = name
         self.storedName = storedName ?? name
@@ -144,6 +145,7 @@ public struct PropertySchema: Sendable, Equatable {
     /// ```swift
     /// PropertySchema(name: "age", type: .int, swiftType: "Int")
     /// ```
+    @_documentation(visibility: internal)
     public init(
         name: String,
         storedName: String? = nil,
