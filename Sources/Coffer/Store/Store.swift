@@ -122,10 +122,7 @@ public final class Store: @unchecked Sendable {
         do {
             try StoreFile.checkSize(directory: path)
             if options.verifyOnOpen, FileManager.default.fileExists(atPath: path + "/data.mdb") {
-                let report = try Store.verify(directory: path)
-                guard report.isIntact else {
-                    throw CofferError.storage(code: MDB_CORRUPTED, message: "the store at \(path) is damaged: " + report.problems.prefix(3).joined(separator: "; "))
-                }
+                try Self.verifyBeforeOpening(path)
             }
             env = try Self.openEnvironment(at: path, options: options)
         } catch {
@@ -140,6 +137,22 @@ public final class Store: @unchecked Sendable {
             closeEnvironment()
             throw error
         }
+    }
+
+    /// The structural check of `verifyOnOpen`. Another process may commit while the file is
+    /// read (its new pages reuse free ones): problems count only when the newest meta page
+    /// stayed the same from one check to the next.
+    private static func verifyBeforeOpening(_ path: String) throws {
+        var previous: (problems: [String], transactionId: UInt64, pages: Int)?
+        for _ in 0..<5 {
+            let result = try FileVerifier.verify(file: path + "/data.mdb")
+            if result.problems.isEmpty { return }
+            if let previous, previous.transactionId == result.transactionId {
+                throw CofferError.storage(code: MDB_CORRUPTED, message: "the store at \(path) is damaged: " + result.problems.prefix(3).joined(separator: "; "))
+            }
+            previous = result
+        }
+        throw CofferError.storage(code: EBUSY, message: "cannot verify \(path): other processes commit too often; retry when the store is quieter")
     }
 
     /// Creates and opens the LMDB environment; closes it again on any failure.
