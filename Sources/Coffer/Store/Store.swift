@@ -139,20 +139,12 @@ public final class Store: @unchecked Sendable {
         }
     }
 
-    /// The structural check of `verifyOnOpen`. Another process may commit while the file is
-    /// read (its new pages reuse free ones): problems count only when the newest meta page
-    /// stayed the same from one check to the next.
+    /// The structural check of `verifyOnOpen`.
     private static func verifyBeforeOpening(_ path: String) throws {
-        var previous: (problems: [String], transactionId: UInt64, pages: Int)?
-        for _ in 0..<5 {
-            let result = try FileVerifier.verify(file: path + "/data.mdb")
-            if result.problems.isEmpty { return }
-            if let previous, previous.transactionId == result.transactionId {
-                throw CofferError.storage(code: MDB_CORRUPTED, message: "the store at \(path) is damaged: " + result.problems.prefix(3).joined(separator: "; "))
-            }
-            previous = result
+        let report = try verify(directory: path)
+        guard report.isIntact else {
+            throw CofferError.storage(code: MDB_CORRUPTED, message: "the store at \(path) is damaged: " + report.problems.prefix(3).joined(separator: "; "))
         }
-        throw CofferError.storage(code: EBUSY, message: "cannot verify \(path): other processes commit too often; retry when the store is quieter")
     }
 
     /// Creates and opens the LMDB environment; closes it again on any failure.
