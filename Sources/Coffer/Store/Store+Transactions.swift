@@ -185,9 +185,16 @@ extension Store {
     /// when needed), never reused.
     private func forgetDroppedDatabases(of transaction: Transaction) {
         guard !transaction.droppedDatabases.isEmpty else { return }
+        let dropped = Set(transaction.droppedDatabases)
         stateLock.lock()
-        for name in transaction.droppedDatabases { databases[name] = nil }
-        stateLock.unlock()
+        defer { stateLock.unlock() }
+        for name in dropped { databases[name] = nil }
+        // Bindings holding one of those handles bind again on their next use.
+        func usesDropped(_ binding: EntityBinding) -> Bool {
+            binding.indexes.contains { dropped.contains(IndexBinding.databaseName(entity: binding.entityId, property: $0.storedId)) }
+        }
+        bindings = bindings.filter { !usesDropped($0.value) }
+        readBindings = readBindings.filter { !usesDropped($0.value) }
     }
 
     /// Hands a committed change set to the registered handlers.
