@@ -54,3 +54,63 @@ enum FieldKind: UInt8 {
 /// The version byte every record starts with.
 @usableFromInline
 let recordFormatVersion: UInt8 = 1
+
+/// The framing of one stored field: the single definition of how a record's fields are
+/// delimited, used by ``RecordReader`` (generated decoders) and `RecordFields` (everything
+/// else), so both read records the same way and apply the same bounds checks.
+@usableFromInline
+struct FieldHeader {
+    /// The catalog property id the field belongs to.
+    @usableFromInline let fieldId: Int
+    @usableFromInline let kind: FieldKind
+    /// Where the payload starts, from the record's first byte.
+    @usableFromInline let payloadStart: Int
+    @usableFromInline let payloadLength: Int
+
+    /// What is wrong with a field that cannot be read.
+    @usableFromInline
+    enum Damage: Error {
+        case headerCutOff(at: Int)
+        case unknownKind(UInt8, at: Int)
+        case lengthCutOff(field: Int)
+        case pastEnd(field: Int, length: Int)
+
+        @usableFromInline
+        var reason: String {
+            switch self {
+            case .headerCutOff(let offset): return "a field header is cut off at byte \(offset)"
+            case .unknownKind(let kind, let offset): return "unknown field kind \(kind) at byte \(offset)"
+            case .lengthCutOff(let field): return "the length of field \(field) is cut off"
+            case .pastEnd(let field, let length): return "field \(field) of \(length) bytes runs past the record's end"
+            }
+        }
+    }
+
+    @inlinable
+    init(fieldId: Int, kind: FieldKind, payloadStart: Int, payloadLength: Int) {
+        self.fieldId = fieldId
+        self.kind = kind
+        self.payloadStart = payloadStart
+        self.payloadLength = payloadLength
+    }
+
+    /// The field starting at `offset` in the `end` bytes at `base`, checked against `end`.
+    @inlinable
+    static func parse(_ base: UnsafeRawPointer, at offset: Int, end: Int) -> Result<FieldHeader, Damage> {
+        guard end - offset >= 3 else { return .failure(.headerCutOff(at: offset)) }
+        let fieldId = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self)))
+        let rawKind = base.load(fromByteOffset: offset + 2, as: UInt8.self)
+        guard let kind = FieldKind(rawValue: rawKind) else { return .failure(.unknownKind(rawKind, at: offset)) }
+        var start = offset + 3
+        let length: Int
+        if let size = kind.fixedSize {
+            length = size
+        } else {
+            guard end - start >= 4 else { return .failure(.lengthCutOff(field: fieldId)) }
+            length = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: start, as: UInt32.self)))
+            start += 4
+        }
+        guard end - start >= length else { return .failure(.pastEnd(field: fieldId, length: length)) }
+        return .success(FieldHeader(fieldId: fieldId, kind: kind, payloadStart: start, payloadLength: length))
+    }
+}

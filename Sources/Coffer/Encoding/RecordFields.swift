@@ -31,27 +31,17 @@ struct RecordFields {
     func forEach(_ body: (UInt16, Field) throws -> Void) throws {
         guard bytes.count >= 1 else { throw damage("the record is empty") }
         guard bytes[0] == recordFormatVersion else { throw damage("unknown record format version \(bytes[0])") }
+        guard let base = bytes.baseAddress else { throw damage("the record is empty") }
         var offset = 1
         while offset < bytes.count {
-            guard bytes.count - offset >= 3 else { throw damage("a field header is cut off at byte \(offset)") }
-            guard let kind = FieldKind(rawValue: bytes[offset + 2]) else {
-                throw damage("unknown field kind \(bytes[offset + 2]) at byte \(offset)")
+            switch FieldHeader.parse(base, at: offset, end: bytes.count) {
+            case .failure(let problem):
+                throw damage(problem.reason)
+            case .success(let header):
+                let payload = UnsafeRawBufferPointer(start: base + header.payloadStart, count: header.payloadLength)
+                try body(UInt16(header.fieldId), Field(kind: header.kind, payload: payload))
+                offset = header.payloadStart + header.payloadLength
             }
-            let fieldId = UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8
-            var start = offset + 3
-            let length: Int
-            if let size = kind.fixedSize {
-                length = size
-            } else {
-                guard bytes.count - start >= 4 else { throw damage("the length of field \(fieldId) is cut off") }
-                length = Int(UInt32(littleEndian: UnsafeRawBufferPointer(rebasing: bytes[start..<start + 4]).loadUnaligned(as: UInt32.self)))
-                start += 4
-            }
-            guard bytes.count - start >= length else {
-                throw damage("field \(fieldId) of \(length) bytes runs past the record's end")
-            }
-            try body(fieldId, Field(kind: kind, payload: UnsafeRawBufferPointer(rebasing: bytes[start..<start + length])))
-            offset = start + length
         }
     }
 

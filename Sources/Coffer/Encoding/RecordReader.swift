@@ -71,22 +71,16 @@ public struct RecordReader {
     @inlinable
     public mutating func nextField() throws -> Int? {
         while offset < end {
-            guard end - offset >= 3 else { throw corrupt("a field header is cut off") }
-            let storedId = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self)))
-            guard let kind = FieldKind(rawValue: base.load(fromByteOffset: offset + 2, as: UInt8.self)) else {
-                throw corrupt("unknown field kind \(base.load(fromByteOffset: offset + 2, as: UInt8.self))")
+            let header: FieldHeader
+            switch FieldHeader.parse(base, at: offset, end: end) {
+            case .success(let parsed): header = parsed
+            case .failure(let damage): throw corrupt(damage.reason)
             }
-            var start = offset + 3
-            let length: Int
-            if let size = kind.fixedSize {
-                length = size
-            } else {
-                guard end - start >= 4 else { throw corrupt("a field length is cut off") }
-                length = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: start, as: UInt32.self)))
-                start += 4
-            }
-            guard end - start >= length else { throw corrupt("a field of \(length) bytes runs past the record's end") }
-            offset = start + length
+            offset = header.payloadStart + header.payloadLength
+            let storedId = header.fieldId
+            let kind = header.kind
+            let start = header.payloadStart
+            let length = header.payloadLength
             let position = storedId < positionCount ? Int(positions[storedId]) : -1
             if position >= 0 {
                 self.kind = kind
