@@ -50,16 +50,26 @@ extension Box {
     /// try people.put(&batch)
     /// ```
     public func put(_ entities: inout [E]) throws {
-        let originals = entities
+        // What to restore on failure: the ids, or (when a put changes more: timestamps,
+        // links) whole values. Decided once the binding is known.
+        var originalIds: [Id]?
+        var originals: [E]?
+        func restore() {
+            if let originals { entities = originals }
+            if let originalIds { for index in entities.indices { entities[index].id = originalIds[index] } }
+        }
         do {
             try writing { transaction, binding in
-                entities = originals  // a retry after map growth starts from the same state
+                if originalIds == nil && originals == nil {
+                    if binding.putChangesOnlyIds { originalIds = entities.map(\.id) } else { originals = entities }
+                }
+                restore()  // a retry after map growth starts from the same state
                 for index in entities.indices {
                     try put(&entities[index], in: transaction, binding: binding)
                 }
             }
         } catch {
-            entities = originals
+            restore()
             throw error
         }
     }

@@ -62,19 +62,26 @@ struct ChangeLog {
     }
 
     private(set) var entries: [Entry] = []
+    /// Off when nobody listened as the transaction began: then recording costs one branch
+    /// and no memory (a million-object batch would otherwise keep a million entries).
+    let isRecording: Bool
+
+    init(isRecording: Bool = true) {
+        self.isRecording = isRecording
+    }
 
     var isEmpty: Bool { entries.isEmpty }
 
     /// Records that the record of `id` was written; `isInsert` when no record existed.
     @inline(__always)
     mutating func recordPut(_ entity: String, _ id: Id, isInsert: Bool) {
-        entries.append(Entry(entity: entity, id: id, kind: isInsert ? .insert : .update))
+        if isRecording { entries.append(Entry(entity: entity, id: id, kind: isInsert ? .insert : .update)) }
     }
 
     /// Records that the record of `id` was removed.
     @inline(__always)
     mutating func recordRemove(_ entity: String, _ id: Id) {
-        entries.append(Entry(entity: entity, id: id, kind: .remove))
+        if isRecording { entries.append(Entry(entity: entity, id: id, kind: .remove)) }
     }
 
     /// The net effect, as a change set.

@@ -17,11 +17,11 @@ struct ConditionEvaluator {
         root = try node.map { try Self.compile($0, binding: binding) } ?? .always
     }
 
-    /// Whether the record matches. A damaged record throws, whatever the condition: it is
+    /// Whether the record matches. Every field a condition reads is found by a walk over the
+    /// whole record (`RecordFields.field`), which throws at any damage: a damaged record is
     /// never taken for a record whose property is nil.
     func matches(id: Id, record: RecordFields) throws -> Bool {
-        try record.validate()
-        return try Self.evaluate(root, id: id, fields: record)
+        try Self.evaluate(root, id: id, fields: record)
     }
 
     private static func evaluate(_ node: Node, id: Id, fields: RecordFields) throws -> Bool {

@@ -24,6 +24,10 @@ final class EntityBinding: @unchecked Sendable {
     @exclusivity(unchecked) var relationTables: [Int: RelationTables] = [:]
     /// Whether a put must set `@CreatedAt` / `@UpdatedAt` properties.
     let hasTimestamps: Bool
+    /// Whether a put changes nothing in the caller's value but its id (no timestamps, no
+    /// links or relations to store first): failed batches then restore ids only, instead of
+    /// keeping a copy of every object.
+    let putChangesOnlyIds: Bool
     /// Stored id of the `@CreatedAt` property, whose stored value an update keeps.
     let createdAtStoredId: UInt16?
 
@@ -36,6 +40,7 @@ final class EntityBinding: @unchecked Sendable {
         self.table = table
         self.createdInTransaction = createdInTransaction
         hasTimestamps = schema.properties.contains { !$0.flags.isDisjoint(with: [.createdAt, .updatedAt]) }
+        putChangesOnlyIds = !hasTimestamps && !schema.properties.contains { $0.flags.contains(.relation) }
         createdAtStoredId = schema.properties.first { $0.flags.contains(.createdAt) }
             .flatMap { catalog.anyProperty(named: $0.storedName)?.id }
         storedIds = .allocate(capacity: max(schema.properties.count, 1))

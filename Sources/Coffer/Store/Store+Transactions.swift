@@ -139,7 +139,7 @@ extension Store {
                 gate.unlock()
                 throw CofferError.storage(code: rc, message: "cannot begin a write transaction on \(path): \(LMDB.message(rc))")
             }
-            let transaction = Transaction(store: self, txn: txn, isWrite: true)
+            let transaction = Transaction(store: self, txn: txn, isWrite: true, recordsChanges: hasChangeHandlers)
             Transaction.push(transaction)
             let outcome = Result { () throws -> T in
                 let value = try body(transaction)
@@ -216,6 +216,12 @@ extension Store {
         nextChangeHandler += 1
         changeHandlers[nextChangeHandler] = handler
         return nextChangeHandler
+    }
+
+    /// Whether anyone receives change sets (read as each write transaction begins).
+    var hasChangeHandlers: Bool {
+        stateLock.lock(); defer { stateLock.unlock() }
+        return !changeHandlers.isEmpty
     }
 
     func removeChangeHandler(_ token: Int) {

@@ -25,7 +25,7 @@ final class Transaction {
     /// Each entity table's last key as this transaction sees it (after its own inserts).
     @exclusivity(unchecked) var lastStoredIds: [UInt32: Id] = [:]
     /// What this transaction changed, handed to the store's commit handlers after commit.
-    @exclusivity(unchecked) var changes = ChangeLog()
+    @exclusivity(unchecked) var changes: ChangeLog
     /// Entity bindings created by this transaction; they become the store's on commit.
     @exclusivity(unchecked) var newBindings: [ObjectIdentifier: EntityBinding] = [:]
     /// Bindings this transaction already looked up: repeated box calls inside one
@@ -42,11 +42,12 @@ final class Transaction {
     /// Index databases this transaction deleted; forgotten by the store on commit.
     @exclusivity(unchecked) var droppedDatabases: [String] = []
 
-    init(store: Store, txn: OpaquePointer, isWrite: Bool) {
+    init(store: Store, txn: OpaquePointer, isWrite: Bool, recordsChanges: Bool = false) {
         self.store = store
         self.txn = txn
         self.isWrite = isWrite
         self.snapshotId = mdb_txn_id(txn)
+        self.changes = ChangeLog(isRecording: recordsChanges)
     }
 
     /// Turns an LMDB result code into an error, remembering MAP_FULL for a retry.
