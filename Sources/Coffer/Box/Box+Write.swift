@@ -230,7 +230,6 @@ extension Box {
             let flags = canAppend ? UInt32(MDB_APPEND) : 0
             try transaction.check(mdb_put(transaction.txn, binding.table, &keyVal, &value, flags), "storing \(name) \(id)")
         }
-        if isNew { transaction.noteInserted(id, for: binding) }
         transaction.changes.recordPut(binding.schema.storedName, id, isInsert: previous == nil)
         for (position, index) in indexes.enumerated() {
             if previousIsDamaged {

@@ -300,9 +300,9 @@ extension Store {
 
     /// Writes the ids handed out in `transaction` back to the catalog.
     private func flushSequences(of transaction: Transaction) throws {
-        guard !transaction.sequences.isEmpty, let catalog = catalogDatabase else { return }
-        for (entityId, last) in transaction.sequences {
-            try Catalog.setSequence(entityId, to: last, dbi: catalog, in: transaction)
+        guard !transaction.ids.isEmpty, let catalog = catalogDatabase else { return }
+        for (entityId, state) in transaction.ids where state.isDirty {
+            try Catalog.setSequence(entityId, to: state.lastHandedOut, dbi: catalog, in: transaction)
         }
     }
 }

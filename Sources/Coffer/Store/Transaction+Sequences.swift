@@ -16,69 +16,74 @@ import CLMDB
 ///   explicit `Id.max` cannot exhaust the id space.
 /// - An id never collides with a stored object: when the next id is not above the table's
 ///   last key (an explicit id sits above the sequence), stored ids are skipped.
+/// One entity's id allocation in one transaction.
+struct IdState {
+    /// The highest id handed out (the catalog's sequence, this process's reservation, or
+    /// an id handed out by this transaction).
+    var lastHandedOut: Id
+    /// The table's last key as this transaction sees it (after its own inserts).
+    var lastStored: Id
+    /// Whether `lastHandedOut` moved in this transaction (the catalog needs writing).
+    var isDirty = false
+}
+
 extension Transaction {
     /// Explicit ids from here up do not move the sequence.
     static let explicitIdCeiling: Id = 1 << 62
 
     /// Hands out the next id of an entity and whether LMDB may append it (it is above every
-    /// stored key).
+    /// stored key). An appended id becomes the table's last key at once: if the put then
+    /// fails, later appends are still above every stored key.
     func nextId(for binding: EntityBinding) throws -> (id: Id, append: Bool) {
-        let last = try lastId(for: binding)
-        guard last < Self.explicitIdCeiling - 1 else {
-            throw CofferError.invalidOperation(message: "\(binding.schema.name) has used up its ids (the last one handed out is \(last))")
+        var state = try idState(for: binding)
+        guard state.lastHandedOut < Self.explicitIdCeiling - 1 else {
+            throw CofferError.invalidOperation(message: "\(binding.schema.name) has used up its ids (the last one handed out is \(state.lastHandedOut))")
         }
-        var candidate = last + 1
-        let tableLast = try lastStoredId(for: binding)
-        var append = candidate > tableLast
+        var candidate = state.lastHandedOut + 1
+        var append = candidate > state.lastStored
         if !append {
             candidate = try firstFreeId(from: candidate, binding: binding)
-            append = candidate > tableLast
+            append = candidate > state.lastStored
         }
-        sequences[binding.entityId] = candidate
+        state.lastHandedOut = candidate
+        state.isDirty = true
+        if append { state.lastStored = candidate }
+        ids[binding.entityId] = state
         return (candidate, append)
     }
 
     /// Records that `id` was stored explicitly, so later ids are handed out above it.
     func noteStoredId(_ id: Id, for binding: EntityBinding) throws {
-        let ceiling = Transaction.explicitIdCeiling
-        let last = try lastId(for: binding)
-        if id < ceiling && id > last { sequences[binding.entityId] = id }
-        let stored = try lastStoredId(for: binding)
-        if id > stored { lastStoredIds[binding.entityId] = id }
+        var state = try idState(for: binding)
+        if id < Self.explicitIdCeiling && id > state.lastHandedOut {
+            state.lastHandedOut = id
+            state.isDirty = true
+        }
+        if id > state.lastStored { state.lastStored = id }
+        ids[binding.entityId] = state
     }
 
-    /// Notes that `id` was just stored by an insert, keeping the table's last key current.
-    func noteInserted(_ id: Id, for binding: EntityBinding) {
-        if id > (lastStoredIds[binding.entityId] ?? 0) { lastStoredIds[binding.entityId] = id }
-    }
-
-    /// The highest id handed out: the catalog's sequence or this process's reservation,
-    /// whichever is higher.
-    private func lastId(for binding: EntityBinding) throws -> Id {
-        if let cached = sequences[binding.entityId] { return cached }
+    /// The entity's state: the catalog's sequence or this process's reservation, whichever
+    /// is higher, and the table's last key; read once per transaction.
+    private func idState(for binding: EntityBinding) throws -> IdState {
+        if let known = ids[binding.entityId] { return known }
         var last: Id = 0
         if let catalog = store.catalogDatabase {
             last = try Catalog.sequence(binding.entityId, dbi: catalog, in: self, entity: binding.schema.name)
         }
         last = max(last, store.reservedId(for: binding.entityId))
-        sequences[binding.entityId] = last
-        return last
-    }
-
-    /// The table's last key (0 for an empty table), cached for the transaction.
-    private func lastStoredId(for binding: EntityBinding) throws -> Id {
-        if let cached = lastStoredIds[binding.entityId] { return cached }
-        var last: Id = 0
+        var stored: Id = 0
         try withCursor(binding.table, "reading the last id of \(binding.schema.name)") { cursor in
             if let entry = try cursor.last() {
                 guard let id = IdKey(entry.key)?.id else {
                     throw CofferError.corruptRecord(entity: binding.schema.name, id: 0, reason: "the table's last key has \(entry.key.count) bytes, not 8")
                 }
-                last = id
+                stored = id
             }
         }
-        lastStoredIds[binding.entityId] = last
-        return last
+        let state = IdState(lastHandedOut: last, lastStored: stored)
+        ids[binding.entityId] = state
+        return state
     }
 
     /// The first id from `start` on that no stored object has.
@@ -116,10 +121,10 @@ extension Store {
 
     /// Remembers the ids `transaction` handed out, whatever becomes of it.
     func reserveIds(of transaction: Transaction) {
-        guard !transaction.sequences.isEmpty else { return }
+        guard !transaction.ids.isEmpty else { return }
         stateLock.lock(); defer { stateLock.unlock() }
-        for (entity, last) in transaction.sequences where last > reservedIds[entity] ?? 0 {
-            reservedIds[entity] = last
+        for (entity, state) in transaction.ids where state.isDirty && state.lastHandedOut > reservedIds[entity] ?? 0 {
+            reservedIds[entity] = state.lastHandedOut
         }
     }
 }

@@ -20,10 +20,9 @@ final class Transaction {
     /// Set when LMDB reported MDB_MAP_FULL: the transaction is dead and the outermost
     /// `write` grows the map and runs the closure again, even if user code caught the error.
     @exclusivity(unchecked) var needsLargerMap = false
-    /// Next ids handed out in this transaction, written back to the catalog before commit.
-    @exclusivity(unchecked) var sequences: [UInt32: UInt64] = [:]
-    /// Each entity table's last key as this transaction sees it (after its own inserts).
-    @exclusivity(unchecked) var lastStoredIds: [UInt32: Id] = [:]
+    /// Id allocation state per entity id (see `Transaction+Sequences`): one dictionary
+    /// look-up per insert.
+    @exclusivity(unchecked) var ids: [UInt32: IdState] = [:]
     /// What this transaction changed, handed to the store's commit handlers after commit.
     @exclusivity(unchecked) var changes: ChangeLog
     /// Entity bindings created by this transaction; they become the store's on commit.
