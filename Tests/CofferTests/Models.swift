@@ -259,3 +259,15 @@ struct Shelf: Entity {
     var id: Id = 0
     var bin: ToOne<Inventory.Bin> = nil
 }
+
+/// A newer build of `Poem` with an indexed property the older build does not declare.
+enum V2 {
+    @StoredAs("Poem")
+    struct Poem: Entity {
+        var id: Id = 0
+        var title: String
+        var genre: Genre = .poetry
+        var maybe: Genre?
+        @Index var rating: Int = 0
+    }
+}

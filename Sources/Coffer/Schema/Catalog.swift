@@ -15,6 +15,9 @@ enum Catalog {
 
     static func entityKey(_ storedName: String) -> String { "entity/\(storedName)" }
     static func sequenceKey(_ entityId: UInt32) -> String { "sequence/\(entityId)" }
+    /// Bumped by every transaction that changes an entity entry, so every process notices
+    /// schema changes made by others (8 bytes big-endian).
+    static let generationKey = "generation"
     static func tableName(_ entityId: UInt32) -> String { "entity.\(entityId)" }
 }
 
@@ -133,6 +136,20 @@ extension Catalog {
             throw CofferError.corruptRecord(entity: entity, id: 0, reason: "the catalog's id sequence has \(bytes.count) bytes, not 8")
         }
         return UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))
+    }
+
+    /// The catalog generation (0 before the first schema change that counted it).
+    static func generation(dbi: MDB_dbi, in transaction: Transaction) throws -> UInt64 {
+        guard let bytes = try raw(key: generationKey, dbi: dbi, in: transaction) else { return 0 }
+        guard bytes.count == 8 else {
+            throw CofferError.storage(code: MDB_CORRUPTED, message: "the schema catalog's generation entry has \(bytes.count) bytes, not 8")
+        }
+        return UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))
+    }
+
+    static func setGeneration(_ value: UInt64, dbi: MDB_dbi, in transaction: Transaction) throws {
+        var big = value.bigEndian
+        try withUnsafeBytes(of: &big) { try putRaw(key: generationKey, value: $0, dbi: dbi, in: transaction) }
     }
 
     static func setSequence(_ entityId: UInt32, to value: UInt64, dbi: MDB_dbi, in transaction: Transaction) throws {

@@ -203,6 +203,10 @@ extension Store {
         }
         if reconciled != stored {
             try Catalog.store(reconciled, key: Catalog.entityKey(schema.storedName), dbi: catalog, in: transaction)
+            // Other processes (and this one's other bindings) bind again on their next write.
+            let generation = try Catalog.generation(dbi: catalog, in: transaction) &+ 1
+            try Catalog.setGeneration(generation, dbi: catalog, in: transaction)
+            transaction.catalogGeneration = generation
         }
         let tableName = Catalog.tableName(reconciled.id)
         let existingTable = storedDatabase(tableName)

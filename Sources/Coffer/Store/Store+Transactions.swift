@@ -142,6 +142,7 @@ extension Store {
             let transaction = Transaction(store: self, txn: txn, isWrite: true, recordsChanges: hasChangeHandlers)
             Transaction.push(transaction)
             let outcome = Result { () throws -> T in
+                try refreshBindingsIfCatalogChanged(in: transaction)
                 let value = try body(transaction)
                 try flushSequences(of: transaction)
                 return value
@@ -176,6 +177,11 @@ extension Store {
             reserveIds(of: transaction)
             try LMDB.check(commit, "cannot commit a write transaction on \(path)")
             adoptBindings(of: transaction)
+            if let generation = transaction.catalogGeneration {
+                stateLock.lock()
+                boundCatalogGeneration = generation
+                stateLock.unlock()
+            }
             return (value, transaction.changes)
         }
     }
@@ -195,6 +201,27 @@ extension Store {
         }
         bindings = bindings.filter { !usesDropped($0.value) }
         readBindings = readBindings.filter { !usesDropped($0.value) }
+    }
+
+    /// Drops every binding when another process changed the catalog since they were made
+    /// (a build with another schema registered an entity): writes must maintain the indexes
+    /// that build declared and keep the properties it added, so each entity registers again,
+    /// inside this transaction, against the catalog as it is now. Costs one catalog read per
+    /// write transaction.
+    private func refreshBindingsIfCatalogChanged(in transaction: Transaction) throws {
+        guard let catalog = catalogDatabase else { return }
+        let current = try Catalog.generation(dbi: catalog, in: transaction)
+        transaction.catalogGeneration = current
+        stateLock.lock()
+        defer { stateLock.unlock() }
+        guard let bound = boundCatalogGeneration else {
+            boundCatalogGeneration = current
+            return
+        }
+        guard bound != current else { return }
+        bindings.removeAll()
+        readBindings.removeAll()
+        catalogGeneration += 1   // the cached incoming links too
     }
 
     /// Hands a committed change set to the registered handlers.

@@ -70,6 +70,9 @@ public final class Store: @unchecked Sendable {
     /// The entity types that used each stored entity name with this store, and whether
     /// they named it with `@StoredAs` (see `claimStoredName`).
     var storedNameClaims: [String: [(type: String, explicit: Bool)]] = [:]
+    /// The catalog generation the store's bindings were made for (see
+    /// `Store.refreshBindingsIfCatalogChanged`).
+    var boundCatalogGeneration: UInt64?
     /// Receivers of committed change sets, by registration token.
     var changeHandlers: [Int: @Sendable (ChangeSet) -> Void] = [:]
     var nextChangeHandler = 0

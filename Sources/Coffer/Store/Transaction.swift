@@ -23,6 +23,9 @@ final class Transaction {
     /// Id allocation state per entity id (see `Transaction+Sequences`): one dictionary
     /// look-up per insert.
     @exclusivity(unchecked) var ids: [UInt32: IdState] = [:]
+    /// The catalog generation this write transaction read (and maybe wrote): the store's
+    /// bindings match it once the transaction commits.
+    @exclusivity(unchecked) var catalogGeneration: UInt64?
     /// What this transaction changed, handed to the store's commit handlers after commit.
     @exclusivity(unchecked) var changes: ChangeLog
     /// Entity bindings created by this transaction; they become the store's on commit.
