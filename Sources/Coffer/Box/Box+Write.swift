@@ -129,8 +129,12 @@ extension Box {
     @discardableResult
     public func removeAll() throws -> Int {
         try writing { transaction, binding in
+            // The ids are needed only when a change handler listens; the count comes from LMDB.
             var removedIds: [Id] = []
-            try forEachRecord(in: transaction, binding: binding) { id, _ in removedIds.append(id) }
+            if transaction.changes.isRecording {
+                try forEachRecord(in: transaction, binding: binding) { id, _ in removedIds.append(id) }
+            }
+            let count = try count(in: transaction, binding: binding)
             try transaction.clearAllLinks(of: binding)
             try transaction.dropManyToMany(of: binding)
             try transaction.check(mdb_drop(transaction.txn, binding.table, 0), "removing all \(E.cofferSchema.name)")
@@ -138,7 +142,7 @@ extension Box {
                 try transaction.check(mdb_drop(transaction.txn, index.database, 0), "clearing the index on \(index.property.name)")
             }
             for id in removedIds { transaction.changes.recordRemove(binding.schema.storedName, id) }
-            return removedIds.count
+            return count
         }
     }
 
@@ -172,10 +176,7 @@ extension Box {
         var carried: [(UInt16, RecordFields.Field)] = []
         if let previous {
             do {
-                try previous.forEach { fieldId, field in
-                    if !binding.declares(fieldId) { carried.append((fieldId, field)) }
-                }
-                for (position, index) in indexes.enumerated() { try index.writeKey(in: previous, to: &transaction.oldKeys[position]) }
+                carried = try transaction.readStoredRecord(previous, binding: binding, carrying: true)
             } catch CofferError.corruptRecord {
                 previousIsDamaged = true
             }
@@ -208,8 +209,7 @@ extension Box {
                 for other in clashes { _ = try remove(other, in: transaction, binding: binding) }
                 // Removing reused the key buffers and moved pages: read this object's old keys again.
                 if previous != nil, !previousIsDamaged, let again = try transaction.record(entity.id, table: binding.table, entity: name) {
-                    let fields = RecordFields(bytes: again, entity: name, id: entity.id)
-                    for (position, index) in indexes.enumerated() { try index.writeKey(in: fields, to: &transaction.oldKeys[position]) }
+                    _ = try transaction.readStoredRecord(RecordFields(bytes: again, entity: name, id: entity.id), binding: binding, carrying: false)
                 }
             case .update:
                 guard !redirected else {
@@ -250,14 +250,11 @@ extension Box {
         let name = E.cofferSchema.name
         if !binding.indexes.isEmpty {
             guard let bytes = try transaction.record(id, table: binding.table, entity: name) else { return false }
-            let record = RecordFields(bytes: bytes, entity: name, id: id)
             let indexes = binding.indexes
-            transaction.prepareKeyBuffers(count: indexes.count)
-            // All keys first: deleting changes pages and invalidates `record`.
+            // All keys first: deleting changes pages and invalidates the record's bytes.
             var isDamaged = false
             do {
-                try record.validate()
-                for (position, index) in indexes.enumerated() { try index.writeKey(in: record, to: &transaction.oldKeys[position]) }
+                _ = try transaction.readStoredRecord(RecordFields(bytes: bytes, entity: name, id: id), binding: binding, carrying: false)
             } catch CofferError.corruptRecord {
                 isDamaged = true
             }

@@ -41,14 +41,45 @@ final class IndexBinding: @unchecked Sendable {
     /// A damaged record, or a value whose stored kind does not fit the property, throws:
     /// it is never indexed as nil.
     func writeKey(in record: RecordFields, to key: inout [UInt8]) throws {
+        try writeKey(of: try record.field(storedId), in: record, to: &key)
+    }
+
+    /// Replaces `key`'s contents with the index key of `field` (nil: the nil key).
+    func writeKey(of field: RecordFields.Field?, in record: RecordFields, to key: inout [UInt8]) throws {
         key.removeAll(keepingCapacity: true)
-        guard let field = try record.field(storedId) else {
+        guard let field else {
             key.append(IndexKey.nilTag)
             return
         }
         guard IndexKey.encode(property.type, kind: field.kind, payload: field.payload, into: &key) else {
             throw record.damage("property \(property.name) holds a \(field.kind) value, which a \(property.type.rawValue) index cannot hold")
         }
+    }
+}
+
+extension Transaction {
+    /// Reads a stored record once, before it is overwritten or removed: writes the index key
+    /// of each of `binding`'s indexes into `oldKeys` and returns the fields of properties the
+    /// binding does not declare when `carrying` (they go into the new record). Throws
+    /// `corruptRecord` at any damage.
+    func readStoredRecord(_ record: RecordFields, binding: EntityBinding, carrying: Bool) throws -> [(UInt16, RecordFields.Field)] {
+        let indexes = binding.indexes
+        prepareKeyBuffers(count: indexes.count)
+        var carried: [(UInt16, RecordFields.Field)] = []
+        // One walk over the record (a lookup per index would walk it once per index). Until
+        // its field is met an index holds the nil key, whose single byte no value key has:
+        // the first field of an id wins, as in `RecordFields.field`.
+        for position in indexes.indices {
+            oldKeys[position].removeAll(keepingCapacity: true)
+            oldKeys[position].append(IndexKey.nilTag)
+        }
+        try record.forEach { fieldId, field in
+            if carrying && !binding.declares(fieldId) { carried.append((fieldId, field)) }
+            for (position, index) in indexes.enumerated() where index.storedId == fieldId && oldKeys[position].count == 1 {
+                try index.writeKey(of: field, in: record, to: &oldKeys[position])
+            }
+        }
+        return carried
     }
 }
 

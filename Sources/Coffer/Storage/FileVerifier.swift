@@ -21,11 +21,6 @@ import Foundation
 /// size u16); 48-byte database records (pad u32, flags u16, depth u16, branch, leaf and
 /// overflow page counts, entries, root, each u64).
 struct FileVerifier {
-    /// A problem found, in words.
-    struct Problem: Error, CustomStringConvertible {
-        let description: String
-    }
-
     static let headerSize = 16
     static let nodeHeaderSize = 8
     static let invalidPage = UInt64.max
@@ -59,7 +54,6 @@ struct FileVerifier {
     let transactionId: UInt64
     private(set) var problems: [String] = []
     private(set) var pagesChecked = 0
-    private(set) var databases = 0
     private var used: Set<UInt64> = []
 
     /// Verifies the file at `path`. Returns the problems (empty: intact) and the
@@ -80,26 +74,15 @@ struct FileVerifier {
         }
     }
 
-    /// The valid meta page with the highest transaction id.
+    /// The valid meta page with the highest transaction id (page 0 gives the page size, so
+    /// without it there is none).
     private static func newestMeta(_ raw: UnsafeRawBufferPointer) -> (offset: Int, page: Int, last: UInt64, txn: UInt64)? {
-        var best: (offset: Int, page: Int, last: UInt64, txn: UInt64)?
-        var offset = 0
-        for _ in 0..<2 {
-            guard raw.count >= offset + headerSize + 136 else { break }
-            let start = offset + headerSize
-            let magic = raw.loadUnaligned(fromByteOffset: start, as: UInt32.self)
-            let version = raw.loadUnaligned(fromByteOffset: start + 4, as: UInt32.self)
-            let page = Int(raw.loadUnaligned(fromByteOffset: start + 24, as: UInt32.self))
-            let last = raw.loadUnaligned(fromByteOffset: start + 120, as: UInt64.self)
-            let txn = raw.loadUnaligned(fromByteOffset: start + 128, as: UInt64.self)
-            guard magic == StoreFile.magic, version == 1, page >= 512, page <= 65536, page & (page - 1) == 0 else {
-                if offset == 0 { return nil }   // without page 0 the page size is unknown
-                break
-            }
-            if best.map({ txn > $0.txn }) ?? true { best = (offset, page, last, txn) }
-            offset = page
+        guard let first = StoreFile.meta(in: raw) else { return nil }
+        let second = raw.count > first.pageSize ? StoreFile.meta(in: UnsafeRawBufferPointer(rebasing: raw[first.pageSize...])) : nil
+        if let second, second.transactionId > first.transactionId {
+            return (first.pageSize, second.pageSize, second.lastPage, second.transactionId)
         }
-        return best
+        return (0, first.pageSize, first.lastPage, first.transactionId)
     }
 
     private init(bytes: UnsafeRawBufferPointer, pageSize: Int, lastPage: UInt64, transactionId: UInt64) {
@@ -140,7 +123,6 @@ struct FileVerifier {
             named.append(("database \(Self.name(key))", Self.decodeDatabase(value)))
             return nil
         }
-        databases = named.count
         for (name, db) in named {
             walk(db, name: name, ordered: db.flags & Self.customOrderFlags == 0) { _, _, _ in nil }
         }

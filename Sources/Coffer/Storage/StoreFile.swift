@@ -34,11 +34,11 @@ enum StoreFile {
         let size = try handle.seekToEnd()
         try handle.seek(toOffset: 0)
         guard let head = try handle.read(upToCount: 4096), !head.isEmpty else { return }
-        guard let first = meta(in: head, at: 0) else { return }
+        guard let first = head.withUnsafeBytes({ meta(in: $0) }) else { return }
         var newest = first
         // The second meta page starts one page in.
         try handle.seek(toOffset: UInt64(first.pageSize))
-        if let second = try handle.read(upToCount: 512).flatMap({ meta(in: $0, at: 0) }), second.transactionId > first.transactionId {
+        if let second = try handle.read(upToCount: 512)?.withUnsafeBytes({ meta(in: $0) }), second.transactionId > first.transactionId {
             newest = second
         }
         let (pages, overflow1) = newest.lastPage.addingReportingOverflow(1)
@@ -53,14 +53,14 @@ enum StoreFile {
         }
     }
 
-    /// The meta record of the page starting at `offset` in `bytes`, if it is one.
-    static func meta(in bytes: Data, at offset: Int) -> Meta? {
-        let start = offset + pageHeaderSize
-        guard bytes.count >= start + 136 else { return nil }
+    /// The meta record of the page `page` starts with, if it is a valid LMDB 0.9 one.
+    static func meta(in page: UnsafeRawBufferPointer) -> Meta? {
+        let start = pageHeaderSize
+        guard page.count >= start + 136 else { return nil }
         func load<T: FixedWidthInteger>(_: T.Type, _ at: Int) -> T {
-            bytes.withUnsafeBytes { T(littleEndian: $0.loadUnaligned(fromByteOffset: start + at, as: T.self)) }
+            T(littleEndian: page.loadUnaligned(fromByteOffset: start + at, as: T.self))
         }
-        guard load(UInt32.self, 0) == magic else { return nil }
+        guard load(UInt32.self, 0) == magic, load(UInt32.self, 4) == 1 else { return nil }
         let pageSize = Int(load(UInt32.self, 24))
         // Page sizes are powers of two between 512 bytes and 64 KiB.
         guard pageSize >= 512, pageSize <= 65536, pageSize & (pageSize - 1) == 0 else { return nil }
