@@ -142,6 +142,7 @@ extension Box {
                 try transaction.check(mdb_drop(transaction.txn, index.database, 0), "clearing the index on \(index.property.name)")
             }
             for id in removedIds { transaction.changes.recordRemove(binding.schema.storedName, id) }
+            if count > 0 { transaction.changes.recordUnlistedChange() }
             return count
         }
     }

@@ -21,8 +21,27 @@ struct ChangeSet: Sendable, Equatable {
     }
 
     var entities: [String: EntityChanges] = [:]
+    /// false when the commit's transaction did not record ids (it began before anyone
+    /// observed): the set names nothing, and observers must assume anything changed.
+    var isComplete = true
 
-    var isEmpty: Bool { entities.values.allSatisfy { $0.put.isEmpty && $0.removed.isEmpty } }
+    var isEmpty: Bool { isComplete && entities.values.allSatisfy { $0.put.isEmpty && $0.removed.isEmpty } }
+
+    /// A change set that names no ids: "anything may have changed".
+    static let unknown: ChangeSet = { var set = ChangeSet(); set.isComplete = false; return set }()
+
+    /// Appends the net effect of a later commit, so that one set stands for both (what a
+    /// slow observer receives: pending change sets coalesce instead of queueing).
+    mutating func append(_ later: ChangeSet) {
+        guard isComplete else { return }
+        guard later.isComplete else {
+            self = .unknown
+            return
+        }
+        for (entity, changes) in later.entities {
+            entities[entity, default: EntityChanges()].append(changes)
+        }
+    }
 
     /// Records that the record of `id` was written; `isInsert` when no record existed.
     mutating func recordPut(_ entity: String, _ id: Id, isInsert: Bool) {
@@ -47,6 +66,16 @@ extension ChangeSet.EntityChanges {
         // Inserted by this transaction: as if it never existed.
         if inserted.remove(id) == nil { removed.insert(id) }
     }
+
+    /// Appends a later commit's changes. Within one folded set `put` and `removed` are
+    /// disjoint, so replaying the removals first and then the puts gives the net effect.
+    mutating func append(_ later: ChangeSet.EntityChanges) {
+        for id in later.removed { recordRemove(id) }
+        for id in later.put { recordPut(id, isInsert: later.inserted.contains(id)) }
+    }
+
+    /// Whether the set names no change.
+    var isEmpty: Bool { put.isEmpty && removed.isEmpty }
 }
 
 /// The changes of one transaction in the order they happened.
@@ -65,27 +94,38 @@ struct ChangeLog {
     /// Off when nobody listened as the transaction began: then recording costs one branch
     /// and no memory (a million-object batch would otherwise keep a million entries).
     let isRecording: Bool
+    /// Whether the transaction changed anything, recorded or not: an observer that
+    /// subscribed while a non-recording transaction ran learns that it must look again.
+    private(set) var didChange = false
 
     init(isRecording: Bool = true) {
         self.isRecording = isRecording
     }
 
-    var isEmpty: Bool { entries.isEmpty }
+    var isEmpty: Bool { !didChange }
 
     /// Records that the record of `id` was written; `isInsert` when no record existed.
     @inline(__always)
     mutating func recordPut(_ entity: String, _ id: Id, isInsert: Bool) {
+        didChange = true
         if isRecording { entries.append(Entry(entity: entity, id: id, kind: isInsert ? .insert : .update)) }
     }
 
     /// Records that the record of `id` was removed.
     @inline(__always)
     mutating func recordRemove(_ entity: String, _ id: Id) {
+        didChange = true
         if isRecording { entries.append(Entry(entity: entity, id: id, kind: .remove)) }
     }
 
-    /// The net effect, as a change set.
+    /// Records a change whose ids were not listed because nobody was recording.
+    mutating func recordUnlistedChange() {
+        didChange = true
+    }
+
+    /// The net effect, as a change set; `ChangeSet.unknown` when ids were not recorded.
     func folded() -> ChangeSet {
+        guard isRecording else { return didChange ? .unknown : ChangeSet() }
         var set = ChangeSet()
         for entry in entries {
             switch entry.kind {

@@ -12,16 +12,24 @@ struct QuerySorter {
 
     func sort<M>(_ matches: [M]) throws -> [M] where M: QueryMatch {
         let keyed = try matches.map { match -> (M, [Key]) in
-            let fields = RecordFields(bytes: match.record, entity: binding.schema.name, id: match.id)
-            return (match, try orders.map { try key(for: $0, id: match.id, fields: fields) })
+            (match, try keys(id: match.id, fields: RecordFields(bytes: match.record, entity: binding.schema.name, id: match.id)))
         }
-        return keyed.sorted { a, b in
-            for (position, order) in orders.enumerated() {
-                let result = compare(a.1[position], b.1[position], flags: order.flags)
-                if result != 0 { return result < 0 }
-            }
-            return a.0.id < b.0.id
-        }.map(\.0)
+        return keyed.sorted { a, b in precedes(a.0.id, a.1, b.0.id, b.1) }.map(\.0)
+    }
+
+    /// The sort keys of one record, one per ordering.
+    func keys(id: Id, fields: RecordFields) throws -> [Key] {
+        try orders.map { try key(for: $0, id: id, fields: fields) }
+    }
+
+    /// Whether the object with `aId` and keys `a` comes before the one with `bId` and `b`:
+    /// the orderings in turn, then ids ascending (so the order is total).
+    func precedes(_ aId: Id, _ a: [Key], _ bId: Id, _ b: [Key]) -> Bool {
+        for (position, order) in orders.enumerated() {
+            let result = compare(a[position], b[position], flags: order.flags)
+            if result != 0 { return result < 0 }
+        }
+        return aId < bId
     }
 
     private func key(for order: QueryOrder, id: Id, fields: RecordFields) throws -> Key {

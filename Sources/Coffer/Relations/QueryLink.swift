@@ -9,6 +9,10 @@ protocol QueryLink: Sendable {
     var summary: String { get }
     /// The first problem with the other side's condition, for `build()`.
     var invalid: String? { get }
+    /// The stored names of the entities whose changes can change what the step resolves
+    /// to (the other side, relation owners, and the steps nested in its condition):
+    /// observers run the query again when one of them changes.
+    var dependencies: Set<String> { get }
 }
 
 /// Follows a `ToOne`: owners whose link points at a matching target.
@@ -29,6 +33,10 @@ struct ToOneLink<Target: Entity>: QueryLink {
     }
 
     var invalid: String? { target?.firstInvalid }
+
+    var dependencies: Set<String> {
+        Set([Target.cofferSchema.storedName]).union(target?.linkDependencies ?? [])
+    }
 }
 
 extension QueryBuilder {
@@ -60,6 +68,17 @@ extension Property {
 }
 
 extension ConditionNode {
+    /// The stored names of the entities the tree's link steps read (see
+    /// `QueryLink.dependencies`); empty without link steps.
+    var linkDependencies: Set<String> {
+        switch self {
+        case .link(let step): return step.link.dependencies
+        case .leaf, .invalid: return []
+        case .and(let nodes), .or(let nodes): return nodes.reduce(into: []) { $0.formUnion($1.linkDependencies) }
+        case .not(let node): return node.linkDependencies
+        }
+    }
+
     /// This condition and `other`, flattened so the planner sees every conjunct.
     func and(_ other: ConditionNode) -> ConditionNode {
         switch (self, other) {

@@ -317,6 +317,11 @@ struct ManyToManyLink<Owner: Entity, Other: Entity>: QueryLink {
     }
 
     var invalid: String? { other?.firstInvalid }
+
+    /// Relation rows are recorded as changes of their owner.
+    var dependencies: Set<String> {
+        Set([Owner.cofferSchema.storedName, Other.cofferSchema.storedName]).union(other?.linkDependencies ?? [])
+    }
 }
 
 /// Follows a backlink: owners that some object matching the condition links to.
@@ -347,6 +352,10 @@ struct BacklinkLink<Source: Entity, Owner: Entity>: QueryLink {
     }
 
     var invalid: String? { source?.firstInvalid }
+
+    var dependencies: Set<String> {
+        Set([Source.cofferSchema.storedName]).union(source?.linkDependencies ?? [])
+    }
 }
 
 extension QueryBuilder {

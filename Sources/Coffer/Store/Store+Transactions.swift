@@ -71,22 +71,35 @@ extension Store {
     /// Runs `body` with the calling thread's transaction on this store, or a new read one.
     func performRead<T>(_ body: (Transaction) throws -> T) throws -> T {
         if let current = Transaction.current(for: self) { return try body(current) }
+        return try performNewRead(observing: false, atSnapshot: {}, body)
+    }
+
+    /// Runs `body` in a new read transaction. When `observing`, `atSnapshot` runs under
+    /// `publishLock` together with the start of the snapshot (see `Store+Observation`).
+    func performNewRead<T>(observing: Bool, atSnapshot: () -> Void, _ body: (Transaction) throws -> T) throws -> T {
         while true {
             gate.lockShared()
             if isClosed {
                 gate.unlock()
                 throw CofferError.storeClosed(path: path)
             }
+            if observing { publishLock.lock() }
             let txn: OpaquePointer
             do {
                 txn = try acquireReader()
             } catch CofferError.storage(let code, _) where code == MDB_MAP_RESIZED {
+                if observing { publishLock.unlock() }
                 gate.unlock()
                 try adoptMapSizeOfOtherProcess()
                 continue
             } catch {
+                if observing { publishLock.unlock() }
                 gate.unlock()
                 throw error
+            }
+            if observing {
+                atSnapshot()
+                publishLock.unlock()
             }
             let transaction = Transaction(store: self, txn: txn, isWrite: false)
             Transaction.push(transaction)
@@ -113,12 +126,17 @@ extension Store {
         guard !options.readOnly else { throw CofferError.readOnly(path: path, operation: "write") }
         let (value, changes) = try runWriteTransaction(body)
         // After the commit and outside the writer lock: handlers never run inside a write.
-        if !changes.isEmpty { publish(changes) }
+        // `runWriteTransaction` returned holding `publishLock`; `publish` releases it.
+        publish(changes)
         return value
     }
 
     /// Begins, runs and commits one top-level write transaction under the writer lock,
     /// rerunning it after map growth; returns the body's value and what the commit changed.
+    ///
+    /// On success it returns holding `publishLock`, taken before the commit, so that commits
+    /// publish in commit order and an observer's snapshot never holds a commit whose change
+    /// set it has not received (see `Store+Observation`).
     private func runWriteTransaction<T>(_ body: (Transaction) throws -> T) throws -> (T, ChangeLog) {
         writerLock.lock()
         defer { writerLock.unlock() }
@@ -168,14 +186,19 @@ extension Store {
             case .success(let result):
                 value = result
             }
+            publishLock.lock()
             let commit = mdb_txn_commit(txn)
             gate.unlock()
             if commit == MDB_MAP_FULL {
+                publishLock.unlock()
                 try growMapOrGiveUp(transaction)
                 continue
             }
             reserveIds(of: transaction)
-            try LMDB.check(commit, "cannot commit a write transaction on \(path)")
+            guard commit == 0 else {
+                publishLock.unlock()
+                throw CofferError.storage(code: commit, message: "cannot commit a write transaction on \(path): \(LMDB.message(commit))")
+            }
             adoptBindings(of: transaction)
             if let generation = transaction.catalogGeneration {
                 stateLock.lock()
@@ -222,38 +245,6 @@ extension Store {
         bindings.removeAll()
         readBindings.removeAll()
         catalogGeneration += 1   // the cached incoming links too
-    }
-
-    /// Hands a committed change set to the registered handlers.
-    private func publish(_ changes: ChangeLog) {
-        stateLock.lock()
-        let handlers = changeHandlers
-        stateLock.unlock()
-        guard !handlers.isEmpty else { return }
-        let set = changes.folded()
-        guard !set.isEmpty else { return }
-        for handler in handlers.values { handler(set) }
-    }
-
-    /// Registers `handler` to receive the change set of every commit; returns a token for
-    /// ``removeChangeHandler(_:)``. Handlers run on the committing thread, after the commit,
-    /// outside the writer lock.
-    func addChangeHandler(_ handler: @escaping @Sendable (ChangeSet) -> Void) -> Int {
-        stateLock.lock(); defer { stateLock.unlock() }
-        nextChangeHandler += 1
-        changeHandlers[nextChangeHandler] = handler
-        return nextChangeHandler
-    }
-
-    /// Whether anyone receives change sets (read as each write transaction begins).
-    var hasChangeHandlers: Bool {
-        stateLock.lock(); defer { stateLock.unlock() }
-        return !changeHandlers.isEmpty
-    }
-
-    func removeChangeHandler(_ token: Int) {
-        stateLock.lock(); defer { stateLock.unlock() }
-        changeHandlers[token] = nil
     }
 
     /// Grows the map for a rerun of `transaction`; when it cannot grow, the transaction is

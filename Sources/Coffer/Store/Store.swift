@@ -73,9 +73,14 @@ public final class Store: @unchecked Sendable {
     /// The catalog generation the store's bindings were made for (see
     /// `Store.refreshBindingsIfCatalogChanged`).
     var boundCatalogGeneration: UInt64?
-    /// Receivers of committed change sets, by registration token.
-    var changeHandlers: [Int: @Sendable (ChangeSet) -> Void] = [:]
+    /// Receivers of committed change sets, by registration token (see `Store+Observation`).
+    var changeHandlers: [Int: ChangeHandler] = [:]
     var nextChangeHandler = 0
+    /// Held from just before a commit until its change set is published, and by observers
+    /// while they take their pending changes and begin their snapshot: commits publish in
+    /// commit order, and a snapshot holds exactly the commits an observer has received.
+    /// Lock order: gate, then publishLock, then stateLock.
+    let publishLock = NSLock()
     /// Reset read transactions waiting to be renewed (about 3x cheaper than a new one).
     var readers: [OpaquePointer] = []
     /// Scratch memory for encoding records; used under `writerLock` only.
@@ -219,9 +224,13 @@ public final class Store: @unchecked Sendable {
         readers.removeAll()
         bindings.removeAll()
         readBindings.removeAll()
+        let observers = changeHandlers.values
+        changeHandlers.removeAll()
         stateLock.unlock()
         mdb_env_close(env)
         OpenStores.shared.release(identity)
+        // Observation sequences end instead of waiting for commits that cannot come.
+        for observer in observers { observer.closed() }
     }
 
     /// Returns the box that stores objects of type `E`.

@@ -1,0 +1,136 @@
+extension Query {
+    /// The query's results now, then again after every commit that changes them.
+    ///
+    /// ```swift
+    /// let unread = try messages.query { Message.isUnread == true }.ordered(by: Message.position).build()
+    /// for try await list in unread.results() {
+    ///     badge.count = list.count
+    /// }
+    /// ```
+    ///
+    /// The first element is the current result. After that, an element comes after each
+    /// commit of this `Store` that changes the result: an object entering or leaving it, a
+    /// change of order, or a change of any stored value of an object in it (a put that
+    /// rewrites the same values is no change). A commit that does not change the result
+    /// yields nothing. With `offset`/`limit`, the result is that page of the ordered
+    /// matches. Link steps count: a change of the linked entity re-runs the query.
+    /// Commits a slow consumer missed are coalesced: it gets the latest result. Observation
+    /// starts when iteration starts; breaking out of the loop or cancelling its task
+    /// unsubscribes, and closing the store ends the sequence.
+    public func results(offset: Int = 0, limit: Int? = nil) -> QueryResults<E> {
+        QueryResults(query: self, offset: offset, limit: limit)
+    }
+}
+
+/// The live results of a query (see ``Query/results(offset:limit:)``).
+///
+/// ```swift
+/// for try await people in query.results() { print(people.count) }
+/// ```
+public struct QueryResults<E: Entity>: AsyncSequence, Sendable {
+    /// One complete result.
+    ///
+    /// ```swift
+    /// let first: QueryResults<Person>.Element? = try await iterator.next()
+    /// ```
+    public typealias Element = [E]
+
+    let query: Query<E>
+    let offset: Int
+    let limit: Int?
+
+    /// Starts observing.
+    ///
+    /// ```swift
+    /// var iterator = query.results().makeAsyncIterator()
+    /// ```
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(live: LiveQuery(query, watching: nil), offset: offset, limit: limit)
+    }
+
+    /// Delivers the results; dropping it unsubscribes.
+    ///
+    /// ```swift
+    /// var iterator = query.results().makeAsyncIterator()
+    /// let now = try await iterator.next()
+    /// ```
+    public struct Iterator: AsyncIteratorProtocol {
+        private let live: LiveQuery<E>
+        private let offset: Int
+        private let limit: Int?
+        /// The objects delivered last, by id: only rewritten ones are decoded again.
+        private var delivered: [Id: E] = [:]
+        private var isFirst = true
+        private var isFinished = false
+
+        init(live: LiveQuery<E>, offset: Int, limit: Int?) {
+            self.live = live
+            self.offset = offset
+            self.limit = limit
+        }
+
+        /// The next result: the current one first, then one per change.
+        ///
+        /// ```swift
+        /// while let people = try await iterator.next() { show(people) }
+        /// ```
+        public mutating func next() async throws -> [E]? {
+            guard !isFinished else { return nil }
+            guard offset >= 0, (limit ?? 0) >= 0 else {
+                isFinished = true
+                live.cancel()
+                throw CofferError.invalidOperation(message: "\(E.cofferSchema.name) query results: offset and limit must not be negative (got \(offset), \(limit ?? 0))")
+            }
+            do {
+                if isFirst {
+                    isFirst = false
+                    if let result = try look() { return result }
+                }
+                while await live.channel.wait() {
+                    if let result = try look() { return result }
+                }
+            } catch CofferError.storeClosed {
+            } catch {
+                isFinished = true
+                live.cancel()
+                throw error
+            }
+            isFinished = true
+            live.cancel()
+            return nil
+        }
+
+        /// The result when it changed since the last one delivered.
+        private mutating func look() throws -> [E]? {
+            let (offset, limit) = (self.offset, self.limit)
+            var delivered = self.delivered
+            let result = try live.look(choose: { all in
+                let start = all.index(all.startIndex, offsetBy: Swift.min(offset, all.count))
+                let page = all[start...]
+                return limit.map { page.prefix($0) } ?? page
+            }) { update, transaction, binding -> [E]? in
+                guard update.changesSlice else { return nil }
+                var objects: [E] = []
+                objects.reserveCapacity(update.current.count)
+                var next: [Id: E] = [:]
+                next.reserveCapacity(update.current.count)
+                for id in update.current {
+                    let object: E
+                    if let known = delivered[id], !update.changed.contains(id), !(update.rewritten?.contains(id) ?? true) {
+                        object = known
+                    } else if let binding {
+                        object = try LiveQuery<E>.decode(id, in: transaction, binding: binding)
+                    } else {
+                        continue
+                    }
+                    objects.append(object)
+                    next[id] = object
+                }
+                delivered = next
+                return objects
+            }
+            if result != nil { self.delivered = delivered }
+            return result
+        }
+    }
+}

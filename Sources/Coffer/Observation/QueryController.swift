@@ -1,0 +1,223 @@
+import Foundation
+
+/// Drives a list from a query: keeps a window of its results and reports every change of
+/// that window as a ``QueryChange`` with index-based deletes, inserts, moves and updates
+/// (Layer's `LYRQueryController`, Core Data's `NSFetchedResultsController`).
+///
+/// ```swift
+/// let latest = try messages.query { Message.conversation == conversationId }
+///     .ordered(by: Message.position)
+///     .build()
+/// let controller = try QueryController(latest, window: -25, updatable: [Message.isUnread, Message.text])
+/// show(controller.objects)                       // the last 25 messages, oldest first
+/// for try await change in controller.changes() {
+///     apply(change)                               // see QueryChange for the index rules
+/// }
+/// ```
+///
+/// - `window`: nil shows every result; a positive N the first N; a negative N the last N
+///   (anchored at the end: new messages appended to a conversation enter the window and
+///   push the oldest out). Change it at any time (``window``) to load more: the next change
+///   reports the rows that growing or shrinking the window adds or removes.
+/// - `updatable`: the properties whose changes a list shows. A commit that rewrites an
+///   object of the window without changing any of them emits no `updated` (a change of a
+///   sort key still emits its move). nil watches every property.
+///
+/// The controller loads the window when it is created (``objects``, ``count`` and
+/// ``object(at:)`` serve a data source at once) and from then on observes the commits of
+/// this `Store`. Each ``changes()`` element describes the step from the window the
+/// controller showed before (the previous element, or the state at creation) to the new
+/// one, and the accessors show the new one from then on. A commit that leaves the window as
+/// it was emits nothing. Changes are computed from the ids a commit changed: the controller
+/// re-checks only those objects against the query and finds their places by their sort
+/// keys, so a change costs about the same with 100 or 100,000 results (a query with link
+/// steps runs again when the entity it links to changes). A slow consumer gets the
+/// commits it missed coalesced into one change. Dropping the controller stops observing;
+/// closing the store ends the sequence.
+public final class QueryController<E: Entity>: @unchecked Sendable {
+    // @unchecked: every mutable member is guarded by `lock`.
+    private let lock = NSLock()
+    private let live: LiveQuery<E>
+    private var currentWindow: Int?
+    private var shown: [E] = []
+    private var shownTotal = 0
+
+    /// Runs `query` and loads the window.
+    ///
+    /// ```swift
+    /// let controller = try QueryController(query, window: -25, updatable: [Message.isUnread, Message.position])
+    /// ```
+    ///
+    /// - Throws: what running the query throws (``CofferError/storeClosed(path:)`` among others).
+    public init(_ query: Query<E>, window: Int? = nil, updatable: [any PartialProperty<E>]? = nil) throws {
+        live = LiveQuery(query, watching: updatable.map { $0.map(\.index) })
+        currentWindow = window
+        _ = try refresh()
+    }
+
+    /// The window: nil for all results, N > 0 for the first N, N < 0 for the last |N|.
+    /// Setting it makes the next element of ``changes()`` report the rows that enter or
+    /// leave the window.
+    ///
+    /// ```swift
+    /// controller.window = -50        // "load earlier messages"
+    /// ```
+    public var window: Int? {
+        get { lock.withLock { currentWindow } }
+        set {
+            lock.withLock { currentWindow = newValue }
+            live.invalidateSlice()
+        }
+    }
+
+    /// The objects in the window, in the query's order, as of the last change delivered.
+    ///
+    /// ```swift
+    /// let rows = controller.objects
+    /// ```
+    public var objects: [E] { lock.withLock { shown } }
+
+    /// The number of objects in the window.
+    ///
+    /// ```swift
+    /// func tableView(_ tableView: UITableView, numberOfRowsInSection section: Int) -> Int { controller.count }
+    /// ```
+    public var count: Int { lock.withLock { shown.count } }
+
+    /// How many objects the query matches in all.
+    ///
+    /// ```swift
+    /// let hasMore = controller.totalCount > controller.count
+    /// ```
+    public var totalCount: Int { lock.withLock { shownTotal } }
+
+    /// The object at `index` of the window, or nil when `index` is outside it.
+    ///
+    /// ```swift
+    /// if let message = controller.object(at: indexPath.row) { cell.text = message.text }
+    /// ```
+    public func object(at index: Int) -> E? {
+        lock.withLock { shown.indices.contains(index) ? shown[index] : nil }
+    }
+
+    /// The changes of the window, one ``QueryChange`` per commit (or window change) that
+    /// changed it.
+    ///
+    /// ```swift
+    /// for try await change in controller.changes() {
+    ///     print(change.inserted, change.deleted, change.updated, change.moved)
+    /// }
+    /// ```
+    ///
+    /// Iterate it from one task at a time: a second loop running at the same time ends at
+    /// once. The sequence ends when the store closes or the iterating task is cancelled
+    /// (then the controller stops observing); it throws what reading the store throws.
+    public func changes() -> QueryControllerChanges<E> {
+        QueryControllerChanges(controller: self)
+    }
+
+    /// The next change, waiting for commits; nil when observation ended.
+    func nextChange() async throws -> QueryChange<E>? {
+        while await live.channel.wait() {
+            do {
+                if let change = try refresh() { return change }
+            } catch CofferError.storeClosed {
+                break
+            }
+        }
+        // Finished (store closed, task cancelled): unsubscribe now rather than at deinit.
+        // A second concurrent loop also gets here, without finishing the first one's.
+        if live.channel.isFinished { live.cancel() }
+        return nil
+    }
+
+    /// Brings the window up to date; returns the change, or nil when the window looks as
+    /// it did.
+    private func refresh() throws -> QueryChange<E>? {
+        lock.lock(); defer { lock.unlock() }
+        let window = currentWindow
+        var total = 0
+        return try live.look(choose: { all in
+            total = all.count
+            return Self.windowed(all, window)
+        }) { update, transaction, binding in
+            let diff = ListDiff(old: update.previous, new: update.current)
+            // Decode only objects that entered the window or whose records were rewritten.
+            var objects: [E] = []
+            objects.reserveCapacity(update.current.count)
+            var previousIndex: [Id: Int] = [:]
+            previousIndex.reserveCapacity(update.previous.count)
+            for (index, id) in update.previous.enumerated() { previousIndex[id] = index }
+            for id in update.current {
+                if let index = previousIndex[id], index < shown.count, !(update.rewritten?.contains(id) ?? true) {
+                    objects.append(shown[index])
+                } else if let binding {
+                    objects.append(try LiveQuery<E>.decode(id, in: transaction, binding: binding))
+                }
+            }
+            let updated = diff.stayed.filter { update.changed.contains(update.previous[$0.old]) }.map(\.old).sorted()
+            let moved = diff.moved.map { move in
+                QueryChange<E>.Move(from: move.from, to: move.to, isUpdated: update.changed.contains(update.previous[move.from]))
+            }
+            shown = objects
+            shownTotal = total
+            guard update.isFirst == false,
+                  !(diff.deleted.isEmpty && diff.inserted.isEmpty && moved.isEmpty && updated.isEmpty) else { return nil }
+            return QueryChange(objects: objects, deleted: diff.deleted, inserted: diff.inserted,
+                               updated: updated, moved: moved, totalCount: total)
+        }
+    }
+
+    /// The part of the results a window shows.
+    static func windowed<C: Collection>(_ all: C, _ window: Int?) -> C.SubSequence {
+        guard let window else { return all[...] }
+        if window >= 0 { return all.prefix(window) }
+        // `-Int.min` would trap: its magnitude exceeds any count anyway.
+        return all.suffix(window == Int.min ? Int.max : -window)
+    }
+}
+
+/// The changes of a ``QueryController``'s window (see ``QueryController/changes()``).
+///
+/// ```swift
+/// for try await change in controller.changes() { apply(change) }
+/// ```
+public struct QueryControllerChanges<E: Entity>: AsyncSequence, Sendable {
+    /// One change of the window.
+    ///
+    /// ```swift
+    /// let first: QueryControllerChanges<Message>.Element? = try await iterator.next()
+    /// ```
+    public typealias Element = QueryChange<E>
+
+    let controller: QueryController<E>
+
+    /// Starts delivering changes.
+    ///
+    /// ```swift
+    /// var iterator = controller.changes().makeAsyncIterator()
+    /// ```
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(controller: controller)
+    }
+
+    /// Delivers the changes of one controller; it keeps the controller alive while it
+    /// exists.
+    ///
+    /// ```swift
+    /// var iterator = controller.changes().makeAsyncIterator()
+    /// while let change = try await iterator.next() { apply(change) }
+    /// ```
+    public struct Iterator: AsyncIteratorProtocol {
+        let controller: QueryController<E>
+
+        /// The next change of the window, or nil when observation ended.
+        ///
+        /// ```swift
+        /// let change = try await iterator.next()
+        /// ```
+        public mutating func next() async throws -> QueryChange<E>? {
+            try await controller.nextChange()
+        }
+    }
+}
