@@ -271,3 +271,12 @@ enum V2 {
         @Index var rating: Int = 0
     }
 }
+
+/// Layer's message list: conversation, position, unread flag.
+struct Message: Entity {
+    var id: Id = 0
+    @Index var conversation: Int
+    var position: Int
+    var isUnread: Bool = true
+    var text: String = ""
+}

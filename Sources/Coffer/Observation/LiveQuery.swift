@@ -68,6 +68,9 @@ final class LiveQuery<E: Entity> {
 
     var store: Store { query.box.store }
 
+    /// How many times the query ran from scratch.
+    var reloads: Int { tracker.reloads }
+
     /// Asks the next `look` to recompute the slice (a new window) even without commits.
     func invalidateSlice() {
         channel.send(ObservedChanges(windowChanged: true))

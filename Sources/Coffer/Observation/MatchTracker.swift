@@ -30,6 +30,8 @@ struct MatchTracker {
     /// The condition with its link steps resolved in the snapshot of the last reload.
     private var resolved: ConditionNode?
     private var isLoaded = false
+    /// How many times the query ran from scratch (tests check that one change does not).
+    private(set) var reloads = 0
 
     init(condition: ConditionNode?, orders: [QueryOrder], entity: String) {
         self.condition = condition
@@ -48,11 +50,10 @@ struct MatchTracker {
     mutating func reload(in transaction: Transaction, binding: EntityBinding?, store: Store) throws {
         entries = []
         keysById = [:]
-        isLoaded = true
-        guard let binding else {
-            resolved = nil
-            return
-        }
+        reloads += 1
+        // No table yet: nothing matches, and the first change runs the query for real.
+        isLoaded = binding != nil
+        guard let binding else { return }
         resolved = try condition.map { node in
             node.hasLinks ? try node.resolvingLinks { try $0.condition(in: transaction, store: store) } : node
         }

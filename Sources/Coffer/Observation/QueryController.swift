@@ -116,6 +116,9 @@ public final class QueryController<E: Entity>: @unchecked Sendable {
         QueryControllerChanges(controller: self)
     }
 
+    /// How many times the query ran from scratch (tests check that one change does not).
+    var reloads: Int { lock.withLock { live.reloads } }
+
     /// The next change, waiting for commits; nil when observation ended.
     func nextChange() async throws -> QueryChange<E>? {
         while await live.channel.wait() {
