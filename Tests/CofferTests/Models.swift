@@ -273,7 +273,7 @@ enum V2 {
 }
 
 /// Layer's message list: conversation, position, unread flag.
-struct Message: Entity {
+struct Message: Entity, Equatable {
     var id: Id = 0
     @Index var conversation: Int
     var position: Int
