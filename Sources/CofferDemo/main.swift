@@ -7,7 +7,8 @@ import Foundation
 
 let directory = CommandLine.arguments.dropFirst().first ?? "coffer-demo.coffer"
 
-func run() throws {
+/// The synchronous tour: stores, updates, reads and removes; returns the open store.
+func run() throws -> Store {
     let store = try Store(directory: directory)
     print("Coffer demo: writing to \(store.path)")
 
@@ -83,14 +84,54 @@ func run() throws {
     try books.remove(shelf[0].id)
     print("\nRemoved #\(shelf[0].id); \(try books.count()) books left; contains(#\(shelf[0].id)) = \(try books.contains(shelf[0].id))")
 
+    return store
+}
+
+/// How much of the map the demo used; closes the store.
+func finish(_ store: Store) throws {
     let (mapSize, used) = try store.mapUsage()
     print("\nStore at \(store.path): \(used / 1024) KiB used of a \(mapSize >> 20) MiB map (it grows by itself)")
     print("Inspect it again later: the data stays in \(store.path)")
     try store.close()
 }
 
+/// Live queries: a controller driving a "top rated" list, and results that follow writes.
+func liveQueries(books: Box<Book>) async throws {
+    print("\nLive queries:")
+    let topRated = try books.query().ordered(by: Book.rating, flags: .descending).build()
+    let controller = try QueryController(topRated, window: 2, updatable: [Book.rating, Book.title])
+    print("  top 2 by rating: \(controller.objects.map(\.title))")
+    var changes = controller.changes().makeAsyncIterator()
+    var liveCount = try books.query { Book.genre == Genre.fiction }.build().results().makeAsyncIterator()
+    print("  fiction now: \(try await liveCount.next()?.map(\.title) ?? [])")
+
+    var gem = Book(title: "The Left Hand of Darkness", authorName: "Ursula K. Le Guin", genre: .fiction, pages: 304,
+                   rating: 4.95, published: Date(timeIntervalSince1970: 0))
+    try books.put(&gem)
+    if let change = try await changes.next() {
+        print("  put '\(gem.title)' (4.95): inserted at \(change.inserted), deleted rows \(change.deleted) -> \(change.objects.map(\.title))")
+    }
+    print("  fiction after the commit: \(try await liveCount.next()?.map(\.title) ?? [])")
+
+    gem.rating = 4.0
+    try books.put(&gem)
+    if let change = try await changes.next() {
+        print("  rated down to 4.0: deleted rows \(change.deleted), inserted rows \(change.inserted) -> \(change.objects.map(\.title))")
+    }
+    guard var top = controller.object(at: 0) else { return }
+    top.pages += 1   // not an updatable property: the list is not told
+    try books.put(&top)
+    top.title += " (annotated)"
+    try books.put(&top)
+    if let change = try await changes.next() {
+        print("  retitled the top book: updated rows \(change.updated), moves \(change.moved.count) -> \(change.objects.map(\.title))")
+    }
+}
+
 do {
-    try run()
+    let store = try run()
+    try await liveQueries(books: store.box(for: Book.self))
+    try finish(store)
 } catch {
     FileHandle.standardError.write(Data("coffer-demo failed: \(error)\n".utf8))
     exit(1)

@@ -64,6 +64,7 @@ func runCoffer(_ workload: Workload, directory: String) throws -> ContenderResul
     }
     result.fileBytes = directoryBytes(directory)
     result.materializeFloor = materializeFloor(count: n)
+    result.observe = try measureObserve(box, threshold: workload.scanThreshold)
     try measure(.remove, objects: n, into: &result) {
         try store.write {
             var removed = 0
@@ -95,4 +96,71 @@ func materializeFloor(count: Int) -> Double {
     }
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     return Double(objects.count) / seconds
+}
+
+/// Latency of a `QueryController` over the scan query's matches (100,000 of 1,000,000):
+/// from the return of a one-object write (commit done and change set published) to the
+/// controller's change set in hand; medians of 101 writes each, for a window of the last
+/// 25 and for no window. Half the writes update an object in the window, half insert one
+/// that sorts into it.
+func measureObserve(_ box: Box<BenchObject>, threshold: Int32) throws -> ObserveResult {
+    let query = try box.query { BenchObject.i32 < threshold }.ordered(by: BenchObject.name).build()
+    var result = ObserveResult(results: try query.count())
+    for (label, window) in [("window -25", -25 as Int?), ("no window", nil)] {
+        let setUp = DispatchTime.now().uptimeNanoseconds
+        let controller = try QueryController(query, window: window)
+        let loadMicros = Double(DispatchTime.now().uptimeNanoseconds - setUp) / 1e3
+        var latencies: [Double] = []
+        var writes: [Double] = []
+        for step in 0..<101 {
+            let started = DispatchTime.now().uptimeNanoseconds
+            if step % 2 == 0, var object = controller.object(at: controller.count - 1 - step % max(controller.count, 1)) {
+                object.d += 1
+                try box.put(&object)
+            } else {
+                var object = BenchObject(name: "zz-\(label)-\(10_000 + step)", i32: 0, i64: 0, d: 0, f: 0, b: false, blob: Data())
+                try box.put(&object)
+            }
+            let committed = DispatchTime.now().uptimeNanoseconds
+            let change = try awaitChange(controller)
+            let delivered = DispatchTime.now().uptimeNanoseconds
+            guard !change.inserted.isEmpty || !change.updated.isEmpty || !change.moved.isEmpty else {
+                throw BenchError.wrongResult("observe: a change set without the change")
+            }
+            writes.append(Double(committed - started) / 1e3)
+            latencies.append(Double(delivered - committed) / 1e3)
+        }
+        result.cases.append(ObserveResult.Case(label: label, loadMicros: loadMicros,
+                                               medianMicros: median(latencies), p90Micros: percentile(latencies, 0.9),
+                                               writeMedianMicros: median(writes)))
+    }
+    return result
+}
+
+/// The controller's next change, waited for from this synchronous code.
+func awaitChange(_ controller: QueryController<BenchObject>) throws -> QueryChange<BenchObject> {
+    let box = ResultBox()
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        do {
+            var iterator = controller.changes().makeAsyncIterator()
+            box.result = try await iterator.next().map { .success($0) } ?? .failure(BenchError.failed("observation ended"))
+        } catch {
+            box.result = .failure(error)
+        }
+        done.signal()
+    }
+    done.wait()
+    return try box.result!.get()
+}
+
+final class ResultBox: @unchecked Sendable {
+    var result: Result<QueryChange<BenchObject>, Error>?
+}
+
+func median(_ values: [Double]) -> Double { percentile(values, 0.5) }
+
+func percentile(_ values: [Double], _ fraction: Double) -> Double {
+    let sorted = values.sorted()
+    return sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * fraction))]
 }

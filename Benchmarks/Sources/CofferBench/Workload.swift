@@ -55,6 +55,24 @@ struct ContenderResult: Codable {
     var fileBytes: Int = 0
     /// Coffer only: objects per second for building the same Swift values without a store.
     var materializeFloor: Double?
+    /// Coffer only: query controller latencies.
+    var observe: ObserveResult?
+}
+
+/// Query controller latencies over the scan query's matches.
+struct ObserveResult: Codable {
+    struct Case: Codable {
+        var label: String
+        /// Creating the controller: running the query and loading the window.
+        var loadMicros: Double
+        /// From a committed one-object write to the change set delivered.
+        var medianMicros: Double
+        var p90Micros: Double
+        /// The write itself (a put in its own transaction, with its commit).
+        var writeMedianMicros: Double
+    }
+    var results: Int
+    var cases: [Case] = []
 }
 
 /// Times `body`, checks it did `expected` objects of work, and records objects per second.

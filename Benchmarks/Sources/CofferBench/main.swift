@@ -87,6 +87,14 @@ if let floor = results["coffer"]?.materializeFloor {
     print("Building the same [BenchObject] in Swift without any store: \(formatRate(floor)) objects/s")
 }
 
+if let observe = results["coffer"]?.observe {
+    print("Query controller over \(observe.results) results (Coffer only; C and GRDB have none), commit -> change set delivered:")
+    for item in observe.cases {
+        print("  \(item.label): median \(String(format: "%.0f", item.medianMicros)) µs, p90 \(String(format: "%.0f", item.p90Micros)) µs"
+              + " (the one-object write itself: \(String(format: "%.0f", item.writeMedianMicros)) µs; creating the controller: \(String(format: "%.1f", item.loadMicros / 1000)) ms)")
+    }
+}
+
 if json {
     var object: [String: [String: Double]] = [:]
     for contender in contenders {
@@ -94,6 +102,7 @@ if json {
         ops["peakResidentKiB"] = Double(results[contender]?.peakResidentKiB ?? 0)
         ops["fileBytes"] = Double(results[contender]?.fileBytes ?? 0)
         if let floor = results[contender]?.materializeFloor { ops["materializeFloor"] = floor }
+        for item in results[contender]?.observe?.cases ?? [] { ops["observe \(item.label) medianMicros"] = item.medianMicros }
         object[contender] = ops
     }
     let encoder = JSONEncoder()

@@ -1,35 +1,3 @@
-/// What wakes a query observer: the coalesced changes of the commits since it last looked,
-/// and whether its window was changed meanwhile.
-struct ObservedChanges: Sendable {
-    var changes = ChangeSet()
-    var windowChanged = false
-
-    /// Folds later changes into these (a slow observer gets one value, not a queue).
-    mutating func append(_ later: ObservedChanges) {
-        changes.append(later.changes)
-        windowChanged = windowChanged || later.windowChanged
-    }
-}
-
-/// How the observed slice changed between two looks: the ids before and after, in order,
-/// and which objects present in both changed.
-struct SliceUpdate {
-    /// The slice delivered last (empty before the first look).
-    let previous: [Id]
-    /// The slice now.
-    let current: [Id]
-    /// Ids in both slices whose watched fields changed.
-    let changed: Set<Id>
-    /// Ids whose records were rewritten (a superset of `changed`, maybe with equal bytes);
-    /// nil when the query ran again and any record may have been rewritten.
-    let rewritten: Set<Id>?
-    let windowChanged: Bool
-
-    var isFirst: Bool
-    /// Whether the slice differs from the one delivered last.
-    var changesSlice: Bool { isFirst || previous != current || !changed.isEmpty }
-}
-
 /// The machinery shared by `query.results()`, projections' `results()` and
 /// `QueryController`: a subscription to the store's commits, a `MatchTracker`, and the
 /// fingerprints of the watched fields of the slice delivered last.

@@ -48,7 +48,9 @@ public final class QueryController<E: Entity>: @unchecked Sendable {
     /// let controller = try QueryController(query, window: -25, updatable: [Message.isUnread, Message.position])
     /// ```
     ///
-    /// - Throws: what running the query throws (``CofferError/storeClosed(path:)`` among others).
+    /// - Throws: what running the query throws (``CofferError/storeClosed(path:)`` among
+    ///   others); ``CofferError/invalidOperation(message:)`` inside `store.read { }` or
+    ///   `store.write { }` (the controller reads its own snapshots; create it outside).
     public init(_ query: Query<E>, window: Int? = nil, updatable: [any PartialProperty<E>]? = nil) throws {
         live = LiveQuery(query, watching: updatable.map { $0.map(\.index) })
         currentWindow = window
@@ -177,50 +179,5 @@ public final class QueryController<E: Entity>: @unchecked Sendable {
         if window >= 0 { return all.prefix(window) }
         // `-Int.min` would trap: its magnitude exceeds any count anyway.
         return all.suffix(window == Int.min ? Int.max : -window)
-    }
-}
-
-/// The changes of a ``QueryController``'s window (see ``QueryController/changes()``).
-///
-/// ```swift
-/// for try await change in controller.changes() { apply(change) }
-/// ```
-public struct QueryControllerChanges<E: Entity>: AsyncSequence, Sendable {
-    /// One change of the window.
-    ///
-    /// ```swift
-    /// let first: QueryControllerChanges<Message>.Element? = try await iterator.next()
-    /// ```
-    public typealias Element = QueryChange<E>
-
-    let controller: QueryController<E>
-
-    /// Starts delivering changes.
-    ///
-    /// ```swift
-    /// var iterator = controller.changes().makeAsyncIterator()
-    /// ```
-    public func makeAsyncIterator() -> Iterator {
-        Iterator(controller: controller)
-    }
-
-    /// Delivers the changes of one controller; it keeps the controller alive while it
-    /// exists.
-    ///
-    /// ```swift
-    /// var iterator = controller.changes().makeAsyncIterator()
-    /// while let change = try await iterator.next() { apply(change) }
-    /// ```
-    public struct Iterator: AsyncIteratorProtocol {
-        let controller: QueryController<E>
-
-        /// The next change of the window, or nil when observation ended.
-        ///
-        /// ```swift
-        /// let change = try await iterator.next()
-        /// ```
-        public mutating func next() async throws -> QueryChange<E>? {
-            try await controller.nextChange()
-        }
     }
 }

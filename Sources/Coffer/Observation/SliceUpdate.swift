@@ -1,0 +1,18 @@
+/// How the observed slice changed between two looks: the ids before and after, in order,
+/// and which objects present in both changed.
+struct SliceUpdate {
+    /// The slice delivered last (empty before the first look).
+    let previous: [Id]
+    /// The slice now.
+    let current: [Id]
+    /// Ids in both slices whose watched fields changed.
+    let changed: Set<Id>
+    /// Ids whose records were rewritten (a superset of `changed`, maybe with equal bytes);
+    /// nil when the query ran again and any record may have been rewritten.
+    let rewritten: Set<Id>?
+    let windowChanged: Bool
+
+    var isFirst: Bool
+    /// Whether the slice differs from the one delivered last.
+    var changesSlice: Bool { isFirst || previous != current || !changed.isEmpty }
+}
