@@ -11,6 +11,13 @@ public struct BoxChanges<E: Entity>: AsyncSequence, Sendable {
     /// ```
     public typealias Element = ObjectChanges
 
+    /// The sequence never throws.
+    ///
+    /// ```swift
+    /// for await change in people.changes() { print(change) }   // no `try`
+    /// ```
+    public typealias Failure = Never
+
     let box: Box<E>
 
     /// Starts observing.
@@ -30,6 +37,13 @@ public struct BoxChanges<E: Entity>: AsyncSequence, Sendable {
     /// while let change = await iterator.next() { print(change) }
     /// ```
     public struct Iterator: AsyncIteratorProtocol {
+        /// The iterator never throws.
+        ///
+        /// ```swift
+        /// let next = await iterator.next()   // no `try`
+        /// ```
+        public typealias Failure = Never
+
         private let channel: ObservationChannel<ChangeSet.EntityChanges>
         private let subscription: StoreSubscription
 
