@@ -8,7 +8,7 @@ let directory = CommandLine.arguments.dropFirst().first
     ?? NSTemporaryDirectory() + "layer-messages-\(ProcessInfo.processInfo.processIdentifier).coffer"
 var failures = 0
 
-func check(_ condition: Bool, _ what: String) {
+@MainActor func check(_ condition: Bool, _ what: String) {
     print("  \(condition ? "ok  " : "FAIL") \(what)")
     if !condition { failures += 1 }
 }
@@ -38,7 +38,7 @@ func put(_ message: inout Message, in box: Box<Message>) throws {
     try box.put(&message)
 }
 
-func scenarios() async throws {
+@MainActor func scenarios() async throws {
     let store = try Store(directory: directory)
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let (general, messages) = try seed(store)
