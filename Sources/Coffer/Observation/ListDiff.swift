@@ -7,39 +7,68 @@
 /// form a longest increasing subsequence of old indices in new order, so the number of
 /// moves is minimal. Removing the deleted and moved-from rows from the old list and then
 /// inserting the inserted and moved-to rows in ascending new index gives the new list.
+///
+/// Cost: the common prefix and suffix are skipped by comparing ids (no hashing), so one
+/// change in a list of 100,000 costs a scan of the ids plus work on the part that differs.
 struct ListDiff {
-    var deleted: [Int] = []
-    var inserted: [Int] = []
-    var moved: [(from: Int, to: Int)] = []
-    /// Objects in both lists that did not move: (old index, new index).
-    var stayed: [(old: Int, new: Int)] = []
+    private(set) var deleted: [Int] = []
+    private(set) var inserted: [Int] = []
+    private(set) var moved: [(from: Int, to: Int)] = []
+    /// Both lists start with `prefix` equal ids and end with equal ids from
+    /// `oldSuffixStart` / `newSuffixStart` on.
+    let prefix: Int
+    let oldSuffixStart: Int
+    let newSuffixStart: Int
+    /// Old indices of the ids in both lists that lie between the prefix and the suffix.
+    private var middleOldIndex: [Id: Int] = [:]
 
     init(old: [Id], new: [Id]) {
+        var prefix = 0
+        while prefix < old.count, prefix < new.count, old[prefix] == new[prefix] { prefix += 1 }
+        var oldEnd = old.count
+        var newEnd = new.count
+        while oldEnd > prefix, newEnd > prefix, old[oldEnd - 1] == new[newEnd - 1] {
+            oldEnd -= 1
+            newEnd -= 1
+        }
+        self.prefix = prefix
+        oldSuffixStart = oldEnd
+        newSuffixStart = newEnd
+        guard prefix < oldEnd || prefix < newEnd else { return }
+
         var oldIndex: [Id: Int] = [:]
-        oldIndex.reserveCapacity(old.count)
-        for (index, id) in old.enumerated() { oldIndex[id] = index }
-        // Objects in both lists, in new order: (old index, new index).
+        oldIndex.reserveCapacity(oldEnd - prefix)
+        for index in prefix..<oldEnd { oldIndex[old[index]] = index }
+        // Objects in both middles, in new order: (old index, new index).
         var common: [(old: Int, new: Int)] = []
         var inNew = Set<Id>()
-        inNew.reserveCapacity(new.count)
-        for (index, id) in new.enumerated() {
+        inNew.reserveCapacity(newEnd - prefix)
+        for index in prefix..<newEnd {
+            let id = new[index]
             inNew.insert(id)
             if let was = oldIndex[id] {
                 common.append((was, index))
+                middleOldIndex[id] = was
             } else {
                 inserted.append(index)
             }
         }
-        for (index, id) in old.enumerated() where !inNew.contains(id) { deleted.append(index) }
+        for index in prefix..<oldEnd where !inNew.contains(old[index]) { deleted.append(index) }
         let staying = Self.longestIncreasingRun(common.map(\.old))
-        for (position, pair) in common.enumerated() {
-            if staying.contains(position) {
-                stayed.append(pair)
-            } else {
-                moved.append((pair.old, pair.new))
-            }
+        for (position, pair) in common.enumerated() where !staying.contains(position) {
+            moved.append((pair.old, pair.new))
         }
     }
+
+    /// The old index of the object at `newIndex` (whose id is `id`) when it is in both
+    /// lists, or nil when it was inserted.
+    func oldIndex(ofNew newIndex: Int, id: Id) -> Int? {
+        if newIndex < prefix { return newIndex }
+        if newIndex >= newSuffixStart { return newIndex - newSuffixStart + oldSuffixStart }
+        return middleOldIndex[id]
+    }
+
+    var isEmpty: Bool { deleted.isEmpty && inserted.isEmpty && moved.isEmpty }
 
     /// The positions of a longest strictly increasing subsequence of `values` (patience
     /// sorting with back links, O(n log n)).

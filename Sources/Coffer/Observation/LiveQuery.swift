@@ -60,25 +60,50 @@ final class LiveQuery<E: Entity> {
             let binding = try store.binding(for: E.self, in: transaction)
             let taken = pending ?? ObservedChanges()
             let rewritten = try tracker.apply(taken.changes, in: transaction, binding: binding, store: store)
-            let current = choose(tracker.entries[...]).map(\.id)
-            var newFingerprints: [Id: Int] = [:]
-            newFingerprints.reserveCapacity(current.count)
+            let chosen = choose(tracker.entries[...])
+            let current = chosen.map(\.id)
+            let diff = ListDiff(old: slice, new: current)
+            // Fingerprints are updated only for ids that entered, left or were rewritten
+            // (all of them after a re-run), and stored only once `body` succeeded.
             var changed = Set<Id>()
-            for id in current {
-                if let old = fingerprints[id], let rewritten, !rewritten.contains(id) {
-                    newFingerprints[id] = old
-                    continue
+            var updates: [(id: Id, fingerprint: Int?)] = []
+            var rebuilt: [Id: Int]?
+            var rewrittenPositions: [Id: Int]?
+            if let rewritten, let binding {
+                for index in diff.deleted { updates.append((slice[index], nil)) }
+                for index in diff.inserted { updates.append((current[index], try fingerprint(of: current[index], in: transaction, binding: binding))) }
+                var positions: [Id: Int] = [:]
+                for id in rewritten {
+                    guard let position = tracker.position(of: id, binding: binding), chosen.indices.contains(position) else { continue }
+                    positions[id] = position - chosen.startIndex
+                    guard let old = fingerprints[id] else { continue }   // entered: done above
+                    let now = try fingerprint(of: id, in: transaction, binding: binding)
+                    if now != old {
+                        changed.insert(id)
+                        updates.append((id, now))
+                    }
                 }
-                let fingerprint = try self.fingerprint(of: id, in: transaction, binding: binding)
-                newFingerprints[id] = fingerprint
-                if let old = fingerprints[id], old != fingerprint { changed.insert(id) }
+                rewrittenPositions = positions
+            } else {
+                var all: [Id: Int] = [:]
+                all.reserveCapacity(current.count)
+                for id in current {
+                    let now = try fingerprint(of: id, in: transaction, binding: binding)
+                    all[id] = now
+                    if let old = fingerprints[id], old != now { changed.insert(id) }
+                }
+                rebuilt = all
             }
-            let update = SliceUpdate(previous: slice, current: current, changed: changed, rewritten: rewritten,
-                                     windowChanged: taken.windowChanged, isFirst: !hasLooked)
+            let update = SliceUpdate(previous: slice, current: current, diff: diff, changed: changed, rewritten: rewritten,
+                                     rewrittenPositions: rewrittenPositions, windowChanged: taken.windowChanged, isFirst: !hasLooked)
             let result = try body(update, transaction, binding)
             // Only after `body` succeeded: a failed look leaves the last delivered state.
             slice = current
-            fingerprints = newFingerprints
+            if let rebuilt {
+                fingerprints = rebuilt
+            } else {
+                for (id, fingerprint) in updates { fingerprints[id] = fingerprint }
+            }
             hasLooked = true
             return result
         }

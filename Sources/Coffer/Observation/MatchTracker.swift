@@ -106,6 +106,14 @@ struct MatchTracker {
         return own.put
     }
 
+    /// The position of the entry of `id` in `entries`, or nil when it does not match.
+    func position(of id: Id, binding: EntityBinding) -> Int? {
+        guard let keys = keysById[id] else { return nil }
+        let position = insertionPoint(id, keys, QuerySorter(orders: orders, binding: binding))
+        if position < entries.count, entries[position].id == id { return position }
+        return entries.firstIndex { $0.id == id }
+    }
+
     /// The first position whose entry does not come before (`id`, `keys`).
     private func insertionPoint(_ id: Id, _ keys: [QuerySorter.Key], _ sorter: QuerySorter) -> Int {
         var low = 0

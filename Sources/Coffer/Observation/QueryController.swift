@@ -146,31 +146,56 @@ public final class QueryController<E: Entity>: @unchecked Sendable {
             total = all.count
             return Self.windowed(all, window)
         }) { update, transaction, binding in
-            let diff = ListDiff(old: update.previous, new: update.current)
-            // Decode only objects that entered the window or whose records were rewritten.
-            var objects: [E] = []
-            objects.reserveCapacity(update.current.count)
-            var previousIndex: [Id: Int] = [:]
-            previousIndex.reserveCapacity(update.previous.count)
-            for (index, id) in update.previous.enumerated() { previousIndex[id] = index }
-            for id in update.current {
-                if let index = previousIndex[id], index < shown.count, !(update.rewritten?.contains(id) ?? true) {
-                    objects.append(shown[index])
-                } else if let binding {
-                    objects.append(try LiveQuery<E>.decode(id, in: transaction, binding: binding))
-                }
+            let diff = update.diff
+            let objects = try newObjects(update, transaction: transaction, binding: binding)
+            // New index of every changed object (they are all in the new window).
+            var positions = update.rewrittenPositions ?? [:]
+            if update.rewrittenPositions == nil {
+                for (index, id) in update.current.enumerated() { positions[id] = index }
             }
-            let updated = diff.stayed.filter { update.changed.contains(update.previous[$0.old]) }.map(\.old).sorted()
+            let movedFrom = Set(diff.moved.map(\.from))
+            var updated: [Int] = []
+            for id in update.changed {
+                guard let index = positions[id], let old = diff.oldIndex(ofNew: index, id: id), !movedFrom.contains(old) else { continue }
+                updated.append(old)
+            }
+            updated.sort()
             let moved = diff.moved.map { move in
                 QueryChange<E>.Move(from: move.from, to: move.to, isUpdated: update.changed.contains(update.previous[move.from]))
             }
             shown = objects
             shownTotal = total
-            guard update.isFirst == false,
-                  !(diff.deleted.isEmpty && diff.inserted.isEmpty && moved.isEmpty && updated.isEmpty) else { return nil }
+            guard !update.isFirst, !(diff.isEmpty && updated.isEmpty) else { return nil }
             return QueryChange(objects: objects, deleted: diff.deleted, inserted: diff.inserted,
                                updated: updated, moved: moved, totalCount: total)
         }
+    }
+
+    /// The objects of the new window: those of the old window reused where the record was
+    /// not rewritten (the unchanged prefix and suffix are copied as a block), the others
+    /// decoded.
+    private func newObjects(_ update: SliceUpdate, transaction: Transaction, binding: EntityBinding?) throws -> [E] {
+        guard let binding else { return [] }
+        guard let rewritten = update.rewrittenPositions, shown.count == update.previous.count else {
+            return try update.current.map { try LiveQuery<E>.decode($0, in: transaction, binding: binding) }
+        }
+        let diff = update.diff
+        var objects: [E] = []
+        objects.reserveCapacity(update.current.count)
+        objects.append(contentsOf: shown[0..<diff.prefix])
+        for index in diff.prefix..<diff.newSuffixStart {
+            let id = update.current[index]
+            if let old = diff.oldIndex(ofNew: index, id: id) {
+                objects.append(shown[old])
+            } else {
+                objects.append(try LiveQuery<E>.decode(id, in: transaction, binding: binding))
+            }
+        }
+        objects.append(contentsOf: shown[diff.oldSuffixStart...])
+        for (id, index) in rewritten where diff.oldIndex(ofNew: index, id: id) != nil {
+            objects[index] = try LiveQuery<E>.decode(id, in: transaction, binding: binding)
+        }
+        return objects
     }
 
     /// The part of the results a window shows.
