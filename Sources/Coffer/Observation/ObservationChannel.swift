@@ -35,10 +35,12 @@ final class ObservationChannel<Pending: Sendable>: @unchecked Sendable {
     func send(_ value: Pending) {
         let waiter = withState { state -> CheckedContinuation<Bool, Never>? in
             guard !state.isFinished else { return nil }
-            if state.pending == nil {
-                state.pending = value
+            // `take()` leaves the value uniquely referenced, so merging does not copy it.
+            if var pending = state.pending.take() {
+                merge(&pending, value)
+                state.pending = pending
             } else {
-                merge(&state.pending!, value)
+                state.pending = value
             }
             defer { state.waiter = nil }
             return state.waiter
