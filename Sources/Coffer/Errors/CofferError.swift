@@ -66,6 +66,14 @@ public enum CofferError: Error, Sendable, Equatable, CustomStringConvertible {
     /// ```
     case invalidSelector(message: String)
 
+    /// A full-text search (``Property/matches(_:)``) could not be parsed: an unbalanced
+    /// quote or parenthesis, an empty search, an operator without operands, only negations.
+    ///
+    /// ```swift
+    /// catch CofferError.invalidSearch(let search, let reason) { print("\(search): \(reason)") }
+    /// ```
+    case invalidSearch(search: String, reason: String)
+
     /// An upsert by an external id found several stored objects with that key.
     ///
     /// ```swift
@@ -130,6 +138,8 @@ public enum CofferError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(entity): parameter \(parameter) expects \(expected), got \(actual)"
         case let .invalidSelector(message):
             return "invalid selector: \(message)"
+        case let .invalidSearch(search, reason):
+            return "invalid full-text search \(FieldDescription.quoted(search)): \(reason)"
         case let .ambiguousUpsert(entity, property, value, count):
             return "\(entity).\(property): \(count) stored objects have the value \(value); upsert needs at most one"
         case let .readOnly(path, operation):

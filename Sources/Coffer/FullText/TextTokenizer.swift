@@ -1,0 +1,77 @@
+import Foundation
+
+/// How a `@FullText` property's text becomes index terms.
+///
+/// ```swift
+/// @FullText(.porter) var body: String    // "Reading books" -> ["read", "book"]
+/// @FullText(.simple) var title: String   // "Café Crème"    -> ["cafe", "creme"]
+/// ```
+///
+/// Both tokenizers are deterministic:
+/// 1. The text is split into words: maximal runs of characters that are letters or digits in
+///    any script (Unicode `isLetter`/`isNumber`, with their combining marks). Everything
+///    else separates words: spaces, punctuation, symbols, apostrophes ("don't" is "don" and
+///    "t").
+/// 2. Each word is case-folded and diacritic-folded ("Café" and "CAFE" are "cafe"; "Straße"
+///    is "strasse").
+/// 3. `.porter` then applies the Porter stemming algorithm to words of ASCII letters
+///    ("books" -> "book", "reading" -> "read", "relational" -> "relat"); other words stay
+///    as folded.
+/// Words longer than 200 UTF-8 bytes are cut to 200 (at a character boundary).
+public enum TextTokenizer: String, Sendable, Hashable, CaseIterable {
+    /// Unicode words, case- and diacritic-folded.
+    ///
+    /// ```swift
+    /// @FullText(.simple) var title: String
+    /// ```
+    case simple
+    /// `.simple`, then English stemming with the Porter algorithm.
+    ///
+    /// ```swift
+    /// @FullText(.porter) var body: String
+    /// ```
+    case porter
+
+    /// The terms of `text` in order, for the index and for search terms.
+    ///
+    /// ```swift
+    /// TextTokenizer.porter.terms(in: "Reading books")   // ["read", "book"]
+    /// ```
+    public func terms(in text: String) -> [String] {
+        var terms: [String] = []
+        var word = ""
+        func flush() {
+            guard !word.isEmpty else { return }
+            var term = Self.fold(word)
+            if term.utf8.count > Self.maximumTermBytes {
+                var cut = ""
+                for character in term where cut.utf8.count + character.utf8.count <= Self.maximumTermBytes { cut.append(character) }
+                term = cut
+            }
+            if self == .porter { term = PorterStemmer.stem(term) }
+            if !term.isEmpty { terms.append(term) }
+            word = ""
+        }
+        for character in text {
+            if character.isLetter || character.isNumber {
+                word.append(character)
+            } else {
+                flush()
+            }
+        }
+        flush()
+        return terms
+    }
+
+    /// The longest term kept, in UTF-8 bytes (index keys are at most 511 bytes).
+    static let maximumTermBytes = 200
+
+    /// Case and diacritic folding; ASCII takes a fast path.
+    static func fold(_ word: String) -> String {
+        if word.utf8.allSatisfy({ $0 < 0x80 }) { return word.lowercased() }
+        let folded = word.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
+        // Folding can leave characters that are not letters or digits (ligature parts):
+        // keep only letters and digits, so a term never holds a separator.
+        return String(folded.lowercased().filter { $0.isLetter || $0.isNumber })
+    }
+}
