@@ -91,6 +91,7 @@ struct CodeEmitter {
             if property.defaultValue != nil || property.relationTarget != nil { arguments.append("hasDefault: true") }
             if let target = property.relationTarget { arguments.append("relationTarget: \(Self.literal(target))") }
             if let backlink = property.backlinkProperty { arguments.append("backlinkProperty: \(Self.literal(backlink))") }
+            if let tokenizer = property.fullText { arguments.append("fullText: .\(tokenizer)") }
             line("            PropertySchema(\(arguments.joined(separator: ", "))),")
         }
         line("        ]")

@@ -37,6 +37,8 @@ struct PropertyModel {
     var toManyTarget: String? = nil
     /// For a `@Backlink` `ToMany`: the name of the `ToOne` on the target.
     var backlinkProperty: String? = nil
+    /// For `@FullText`: the tokenizer's case name (`simple`, `porter`).
+    var fullText: String? = nil
 
     /// Not stored in records: computed from the other side.
     var isComputedRelation: Bool { toManyTarget != nil }

@@ -20,8 +20,7 @@ struct SourceAnalyzer {
     static let arrayTypes: [String: String] = ["String": "stringArray", "Int": "intArray", "Double": "doubleArray"]
     static let supportedList =
         "Bool, Int, Int8-Int64, UInt, UInt8-UInt64, Float, Double, String, Date, Data, UUID, [String], [Int], [Double], enums with one of those raw types, and optionals of them"
-    static let markers: Set<String> = ["Index", "Unique", "Transient", "Name", "Renamed", "CreatedAt", "UpdatedAt", "Backlink"]
-    static let laterMarkers: Set<String> = ["FullText"]
+    static let markers: Set<String> = ["Index", "Unique", "Transient", "Name", "Renamed", "CreatedAt", "UpdatedAt", "Backlink", "FullText"]
 
     init(files: [SourceFile]) {
         let parsed = files.map { file in (file, Parser.parse(source: file.text)) }
@@ -227,10 +226,8 @@ struct SourceAnalyzer {
             }
             for attribute in attributes {
                 let attributeName = Self.markerName(attribute)
-                if Self.laterMarkers.contains(attributeName) {
-                    report(attribute, "@\(attributeName) is not supported by this version of Coffer", &context)
-                } else if !Self.markers.contains(attributeName) {
-                    report(attribute, "@\(attributeName) is not a Coffer annotation; entity properties take @Index, @Unique, @Transient, @Name, @Renamed, @CreatedAt, @UpdatedAt and @Backlink", &context)
+                if !Self.markers.contains(attributeName) {
+                    report(attribute, "@\(attributeName) is not a Coffer annotation; entity properties take @Index, @Unique, @Transient, @Name, @Renamed, @CreatedAt, @UpdatedAt, @Backlink and @FullText", &context)
                 }
             }
             // `var a, b: Int`: a binding without a type takes the next written one.
@@ -298,6 +295,22 @@ struct SourceAnalyzer {
                 }
                 property.backlinkProperty = last.declName.baseName.text
                 property.flags.append("backlink")
+            case "FullText":
+                if property.valueType != "String" || property.isEnum {
+                    report(attribute, "@FullText needs a String or String? property; '\(property.name)' is '\(property.swiftType)'", &context)
+                    break
+                }
+                var tokenizer = "simple"
+                if case .argumentList(let arguments) = attribute.arguments, !arguments.isEmpty {
+                    let value = arguments.first?.expression.trimmedDescription ?? ""
+                    guard arguments.count == 1, arguments.first?.label == nil, [".simple", ".porter"].contains(value) else {
+                        report(attribute, "@FullText takes one tokenizer: @FullText(.simple) or @FullText(.porter)", &context)
+                        break
+                    }
+                    tokenizer = String(value.dropFirst())
+                }
+                property.fullText = tokenizer
+                property.flags.append("fullText")
             case "CreatedAt", "UpdatedAt":
                 let name = Self.markerName(attribute)
                 if property.valueType != "Date" {

@@ -78,7 +78,26 @@ import Testing
             "Model.swift:4:13: error: @Unique takes onConflict: .fail, .replace or .update",
             "Model.swift:5:5: error: @CreatedAt needs a Date property; 'c' is 'Int'",
             "Model.swift:6:20: error: @Transient property 'd' needs a default value: loaded objects get it",
-            "Model.swift:7:5: error: @Published is not a Coffer annotation; entity properties take @Index, @Unique, @Transient, @Name, @Renamed, @CreatedAt, @UpdatedAt and @Backlink",
+            "Model.swift:7:5: error: @Published is not a Coffer annotation; entity properties take @Index, @Unique, @Transient, @Name, @Renamed, @CreatedAt, @UpdatedAt, @Backlink and @FullText",
+        ])
+    }
+
+    @Test func fullTextNeedsTextAndOneTokenizer() {
+        let messages = diagnose("""
+        struct F: Entity {
+            var id: Id = 0
+            @FullText var count: Int = 0
+            @FullText(.snowball) var body: String = ""
+            @FullText(.porter, .simple) var title: String = ""
+            @FullText(tokenizer: .porter) var note: String = ""
+            @FullText(.porter) var fine: String?
+        }
+        """)
+        #expect(messages == [
+            "Model.swift:3:5: error: @FullText needs a String or String? property; 'count' is 'Int'",
+            "Model.swift:4:5: error: @FullText takes one tokenizer: @FullText(.simple) or @FullText(.porter)",
+            "Model.swift:5:5: error: @FullText takes one tokenizer: @FullText(.simple) or @FullText(.porter)",
+            "Model.swift:6:5: error: @FullText takes one tokenizer: @FullText(.simple) or @FullText(.porter)",
         ])
     }
 

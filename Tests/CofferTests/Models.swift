@@ -280,3 +280,11 @@ struct Message: Entity, Equatable {
     var isUnread: Bool = true
     var text: String = ""
 }
+
+/// Full-text search: a stemmed body and a simple title.
+struct Article: Entity, Equatable {
+    var id: Id = 0
+    @FullText(.simple) var title: String?
+    @FullText(.porter) var body: String = ""
+    var year: Int = 2000
+}

@@ -20,6 +20,17 @@ public macro Index() = #externalMacro(module: "CofferMacros", type: "MarkerMacro
 public macro Unique(onConflict: ConflictStrategy = .fail) =
     #externalMacro(module: "CofferMacros", type: "MarkerMacro")
 
+/// Keeps a full-text index of the property's words, searched with `matches(_:)`:
+/// `.simple` (Unicode words, case- and diacritic-folded) or `.porter` (the same, then
+/// English stemming). Several properties of an entity may have one.
+///
+/// ```swift
+/// @FullText(.porter) var body: String
+/// @FullText var title: String?        // .simple
+/// ```
+@attached(peer)
+public macro FullText(_ tokenizer: TextTokenizer = .simple) = #externalMacro(module: "CofferMacros", type: "MarkerMacro")
+
 /// Excludes the property from storage. It needs a default value, which loaded objects get.
 ///
 /// ```swift

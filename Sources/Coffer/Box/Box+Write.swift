@@ -141,6 +141,9 @@ extension Box {
             for index in binding.indexes {
                 try transaction.check(mdb_drop(transaction.txn, index.database, 0), "clearing the index on \(index.property.name)")
             }
+            for index in binding.textIndexes {
+                try transaction.check(mdb_drop(transaction.txn, index.database, 0), "clearing the full-text index on \(index.propertyName)")
+            }
             for id in removedIds { transaction.changes.recordRemove(binding.schema.storedName, id) }
             if count > 0 { transaction.changes.recordUnlistedChange() }
             return count
@@ -223,6 +226,10 @@ extension Box {
             }
         }
         for (position, index) in indexes.enumerated() { try index.writeKey(in: record, to: &transaction.newKeys[position]) }
+        // Full-text postings before and after; the stored record is read again here because
+        // a `.replace` above may have moved its page.
+        let oldPostings = try transaction.textPostings(of: previous == nil ? nil : entity.id, binding: binding)
+        let newPostings = try binding.textIndexes.map { try $0.postings(in: record) }
         var key = IdKey(entity.id)
         let id = entity.id
         try key.withVal { keyVal in
@@ -241,6 +248,7 @@ extension Box {
             }
             try transaction.insertIndexEntry(index, key: transaction.newKeys[position], id: id)
         }
+        try transaction.applyTextPostings(of: id, binding: binding, old: oldPostings, new: newPostings)
         try E.cofferPutLinks(&entity, in: store)
         return id
     }
@@ -267,6 +275,8 @@ extension Box {
                 }
             }
         }
+        // Read before the record's page changes; nil when nothing was stored.
+        let oldPostings = try transaction.textPostings(of: id, binding: binding)
         var key = IdKey(id)
         let removed = try key.withVal { keyVal in
             let rc = mdb_del(transaction.txn, binding.table, &keyVal, nil)
@@ -275,6 +285,8 @@ extension Box {
             return true
         }
         if removed {
+            try transaction.applyTextPostings(of: id, binding: binding, old: oldPostings,
+                                              new: binding.textIndexes.map { _ in [:] })
             transaction.changes.recordRemove(binding.schema.storedName, id)
             try transaction.clearLinks(to: id, of: binding)
             try transaction.removeManyToMany(of: id, binding: binding)

@@ -31,6 +31,7 @@ public struct QueryBuilder<E: Entity>: Sendable {
     /// - Throws: ``CofferError/invalidOperation(message:)`` for a condition that cannot run
     ///   (an alias on a combination, `modulo(0)`), or an alias used twice.
     public func build() throws -> Query<E> {
+        if let error = condition?.firstBuildError { throw error }
         if let message = condition?.firstInvalid {
             throw CofferError.invalidOperation(message: "\(E.cofferSchema.name) query: \(message)")
         }

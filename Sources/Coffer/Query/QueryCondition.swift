@@ -122,6 +122,16 @@ indirect enum ConditionNode: Sendable {
         }
     }
 
+    /// The first link step's precise build error (a malformed full-text search).
+    var firstBuildError: CofferError? {
+        switch self {
+        case .link(let step): return step.link.buildError
+        case .leaf, .invalid: return nil
+        case .and(let nodes), .or(let nodes): return nodes.lazy.compactMap(\.firstBuildError).first
+        case .not(let node): return node.firstBuildError
+        }
+    }
+
     var firstInvalid: String? {
         switch self {
         case .invalid(let message): return message

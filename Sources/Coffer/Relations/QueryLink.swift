@@ -13,6 +13,13 @@ protocol QueryLink: Sendable {
     /// to (the other side, relation owners, and the steps nested in its condition):
     /// observers run the query again when one of them changes.
     var dependencies: Set<String> { get }
+    /// The error `build()` throws for an invalid step, when it has a more precise one than
+    /// `invalidOperation` with `invalid`'s message.
+    var buildError: CofferError? { get }
+}
+
+extension QueryLink {
+    var buildError: CofferError? { nil }
 }
 
 /// Follows a `ToOne`: owners whose link points at a matching target.

@@ -83,6 +83,8 @@ struct CatalogProperty: Codable, Equatable {
     var retired: Bool? = nil
     /// Names the property was stored under before a rename (`@Renamed(from:)`).
     var formerNames: [String]? = nil
+    /// For a `@FullText` property: the tokenizer its postings were built with.
+    var tokenizer: String? = nil
 
     var isRetired: Bool { retired == true }
 }

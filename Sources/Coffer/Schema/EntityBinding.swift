@@ -20,6 +20,8 @@ final class EntityBinding: @unchecked Sendable {
     /// The entity's property indexes (unique ones included). Filled while the binding is
     /// registered, before any other thread can see it; read-only afterwards.
     @exclusivity(unchecked) var indexes: [IndexBinding] = []
+    /// The entity's full-text indexes, filled like `indexes`.
+    @exclusivity(unchecked) var textIndexes: [TextIndexBinding] = []
     /// The tables of the entity's many-to-many relations, by schema position.
     @exclusivity(unchecked) var relationTables: [Int: RelationTables] = [:]
     /// Whether a put must set `@CreatedAt` / `@UpdatedAt` properties.

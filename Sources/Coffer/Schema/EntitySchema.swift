@@ -138,6 +138,13 @@ public struct PropertySchema: Sendable, Equatable {
     /// ```swift
     /// Person.tags.schema.hasDefault   // true for `var tags: [String] = []`
     /// ```
+    /// The tokenizer of the property's `@FullText` index, or nil.
+    ///
+    /// ```swift
+    /// Article.body.schema.fullText   // .porter
+    /// ```
+    public let fullText: TextTokenizer?
+
     public let hasDefault: Bool
 
     /// Creates a property description; called by generated code.
@@ -157,7 +164,8 @@ public struct PropertySchema: Sendable, Equatable {
         renamedFrom: String? = nil,
         hasDefault: Bool = false,
         relationTarget: String? = nil,
-        backlinkProperty: String? = nil
+        backlinkProperty: String? = nil,
+        fullText: TextTokenizer? = nil
     ) {
         self.name = name
         self.storedName = storedName ?? name
@@ -170,6 +178,7 @@ public struct PropertySchema: Sendable, Equatable {
         self.hasDefault = hasDefault
         self.relationTarget = relationTarget
         self.backlinkProperty = backlinkProperty
+        self.fullText = fullText
     }
 }
 
@@ -252,6 +261,8 @@ public struct PropertyFlags: OptionSet, Sendable, Hashable {
     public static let backlink = PropertyFlags(rawValue: 1 << 7)
     /// A standalone many-to-many `ToMany`, stored in its own tables. ```swift PropertyFlags.toMany ```
     public static let toMany = PropertyFlags(rawValue: 1 << 8)
+    /// `@FullText`: a full-text index of postings. ```swift PropertyFlags.fullText ```
+    public static let fullText = PropertyFlags(rawValue: 1 << 9)
 }
 
 /// What a put does when a `@Unique` property's value is already held by another object.

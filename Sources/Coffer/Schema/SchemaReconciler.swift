@@ -39,7 +39,7 @@ enum SchemaReconciler {
                     id: previous.id, name: property.storedName, type: property.type,
                     optional: property.isOptional, swiftType: property.swiftType, flags: property.flags.rawValue,
                     target: property.relationTarget, keys: keyVersion(property, previous: previous),
-                    formerNames: formerNames.isEmpty ? nil : formerNames))
+                    formerNames: formerNames.isEmpty ? nil : formerNames, tokenizer: property.fullText?.rawValue))
             } else {
                 if stored != nil && !property.isOptional && !property.hasDefault {
                     throw CofferError.schemaMismatch(
@@ -54,12 +54,17 @@ enum SchemaReconciler {
                 properties.append(CatalogProperty(
                     id: result.lastPropertyId, name: property.storedName, type: property.type,
                     optional: property.isOptional, swiftType: property.swiftType, flags: property.flags.rawValue,
-                    target: property.relationTarget, keys: keyVersion(property, previous: nil)))
+                    target: property.relationTarget, keys: keyVersion(property, previous: nil),
+                    tokenizer: property.fullText?.rawValue))
             }
         }
         for old in stored?.properties ?? [] where !matched.contains(old.id) {
             var retired = old
             retired.retired = true
+            // A full-text index lives only while a build declares it (it is deleted when the
+            // annotation goes, and built again when it comes back).
+            retired.flags &= ~PropertyFlags.fullText.rawValue
+            retired.tokenizer = nil
             properties.append(retired)
         }
         result.properties = properties

@@ -178,6 +178,10 @@ extension Store {
             throw CofferError.readOnly(path: path, operation: "register \(schema.name)")
         }
 
+        for property in schema.properties where property.fullText != nil && property.type != .string {
+            throw CofferError.schemaMismatch(entity: schema.name, property: property.name,
+                                             stored: "a full-text index", declared: "\(property.swiftType), which is not text")
+        }
         for property in schema.properties where property.flags.contains(.indexed) && !IndexKey.isIndexable(property.type) {
             throw CofferError.schemaMismatch(entity: schema.name, property: property.name,
                                              stored: "an index", declared: "\(property.swiftType), which cannot be indexed")
@@ -229,6 +233,23 @@ extension Store {
                                         flags: PropertyFlags(rawValue: property.flags))
             binding.indexes.append(IndexBinding(position: -1, storedId: property.id, property: schema,
                                                 database: database, createdInTransaction: 0))
+        }
+        try dropStaleTextIndexes(previous: stored, current: reconciled, in: transaction)
+        for (position, property) in schema.properties.enumerated() {
+            guard let tokenizer = property.fullText, let storedProperty = reconciled.property(named: property.storedName) else { continue }
+            let name = TextIndexBinding.databaseName(entity: reconciled.id, property: storedProperty.id)
+            var database: MDB_dbi = 0
+            try transaction.check(mdb_dbi_open(transaction.txn, name, UInt32(MDB_CREATE), &database),
+                                  "cannot open the full-text index on \(schema.name).\(property.name)")
+            let index = TextIndexBinding(position: position, storedId: storedProperty.id, propertyName: property.name,
+                                         tokenizer: tokenizer, database: database)
+            let before = stored?.properties.first { $0.id == storedProperty.id }
+            // Built for the objects already stored when the annotation is new, and again
+            // when the tokenizer changed.
+            if storedDatabase(name) == nil || before?.tokenizer != tokenizer.rawValue {
+                try transaction.buildTextIndex(index, binding: binding)
+            }
+            binding.textIndexes.append(index)
         }
         for (position, property) in schema.properties.enumerated() where property.flags.contains(.toMany) {
             guard let storedProperty = reconciled.property(named: property.storedName) else { continue }
@@ -299,6 +320,21 @@ extension Store {
         }
     }
 
+    /// Deletes the full-text indexes of properties that lost `@FullText` or were removed.
+    private func dropStaleTextIndexes(previous: CatalogEntity?, current: CatalogEntity, in transaction: Transaction) throws {
+        guard let previous else { return }
+        for old in previous.properties where old.tokenizer != nil {
+            guard current.properties.first(where: { $0.id == old.id })?.tokenizer == nil else { continue }
+            let name = TextIndexBinding.databaseName(entity: current.id, property: old.id)
+            var database: MDB_dbi = 0
+            let rc = mdb_dbi_open(transaction.txn, name, 0, &database)
+            if rc == MDB_NOTFOUND { continue }
+            try transaction.check(rc, "opening the dropped full-text index \(name)")
+            try transaction.check(mdb_drop(transaction.txn, database, 1), "deleting the dropped full-text index \(name)")
+            transaction.droppedDatabases.append(name)
+        }
+    }
+
     /// Types whose index keys share an encoding: an index survives a change within a family.
     static func keyFamily(_ type: PropertyType) -> String {
         switch type {
@@ -332,6 +368,16 @@ extension Store {
             else { continue }
             binding.indexes.append(IndexBinding(position: position, storedId: storedProperty.id, property: property,
                                                 database: database, createdInTransaction: 0))
+        }
+        for (position, property) in schema.properties.enumerated() {
+            // An index built with another tokenizer would answer wrongly: scan instead.
+            guard let tokenizer = property.fullText,
+                  let storedProperty = stored.anyProperty(named: property.storedName),
+                  storedProperty.tokenizer == tokenizer.rawValue,
+                  let database = storedDatabase(TextIndexBinding.databaseName(entity: stored.id, property: storedProperty.id))
+            else { continue }
+            binding.textIndexes.append(TextIndexBinding(position: position, storedId: storedProperty.id, propertyName: property.name,
+                                                        tokenizer: tokenizer, database: database))
         }
         for (position, property) in schema.properties.enumerated() where property.flags.contains(.toMany) {
             guard let storedProperty = stored.anyProperty(named: property.storedName) else { continue }
@@ -367,6 +413,9 @@ extension Store {
             databases[Catalog.tableName(binding.entityId)] = binding.table
             for index in binding.indexes {
                 databases[IndexBinding.databaseName(entity: binding.entityId, property: index.storedId)] = index.database
+            }
+            for index in binding.textIndexes {
+                databases[TextIndexBinding.databaseName(entity: binding.entityId, property: index.storedId)] = index.database
             }
             for (position, tables) in binding.relationTables {
                 guard let storedProperty = binding.catalog.anyProperty(named: binding.schema.properties[position].storedName) else { continue }

@@ -1,0 +1,110 @@
+/// A full-text match as a condition step: each run answers the search from the postings of
+/// the searched properties (or, without a built index, from their records) and becomes an
+/// id-list condition, so it combines with every other condition, ordering, paging, links,
+/// property queries and projections, and `describe()` shows it.
+struct TextMatchLink<E: Entity>: QueryLink {
+    let position = 0   // the object's id
+    /// The searched properties' positions.
+    let properties: [Int]
+    let text: String
+    let search: Result<TextSearch, CofferError>
+
+    init(properties: [Int], text: String) {
+        self.properties = properties
+        self.text = text
+        search = Result { () throws(CofferError) -> TextSearch in
+            do {
+                return try TextSearch.parse(text)
+            } catch let error as CofferError {
+                throw error
+            } catch {
+                throw CofferError.invalidSearch(search: text, reason: "\(error)")
+            }
+        }
+    }
+
+    func condition(in transaction: Transaction, store: Store) throws -> ConditionNode {
+        var evaluator = try evaluator(in: transaction, store: store)
+        let ids = try evaluator.ids(try search.get())
+        return .leaf(ConditionLeaf(position: 0, op: .inList, values: ids.sorted().map { .unsigned($0) }, caseSensitive: true))
+    }
+
+    /// An evaluator over the searched properties, reading the calling thread's transaction.
+    func evaluator(in transaction: Transaction, store: Store) throws -> TextSearchEvaluator {
+        guard let binding = try store.binding(for: E.self, in: transaction) else { return TextSearchEvaluator(sources: []) }
+        let schema = E.cofferSchema
+        let sources = try properties.compactMap { position -> TextSearchEvaluator.Source? in
+            guard let tokenizer = schema.properties[position].fullText else { return nil }
+            if let index = binding.textIndexes.first(where: { $0.position == position }) {
+                return TextSearchEvaluator.Source(tokenizer: tokenizer) { term, prefix in
+                    try transaction.textPostings(index, term: term, prefix: prefix)
+                }
+            }
+            let scanned = try transaction.scannedTextPostings(binding, position: position, tokenizer: tokenizer)
+            return TextSearchEvaluator.Source(tokenizer: tokenizer) { term, prefix in
+                guard prefix else { return scanned[term] ?? [:] }
+                var result: [Id: [UInt32]] = [:]
+                for (candidate, postings) in scanned where candidate.utf8.starts(with: term.utf8) {
+                    for (id, positions) in postings { result[id, default: []].append(contentsOf: positions) }
+                }
+                return result
+            }
+        }
+        return TextSearchEvaluator(sources: sources)
+    }
+
+    var summary: String {
+        let names = properties.map { E.cofferSchema.properties[$0].name }.joined(separator: ", ")
+        let search = (try? self.search.get())?.summary ?? text
+        return "full-text match on \(names) for \(search) (answered from the postings, then checked as an id list)"
+    }
+
+    var invalid: String? {
+        if case .failure(let error) = search { return error.description }
+        return nil
+    }
+
+    var buildError: CofferError? {
+        if case .failure(let error) = search { return error }
+        return nil
+    }
+
+    var dependencies: Set<String> { [E.cofferSchema.storedName] }
+}
+
+extension Property where Value: StringQueryable {
+    /// A full-text search of this `@FullText` property: terms (all must occur), `"a
+    /// phrase"`, `pre*`, `OR`, `NOT`/`-term` and parentheses, tokenized with the property's
+    /// tokenizer (so `matches("Books")` on a `.porter` index finds "book").
+    ///
+    /// ```swift
+    /// let found = try articles.query { Article.body.matches("doctor books") && Article.year > 2000 }.build().find()
+    /// let ranked = try articles.query { Article.body.matches("\"is a doctor\" OR doc*") }.build().findRanked()
+    /// ```
+    ///
+    /// A malformed search makes `build()` throw ``CofferError/invalidSearch(search:reason:)``.
+    /// On a property without `@FullText` it throws ``CofferError/invalidOperation(message:)``.
+    public func matches(_ search: String) -> QueryCondition<E> {
+        guard schema.fullText != nil else {
+            return QueryCondition(.invalid("\(self) has no @FullText index; matches(_:) searches full-text properties only"))
+        }
+        return QueryCondition(.link(LinkStep(link: TextMatchLink<E>(properties: [index], text: search))))
+    }
+}
+
+extension QueryCondition {
+    /// A full-text search over every `@FullText` property of the entity as one text (what
+    /// Cloudant's `$text` means): a word matches when any of them holds it; a phrase must
+    /// occur within one property.
+    ///
+    /// ```swift
+    /// let query = try articles.query { .matchesText("doctor books") && Article.year > 2000 }.build()
+    /// ```
+    public static func matchesText(_ search: String) -> QueryCondition<E> {
+        let properties = E.cofferSchema.properties.indices.filter { E.cofferSchema.properties[$0].fullText != nil }
+        guard !properties.isEmpty else {
+            return QueryCondition(.invalid("\(E.cofferSchema.name) has no @FullText property; matchesText(_:) needs one"))
+        }
+        return QueryCondition(.link(LinkStep(link: TextMatchLink<E>(properties: properties, text: search))))
+    }
+}
