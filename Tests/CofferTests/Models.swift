@@ -288,3 +288,25 @@ struct Article: Entity, Equatable {
     @FullText(.porter) var body: String = ""
     var year: Int = 2000
 }
+
+enum Unindexed {
+    /// `Article` without full-text indexes.
+    @StoredAs("Article")
+    struct Article: Entity {
+        var id: Id = 0
+        var title: String?
+        var body: String = ""
+        var year: Int = 2000
+    }
+}
+
+enum Resimple {
+    /// `Article` with its body indexed by the simple tokenizer instead of porter.
+    @StoredAs("Article")
+    struct Article: Entity {
+        var id: Id = 0
+        @FullText(.simple) var title: String?
+        @FullText(.simple) var body: String = ""
+        var year: Int = 2000
+    }
+}

@@ -65,8 +65,15 @@ enum PorterStemmer {
     }
 
     private static func ends(_ word: [UInt8], _ suffix: String) -> Bool {
-        let suffix = Array(suffix.utf8)
-        return word.count >= suffix.count && word.suffix(suffix.count).elementsEqual(suffix)
+        // A plain loop: the generic `elementsEqual` costs more than the whole stem in
+        // unoptimised builds.
+        var suffix = suffix
+        return suffix.withUTF8 { bytes in
+            guard word.count >= bytes.count else { return false }
+            let start = word.count - bytes.count
+            for offset in 0..<bytes.count where word[start + offset] != bytes[offset] { return false }
+            return true
+        }
     }
 
     private static func replace(_ word: inout [UInt8], _ suffix: String, with replacement: String) {

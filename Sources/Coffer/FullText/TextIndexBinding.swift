@@ -199,7 +199,13 @@ extension Transaction {
         }
     }
 
+    /// Writes the statistics; an index without text has no statistics entry (so an index
+    /// is a function of the stored texts alone, whatever their history).
     func writeTextIndexStats(_ index: TextIndexBinding, _ stats: TextIndexStats) throws {
+        guard stats.documents != 0 || stats.terms != 0 else {
+            try deleteTextKey(index, TextIndexBinding.statsKey)
+            return
+        }
         var bytes = withUnsafeBytes(of: stats.documents.bigEndian) { Array($0) }
         withUnsafeBytes(of: stats.terms.bigEndian) { bytes.append(contentsOf: $0) }
         try putTextKey(index, TextIndexBinding.statsKey, bytes)

@@ -1,0 +1,252 @@
+@testable import Coffer
+import CLMDB
+import Foundation
+import Testing
+
+/// Every posting, length and statistics entry of a full-text index, as plain values.
+func textIndexContents(_ store: Store, property: String) throws -> [String: [UInt8]] {
+    try store.read {
+        try store.performRead { transaction in
+            guard let binding = try store.binding(for: Article.self, in: transaction),
+                  let index = binding.textIndexes.first(where: { $0.propertyName == property }) else { return [:] }
+            var contents: [String: [UInt8]] = [:]
+            try transaction.withCursor(index.database, "test") { cursor in
+                var current = try cursor.first()
+                while let entry = current {
+                    contents[entry.key.map { String(format: "%02x", $0) }.joined()] = Array(entry.value)
+                    current = try cursor.next()
+                }
+            }
+            return contents
+        }
+    }
+}
+
+/// What the index of `texts` must hold: built from the texts alone.
+func expectedTextIndex(_ texts: [Id: String], tokenizer: TextTokenizer) -> [String: [UInt8]] {
+    var contents: [String: [UInt8]] = [:]
+    var documents: UInt64 = 0
+    var total: UInt64 = 0
+    func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+    for (id, text) in texts {
+        let terms = tokenizer.terms(in: text)
+        guard !terms.isEmpty else { continue }
+        documents += 1
+        total += UInt64(terms.count)
+        for (term, positions) in TextIndexBinding.postings(of: terms) {
+            contents[hex(TextIndexBinding.postingKey(term, id))] = TextIndexBinding.encodePositions(positions)
+        }
+        contents[hex(TextIndexBinding.lengthKey(id))] = withUnsafeBytes(of: UInt32(terms.count).bigEndian) { Array($0) }
+    }
+    if documents > 0 {
+        contents[hex(TextIndexBinding.statsKey)] = withUnsafeBytes(of: documents.bigEndian) { Array($0) }
+            + withUnsafeBytes(of: total.bigEndian) { Array($0) }
+    }
+    return contents
+}
+
+/// A plain Swift reading of the search syntax's meaning, on token arrays: the oracle.
+/// Search words tokenized once per search, not once per object.
+final class TermCache {
+    private var terms: [String: [String]] = [:]
+    func terms(_ text: String, _ tokenizer: TextTokenizer) -> [String] {
+        let key = tokenizer.rawValue + "|" + text
+        if let known = terms[key] { return known }
+        let found = tokenizer.terms(in: text)
+        terms[key] = found
+        return found
+    }
+}
+
+func plainMatch(_ search: TextSearch, title: [String], body: [String], cache: TermCache) -> Bool {
+    func containsPhrase(_ tokens: [String], _ phrase: [String], lastIsPrefix: Bool) -> Bool {
+        guard !phrase.isEmpty, tokens.count >= phrase.count else { return false }
+        return (0...(tokens.count - phrase.count)).contains { start in
+            phrase.indices.allSatisfy { offset in
+                let token = tokens[start + offset]
+                return lastIsPrefix && offset == phrase.count - 1 ? token.hasPrefix(phrase[offset]) : token == phrase[offset]
+            }
+        }
+    }
+    switch search {
+    case .word(let word, let prefix):
+        let t = cache.terms(word, .simple)
+        let b = cache.terms(word, prefix ? .simple : .porter)
+        return containsPhrase(title, t, lastIsPrefix: prefix) || containsPhrase(body, b, lastIsPrefix: prefix)
+    case .phrase(let text):
+        return containsPhrase(title, cache.terms(text, .simple), lastIsPrefix: false)
+            || containsPhrase(body, cache.terms(text, .porter), lastIsPrefix: false)
+    case .and(let parts):
+        return parts.allSatisfy { plainMatch($0, title: title, body: body, cache: cache) }
+    case .or(let parts):
+        return parts.contains { plainMatch($0, title: title, body: body, cache: cache) }
+    case .not(let inner):
+        return !plainMatch(inner, title: title, body: body, cache: cache)
+    }
+}
+
+@Suite struct FullTextTests {
+    static let guide = [
+        (title: "Matilda", body: "A little girl who loves books and reading, and whose teacher is a doctor of kindness", year: 1988),
+        (title: "The Doctor's Dilemma", body: "A play about a doctor who must choose between two patients", year: 1906),
+        (title: "Doctor Sleep", body: "The boy from the hotel grows up; a book of horror", year: 2013),
+        (title: "Cooking", body: "Recipes for docile cooks and busy doctors", year: 2001),
+        (title: nil, body: "Nothing about medicine here", year: 2020),
+    ]
+
+    @Test func cloudantGuideSearches() throws {
+        try withStore { (store: Store) throws in
+            let articles = store.box(for: Article.self)
+            let ids = try articles.put(Self.guide.map { Article(title: $0.title, body: $0.body, year: $0.year) })
+            func search(_ condition: QueryCondition<Article>) throws -> [Id] { try articles.query { condition }.build().findIds() }
+            #expect(try search(Article.body.matches("doctor books")) == [ids[0]], "both words, stemmed: books -> book")
+            #expect(try search(Article.body.matches("book")) == [ids[0], ids[2]], "porter: book finds books")
+            #expect(try search(Article.body.matches("\"is a doctor\"")) == [ids[0]])
+            #expect(try search(Article.body.matches("doc*")) == [ids[0], ids[1], ids[3]], "doc* : doctor, docile, doctors")
+            #expect(try search(Article.body.matches("doctor") && Article.year < 2000) == [ids[0], ids[1]])
+            #expect(try search(Article.body.matches("doctor -play")) == [ids[0], ids[3]])
+            #expect(try search(Article.body.matches("(horror OR medicine) NOT hotel")) == [ids[4]])
+            #expect(try search(Article.title.matches("doctor")) == [ids[1], ids[2]], "simple: Doctor's -> doctor, s")
+            #expect(try search(.matchesText("doctor")) == [ids[0], ids[1], ids[2], ids[3]], "all full-text properties")
+            #expect(try search(!Article.body.matches("doctor")) == [ids[2], ids[4]])
+            #expect(try search(Article.body.matches("doctor") || Article.year > 2015) == [ids[0], ids[1], ids[3], ids[4]])
+            let ordered = try articles.query { Article.body.matches("doctor") }.ordered(by: Article.year).build()
+            #expect(try ordered.find().map(\.year) == [1906, 1988, 2001])
+            #expect(try ordered.find(offset: 1, limit: 1).map(\.year) == [1988])
+            let years: [Int] = try articles.query { Article.body.matches("doctor") }.build().select(Article.year).find()
+            #expect(years == [1988, 1906, 2001])
+            #expect(ordered.describe().contains("full-text match on body for doctor"))
+
+            let ranked = try articles.query { Article.body.matches("doctor") }.build().findRanked()
+            #expect(ranked.count == 3)
+            #expect(ranked.map(\.1) == ranked.map(\.1).sorted(by: >))
+            #expect(ranked.first?.0.id == ids[3], "the shortest body with the term ranks first")
+            #expect(try articles.query { Article.body.matches("doctor") }.build().findRanked(offset: 1, limit: 1).map(\.0.id) == [ranked[1].0.id])
+            #expect(throws: CofferError.self) { try articles.query { Article.year > 1 }.build().findRanked() }
+        }
+    }
+
+    @Test func indexFollowsUpdatesAndRemovals() throws {
+        try withStore { (store: Store) throws in
+            let articles = store.box(for: Article.self)
+            var article = Article(title: "First", body: "reading books")
+            try articles.put(&article)
+            #expect(try articles.query { Article.body.matches("book") }.build().count() == 1)
+            article.body = "writing letters"
+            try articles.put(&article)
+            #expect(try articles.query { Article.body.matches("book") }.build().count() == 0)
+            #expect(try articles.query { Article.body.matches("letter") }.build().count() == 1)
+            try articles.remove(article.id)
+            #expect(try articles.query { Article.body.matches("letter") }.build().count() == 0)
+            #expect(try textIndexContents(store, property: "body") == expectedTextIndex([:], tokenizer: .porter))
+        }
+    }
+
+    @Test func malformedSearchesThrowNamingTheText() throws {
+        try withStore { (store: Store) throws in
+            let articles = store.box(for: Article.self)
+            for search in ["", "\"open", "doctor OR", "-doctor", "(a"] {
+                #expect {
+                    try articles.query { Article.body.matches(search) }.build()
+                } throws: { error in
+                    guard case CofferError.invalidSearch(let text, _) = error else { return false }
+                    return text == search
+                }
+            }
+            #expect(throws: CofferError.self) {
+                try store.box(for: Note.self).query { Note.title.matches("x") }.build()
+            }
+        }
+    }
+
+    /// Random texts from a small vocabulary, random puts, updates, removes and clears: after
+    /// each transaction the postings equal an index built from the texts alone, and
+    /// `matches` agrees with a plain Swift matcher on random searches.
+    @Test(arguments: [1, 2] as [UInt64])
+    func randomizedIndexAndSearch(seed: UInt64) throws {
+        var random = SplitMix64(state: seed)
+        let vocabulary = ["book", "books", "reading", "read", "doctor", "doctors", "docile", "café", "Cafe", "zebra", "relational", "relate"]
+        func text() -> String {
+            (0..<Int.random(in: 0...8, using: &random)).map { _ in vocabulary.randomElement(using: &random)! }.joined(separator: " ")
+        }
+        try withStore { (store: Store) throws in
+            let articles = store.box(for: Article.self)
+            var model: [Id: Article] = [:]
+            var tokens: [Id: (source: Article, title: [String], body: [String])] = [:]
+            var searches = 0
+            for step in 0..<250 {
+                try store.write {
+                    for _ in 0..<Int.random(in: 1...4, using: &random) {
+                        switch Int.random(in: 0..<10, using: &random) {
+                        case 0...4:
+                            var article = Article(title: Bool.random(using: &random) ? text() : nil, body: text())
+                            try articles.put(&article)
+                            model[article.id] = article
+                        case 5, 6:
+                            guard var article = model.values.randomElement(using: &random) else { continue }
+                            article.body = text()
+                            try articles.put(&article)
+                            model[article.id] = article
+                        case 7, 8:
+                            guard let article = model.values.randomElement(using: &random) else { continue }
+                            try articles.remove(article.id)
+                            model[article.id] = nil
+                        default:
+                            if Int.random(in: 0..<60, using: &random) == 0 {
+                                try articles.removeAll()
+                                model.removeAll()
+                            }
+                        }
+                    }
+                }
+                // Each text tokenized once for the plain matcher.
+                for (id, article) in model where tokens[id]?.source != article {
+                    tokens[id] = (article, TextTokenizer.simple.terms(in: article.title ?? ""), TextTokenizer.porter.terms(in: article.body))
+                }
+                if step % 10 == 0 {
+                    #expect(try textIndexContents(store, property: "body") == expectedTextIndex(model.mapValues(\.body), tokenizer: .porter))
+                    #expect(try textIndexContents(store, property: "title") == expectedTextIndex(model.compactMapValues(\.title), tokenizer: .simple))
+                }
+                for _ in 0..<3 {
+                    let word = { vocabulary.randomElement(using: &random)! }
+                    let candidates = [word(), "\(word()) \(word())", "\"\(word()) \(word())\"", "\(word().prefix(3))*",
+                                      "\(word()) OR \(word())", "\(word()) -\(word())", "(\(word()) OR \(word())) \(word())"]
+                    let searchText = candidates.randomElement(using: &random)!
+                    let search = try TextSearch.parse(searchText)
+                    let cache = TermCache()
+                    let expected = tokens.filter { id, tokens in
+                        model[id] != nil && plainMatch(search, title: tokens.title, body: tokens.body, cache: cache)
+                    }.map(\.key).sorted()
+                    #expect(try articles.query { .matchesText(searchText) }.build().findIds() == expected, "\(searchText)")
+                    searches += 1
+                }
+            }
+            print("Full-text randomized (seed \(seed)): 250 transactions, \(model.count) articles left, \(searches) searches checked against a plain matcher")
+        }
+    }
+
+    @Test func schemaChangesBuildRebuildAndDeleteTheIndex() throws {
+        try withStore { (store: Store) throws in
+            // Stored without full-text indexes first.
+            let plain = store.box(for: Unindexed.Article.self)
+            let id = try plain.put(Unindexed.Article(title: "Reading", body: "books and doctors"))
+            // The annotated build indexes the stored objects on its first write.
+            let articles = store.box(for: Article.self)
+            try articles.put(Article(title: "Other", body: "nothing"))
+            #expect(try articles.query { Article.body.matches("book") }.build().findIds() == [id])
+            #expect(try textIndexContents(store, property: "body").count > 0)
+            // A build with another tokenizer rebuilds: "book" no longer finds "books".
+            let simple = store.box(for: Resimple.Article.self)
+            try simple.put(Resimple.Article(title: "x", body: "y"))
+            #expect(try simple.query { Resimple.Article.body.matches("book") }.build().findIds().isEmpty)
+            #expect(try simple.query { Resimple.Article.body.matches("books") }.build().findIds() == [id])
+            // A build without the annotation deletes the index; searching falls back to a scan.
+            try plain.put(Unindexed.Article(title: "z", body: "z"))
+            let info = try store.info()
+            #expect(info.entities.first { $0.name == "Article" } != nil)
+            try store.performRead { transaction in
+                #expect(store.storedDatabase(TextIndexBinding.databaseName(entity: 1, property: 2)) == nil)
+            }
+        }
+    }
+}
