@@ -32,6 +32,7 @@ struct Info: ParsableCommand {
             for property in entity.properties {
                 var notes: [String] = []
                 if property.isUnique { notes.append("unique") } else if property.isIndexed { notes.append("indexed") }
+                if let tokenizer = property.fullText { notes.append("full-text (\(tokenizer.rawValue)), \(property.fullTextEntries) index entries") }
                 let suffix = notes.isEmpty ? "" : "  [\(notes.joined(separator: ", "))]"
                 print("  \(property.name): \(property.swiftType) (\(property.type.rawValue), property id \(property.id))\(suffix)")
             }

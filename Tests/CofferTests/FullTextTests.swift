@@ -203,6 +203,7 @@ func plainMatch(_ search: TextSearch, title: [String], body: [String], cache: Te
                 for (id, article) in model where tokens[id]?.source != article {
                     tokens[id] = (article, TextTokenizer.simple.terms(in: article.title ?? ""), TextTokenizer.porter.terms(in: article.body))
                 }
+                if step % 50 == 0 { #expect(try store.verify().isIntact, "coffer check agrees") }
                 if step % 10 == 0 {
                     #expect(try textIndexContents(store, property: "body") == expectedTextIndex(model.mapValues(\.body), tokenizer: .porter))
                     #expect(try textIndexContents(store, property: "title") == expectedTextIndex(model.compactMapValues(\.title), tokenizer: .simple))
@@ -235,6 +236,9 @@ func plainMatch(_ search: TextSearch, title: [String], body: [String], cache: Te
             try articles.put(Article(title: "Other", body: "nothing"))
             #expect(try articles.query { Article.body.matches("book") }.build().findIds() == [id])
             #expect(try textIndexContents(store, property: "body").count > 0)
+            let body = try #require(try store.info().entities.first { $0.name == "Article" }?.properties.first { $0.name == "body" })
+            #expect(body.fullText == .porter && body.fullTextEntries > 0)
+            #expect(try store.verify().isIntact)
             // A build with another tokenizer rebuilds: "book" no longer finds "books".
             let simple = store.box(for: Resimple.Article.self)
             try simple.put(Resimple.Article(title: "x", body: "y"))

@@ -54,6 +54,11 @@ public struct StoredPropertyInfo: Sendable {
     public let isIndexed: Bool
     /// Whether the property is `@Unique`. ```swift property.isUnique ```
     public let isUnique: Bool
+    /// The tokenizer of the property's full-text index, or nil. ```swift property.fullText // .porter ```
+    public let fullText: TextTokenizer?
+    /// Entries in the property's full-text index (postings, one length entry per object with
+    /// text, one statistics entry), 0 without one. ```swift property.fullTextEntries ```
+    public let fullTextEntries: Int
 }
 
 extension Store {
@@ -78,9 +83,17 @@ extension Store {
                 }
                 let properties = entity.properties.map { property in
                     let flags = PropertyFlags(rawValue: property.flags)
+                    var entries = 0
+                    if property.tokenizer != nil,
+                       let database = storedDatabase(TextIndexBinding.databaseName(entity: entity.id, property: property.id)) {
+                        var stat = MDB_stat()
+                        if mdb_stat(transaction.txn, database, &stat) == 0 { entries = Int(stat.ms_entries) }
+                    }
                     return StoredPropertyInfo(name: property.name, id: property.id, type: property.type,
                                               swiftType: property.swiftType, isIndexed: flags.contains(.indexed),
-                                              isUnique: flags.contains(.unique))
+                                              isUnique: flags.contains(.unique),
+                                              fullText: property.tokenizer.flatMap(TextTokenizer.init(rawValue:)),
+                                              fullTextEntries: entries)
                 }
                 return StoredEntityInfo(name: entity.name, id: entity.id, count: count, properties: properties)
             }

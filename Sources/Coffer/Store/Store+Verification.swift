@@ -179,6 +179,14 @@ struct ContentChecker {
                          database: store.storedDatabase(IndexBinding.databaseName(entity: entity.id, property: property.id)) ?? 0,
                          createdInTransaction: 0)
         }
+        // Full-text indexes: every entry the records imply (postings, lengths, statistics).
+        let textIndexes = entity.properties.compactMap { property -> TextIndexBinding? in
+            guard let name = property.tokenizer, let tokenizer = TextTokenizer(rawValue: name),
+                  let database = store.storedDatabase(TextIndexBinding.databaseName(entity: entity.id, property: property.id)) else { return nil }
+            return TextIndexBinding(position: -1, storedId: property.id, propertyName: property.name, tokenizer: tokenizer, database: database)
+        }
+        var expectedText: [UInt16: [[UInt8]: [UInt8]]] = [:]
+        var textStats: [UInt16: TextIndexStats] = [:]
         try transaction.withCursor(table, "checking \(entity.name)") { cursor in
             var current = try cursor.first()
             while let entry = current {
@@ -196,6 +204,17 @@ struct ContentChecker {
                         var key = try index.key(in: record)
                         key += withUnsafeBytes(of: id.bigEndian) { Array($0) }
                         expected[index.storedId, default: []].insert(key)
+                    }
+                    for index in textIndexes {
+                        let postings = try index.postings(in: record)
+                        guard !postings.isEmpty else { continue }
+                        let length = postings.values.reduce(0) { $0 + $1.count }
+                        for (term, positions) in postings {
+                            expectedText[index.storedId, default: [:]][TextIndexBinding.postingKey(term, id)] = TextIndexBinding.encodePositions(positions)
+                        }
+                        expectedText[index.storedId, default: [:]][TextIndexBinding.lengthKey(id)] = withUnsafeBytes(of: UInt32(truncatingIfNeeded: length).bigEndian) { Array($0) }
+                        textStats[index.storedId, default: TextIndexStats()].documents += 1
+                        textStats[index.storedId, default: TextIndexStats()].terms += UInt64(length)
                     }
                 } catch {
                     report("\(error)")
@@ -218,6 +237,27 @@ struct ContentChecker {
             }
             if !wanted.isEmpty {
                 report("\(entity.name).\(index.property.name): \(wanted.count) object(s) missing from the index")
+            }
+        }
+        for index in textIndexes {
+            var wanted = expectedText[index.storedId] ?? [:]
+            if let stats = textStats[index.storedId] {
+                wanted[TextIndexBinding.statsKey] = withUnsafeBytes(of: stats.documents.bigEndian) { Array($0) }
+                    + withUnsafeBytes(of: stats.terms.bigEndian) { Array($0) }
+            }
+            var wrong = 0
+            try transaction.withCursor(index.database, "checking the full-text index on \(entity.name).\(index.propertyName)") { cursor in
+                var current = try cursor.first()
+                while let entry = current {
+                    if wanted.removeValue(forKey: Array(entry.key)) != Array(entry.value) { wrong += 1 }
+                    current = try cursor.next()
+                }
+            }
+            if wrong > 0 {
+                report("\(entity.name).\(index.propertyName): \(wrong) full-text index entr\(wrong == 1 ? "y does" : "ies do") not match the records")
+            }
+            if !wanted.isEmpty {
+                report("\(entity.name).\(index.propertyName): \(wanted.count) full-text index entr\(wanted.count == 1 ? "y is" : "ies are") missing")
             }
         }
         for property in entity.properties where PropertyFlags(rawValue: property.flags).contains(.toMany) {
