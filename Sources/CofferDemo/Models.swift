@@ -21,6 +21,7 @@ struct Book: Entity {
     var rating: Double
     var published: Date
     var tags: [String] = []
+    @FullText(.porter) var summary: String = ""
     @Unique var isbn: UUID = UUID()
     @CreatedAt var added: Date = .distantPast
     @UpdatedAt var changed: Date = .distantPast

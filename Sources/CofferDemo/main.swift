@@ -35,11 +35,14 @@ func run() throws -> Store {
     let day: TimeInterval = 86_400
     var shelf = [
         Book(title: "Notes on the Analytical Engine", authorName: ada.name, genre: .science, pages: 66,
-             rating: 4.8, published: Date(timeIntervalSince1970: -3_960 * day), tags: ["computing", "classic"]),
+             rating: 4.8, published: Date(timeIntervalSince1970: -3_960 * day), tags: ["computing", "classic"],
+             summary: "Notes on a calculating machine that could compose music and weave algebraic patterns"),
         Book(title: "A Wizard of Earthsea", authorName: ursula.name, genre: .fiction, pages: 183,
-             rating: 4.6, published: Date(timeIntervalSince1970: -480 * day), tags: ["fantasy"]),
+             rating: 4.6, published: Date(timeIntervalSince1970: -480 * day), tags: ["fantasy"],
+             summary: "A young wizard learns that naming things gives power, and that his shadow follows him"),
         Book(title: "The Dispossessed", authorName: ursula.name, genre: .fiction, pages: 387,
-             rating: 4.7, published: Date(timeIntervalSince1970: 1_600 * day)),
+             rating: 4.7, published: Date(timeIntervalSince1970: 1_600 * day),
+             summary: "A physicist travels between two worlds, one of them an anarchist moon; the machines of both"),
     ]
     // One transaction for the whole batch: all books are stored, or none.
     try books.put(&shelf)
@@ -48,6 +51,18 @@ func run() throws -> Store {
     print("\nAll books, in id order:")
     for book in try books.all() {
         print("  #\(book.id) \(book.title) — \(book.authorName), \(book.genre.rawValue), \(book.pages) pages, rating \(book.rating), tags \(book.tags)")
+    }
+
+    // Full-text search on the @FullText(.porter) summary: stemmed ("machines" finds
+    // "machine"), phrases, prefixes, OR and NOT, ranked by BM25.
+    print("\nFull-text search:")
+    for search in ["machine", "\"young wizard\"", "wizard OR anarch*", "machine -music"] {
+        let found = try books.query { Book.summary.matches(search) }.build().find().map(\.title)
+        print("  \(search): \(found)")
+    }
+    let ranked = try books.query { Book.summary.matches("machine OR world") }.build().findRanked()
+    for (book, score) in ranked {
+        print("  ranked for 'machine OR world': \(String(format: "%.3f", score)) \(book.title)")
     }
 
     // Update: change a field and put the object back under its id.

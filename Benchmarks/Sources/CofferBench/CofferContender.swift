@@ -164,3 +164,32 @@ func percentile(_ values: [Double], _ fraction: Double) -> Double {
     let sorted = values.sorted()
     return sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * fraction))]
 }
+
+/// A document of the full-text workload.
+struct TextDocument: Entity {
+    var id: Id = 0
+    @FullText(.porter) var body: String
+}
+
+/// Coffer on the full-text workload.
+func runCofferText(_ workload: TextWorkload, directory: String) throws -> TextResult {
+    var result = TextResult()
+    let store = try Store(directory: directory, options: StoreOptions(initialMapSize: 1 << 30))
+    let box = store.box(for: TextDocument.self)
+    var documents = workload.documents.map { TextDocument(body: $0) }
+    let start = DispatchTime.now().uptimeNanoseconds
+    try box.put(&documents)
+    result.indexing = Double(documents.count) / (Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+    documents = []
+    for (name, search) in workload.searches {
+        let query = try box.query { TextDocument.body.matches(search) }.build()
+        let (rate, found) = try timeSearch(workload.repetitions) { try query.findIds().count }
+        result.searchesPerSecond[name] = rate
+        result.matches[name] = found
+    }
+    let rare = workload.searches[0].query
+    let scan = try box.query { TextDocument.body.contains(rare) }.build()
+    result.containsScan = try timeSearch(3) { try scan.findIds().count }.0
+    try store.close()
+    return result
+}

@@ -89,3 +89,32 @@ func runGRDB(_ workload: Workload, directory: String) throws -> ContenderResult 
     result.peakResidentKiB = peakResidentKiB()
     return result
 }
+
+/// SQLite FTS5 through GRDB on the full-text workload (`porter unicode61`, like Coffer's
+/// `.porter`).
+func runGRDBText(_ workload: TextWorkload, directory: String) throws -> TextResult {
+    var result = TextResult()
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let dbQueue = try DatabaseQueue(path: directory + "/text.sqlite")
+    try dbQueue.write { db in
+        try db.execute(sql: "CREATE VIRTUAL TABLE document USING fts5(body, tokenize = 'porter unicode61')")
+    }
+    let start = DispatchTime.now().uptimeNanoseconds
+    try dbQueue.write { db in
+        let statement = try db.makeStatement(sql: "INSERT INTO document(rowid, body) VALUES (?, ?)")
+        for (offset, body) in workload.documents.enumerated() {
+            try statement.execute(arguments: [offset + 1, body])
+        }
+    }
+    result.indexing = Double(workload.count) / (Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+    for (name, search) in workload.searches {
+        let (rate, found) = try timeSearch(workload.repetitions) {
+            try dbQueue.read { db in
+                try Int64.fetchAll(db, sql: "SELECT rowid FROM document WHERE document MATCH ? ORDER BY rowid", arguments: [search]).count
+            }
+        }
+        result.searchesPerSecond[name] = rate
+        result.matches[name] = found
+    }
+    return result
+}

@@ -23,6 +23,30 @@ if let text = value(after: "--count") {
 }
 guard count >= 10 else { fail("--count must be at least 10") }
 
+var textCount = 100_000
+if let text = value(after: "--text-count") {
+    guard let parsed = Int(text), parsed >= 10 else { fail("--text-count needs an integer of at least 10") }
+    textCount = parsed
+}
+
+if let contender = value(after: "--text-contender") {
+    // Child process: the full-text workload for one contender.
+    guard let directory = value(after: "--directory") else { fail("--text-contender needs --directory") }
+    let workload = TextWorkload(count: textCount)
+    do {
+        let result: TextResult
+        switch contender {
+        case "coffer": result = try runCofferText(workload, directory: directory)
+        case "grdb": result = try runGRDBText(workload, directory: directory)
+        default: fail("unknown text contender \(contender)")
+        }
+        print(String(decoding: try JSONEncoder().encode(result), as: UTF8.self))
+    } catch {
+        fail("\(contender) (text): \(error)")
+    }
+    exit(0)
+}
+
 if let contender = value(after: "--contender") {
     // Child process: run one contender, print its result as one JSON line.
     guard let directory = value(after: "--directory") else { fail("--contender needs --directory") }
@@ -65,6 +89,27 @@ for contender in contenders {
     results[contender] = result
 }
 
+var textResults: [String: TextResult] = [:]
+for contender in ["coffer", "grdb"] where !CommandLine.arguments.contains("--no-text") {
+    let directory = NSTemporaryDirectory() + "coffer-bench-text-\(contender)-\(UUID().uuidString)"
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    FileHandle.standardError.write(Data("running \(contender) on \(textCount) text documents...\n".utf8))
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = ["--text-contender", contender, "--text-count", String(textCount), "--directory", directory]
+    let output = Pipe()
+    process.standardOutput = output
+    do { try process.run() } catch { fail("cannot start \(contender): \(error)") }
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0,
+          let line = String(decoding: data, as: UTF8.self).split(separator: "\n").last,
+          let result = try? JSONDecoder().decode(TextResult.self, from: Data(line.utf8)) else {
+        fail("\(contender) text failed (exit status \(process.terminationStatus))")
+    }
+    textResults[contender] = result
+}
+
 func formatRate(_ value: Double) -> String {
     value >= 1e6 ? String(format: "%.2fM", value / 1e6) : String(format: "%.0fk", value / 1e3)
 }
@@ -92,6 +137,22 @@ if let observe = results["coffer"]?.observe {
     for item in observe.cases {
         print("  \(item.label): median \(String(format: "%.0f", item.medianMicros)) µs, p90 \(String(format: "%.0f", item.p90Micros)) µs"
               + " (the one-object write itself: \(String(format: "%.0f", item.writeMedianMicros)) µs; creating the controller: \(String(format: "%.1f", item.loadMicros / 1000)) ms)")
+    }
+}
+
+if let coffer = textResults["coffer"], let fts = textResults["grdb"] {
+    print("\nFull-text: \(textCount) documents of 50-70 Zipf-distributed words, Porter stemming (Coffer @FullText(.porter), SQLite FTS5 'porter unicode61' via GRDB)")
+    print(pad("operation", 16) + pad("Coffer", 10) + pad("FTS5", 10) + pad("Coffer/FTS5", 13) + pad("matches", 12))
+    print(pad("indexing docs/s", 16) + pad(formatRate(coffer.indexing), 10) + pad(formatRate(fts.indexing), 10)
+          + pad(String(format: "%.2f", coffer.indexing / fts.indexing), 13))
+    for (name, _) in TextWorkload(count: 10).searches {
+        let a = coffer.searchesPerSecond[name] ?? 0, b = fts.searchesPerSecond[name] ?? 0
+        let agree = coffer.matches[name] == fts.matches[name] ? "\(coffer.matches[name] ?? 0)" : "\(coffer.matches[name] ?? 0)!=\(fts.matches[name] ?? 0)"
+        print(pad(name + " q/s", 16) + pad(String(format: "%.0f", a), 10) + pad(String(format: "%.0f", b), 10)
+              + pad(String(format: "%.2f", a / b), 13) + pad(agree, 12))
+    }
+    if let scan = coffer.containsScan {
+        print("Coffer contains() scan for the rare term: \(String(format: "%.1f", scan)) q/s (with the index: \(String(format: "%.0f", coffer.searchesPerSecond["rare term"] ?? 0)) q/s)")
     }
 }
 

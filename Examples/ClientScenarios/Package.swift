@@ -1,0 +1,24 @@
+// swift-tools-version:6.0
+// Clients of Coffer written as a new user would, each checking itself (exit status 1 when
+// an expectation fails):
+//   swift run --package-path Examples/ClientScenarios LayerMessages   (query controller)
+//   swift run --package-path Examples/ClientScenarios TextSearch      (full-text search)
+import PackageDescription
+
+let package = Package(
+    name: "ClientScenarios",
+    platforms: [.macOS(.v13)],
+    dependencies: [.package(name: "coffer", path: "../..")],
+    targets: [
+        .executableTarget(
+            name: "LayerMessages",
+            dependencies: [.product(name: "Coffer", package: "coffer")],
+            plugins: [.plugin(name: "CofferPlugin", package: "coffer")]
+        ),
+        .executableTarget(
+            name: "TextSearch",
+            dependencies: [.product(name: "Coffer", package: "coffer")],
+            plugins: [.plugin(name: "CofferPlugin", package: "coffer")]
+        ),
+    ]
+)
