@@ -142,6 +142,47 @@ func plainMatch(_ search: TextSearch, title: [String], body: [String], cache: Te
         }
     }
 
+    @Test func reopenedStoreUsesItsIndexAndAReadOnlyStoreToo() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.cleanUp() }
+        var store: Store? = try Store(directory: directory.path, options: StoreOptions(durability: .noSync))
+        let id = try store?.box(for: Article.self).put(Article(title: "t", body: "reading books"))
+        try store?.close()
+        store = nil
+        for readOnly in [false, true] {
+            let reopened = try Store(directory: directory.path, options: StoreOptions(readOnly: readOnly))
+            #expect(reopened.storedDatabase(TextIndexBinding.databaseName(entity: 1, property: 2)) != nil, "opened with the tables")
+            let articles = reopened.box(for: Article.self)
+            #expect(try articles.query { Article.body.matches("book") }.build().findIds() == [try #require(id)])
+            try reopened.read {
+                try reopened.performRead { transaction in
+                    let binding = try reopened.binding(for: Article.self, in: transaction)
+                    #expect(binding?.textIndexes.count == 2, "answered from the index")
+                }
+            }
+            try reopened.close()
+        }
+    }
+
+    @Test func checkReportsAMissingOrWrongFullTextEntry() throws {
+        try withStore { (store: Store) throws in
+            let articles = store.box(for: Article.self)
+            let id = try articles.put(Article(title: "t", body: "reading books"))
+            #expect(try store.verify().isIntact)
+            try store.performWrite { transaction in
+                let binding = try #require(try store.binding(for: Article.self, in: transaction))
+                let index = try #require(binding.textIndexes.first { $0.propertyName == "body" })
+                try TextIndexBinding.postingKey("book", id).withUnsafeBytes { key in
+                    var keyVal = MDB_val(key)
+                    try transaction.check(mdb_del(transaction.txn, index.database, &keyVal, nil), "test")
+                }
+            }
+            let report = try store.verify()
+            #expect(!report.isIntact)
+            #expect(report.problems.contains { $0.contains("body") && $0.contains("missing") })
+        }
+    }
+
     @Test func malformedSearchesThrowNamingTheText() throws {
         try withStore { (store: Store) throws in
             let articles = store.box(for: Article.self)

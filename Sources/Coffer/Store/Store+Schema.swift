@@ -73,6 +73,9 @@ extension Store {
                 for property in entity.properties where PropertyFlags(rawValue: property.flags).contains(.indexed) {
                     names.append(IndexBinding.databaseName(entity: entity.id, property: property.id))
                 }
+                for property in entity.properties where property.tokenizer != nil {
+                    names.append(TextIndexBinding.databaseName(entity: entity.id, property: property.id))
+                }
                 for property in entity.properties where PropertyFlags(rawValue: property.flags).contains(.toMany) {
                     let relation = RelationTables.names(entity: entity.id, property: property.id)
                     names += [relation.forward, relation.reverse]
