@@ -96,6 +96,29 @@ struct ConditionEvaluator {
         case .inList, .notInList:
             let negate: Bool
             if case .notInList = leaf.op { negate = true } else { negate = false }
+            // Long lists of non-negative integers (the ids link steps and full-text matches
+            // resolve to) are looked up in a hash set: a linear search per record made such
+            // queries quadratic. Integer operands compare equal exactly when equal as numbers.
+            let integers = leaf.values.compactMap { value -> UInt64? in
+                switch value {
+                case .unsigned(let number): return number
+                case .signed(let number) where number >= 0: return UInt64(number)
+                default: return nil
+                }
+            }
+            if integers.count > 8, integers.count == leaf.values.count {
+                let members = Set(integers)
+                return test { operand in
+                    let found: Bool
+                    switch operand {
+                    case .number(.unsigned(let number))?: found = members.contains(number)
+                    case .number(.signed(let number))?: found = number >= 0 && members.contains(UInt64(number))
+                    case nil: found = false
+                    case let operand?: found = values.contains { operand.order($0, caseSensitive: sensitive) == 0 }
+                    }
+                    return found != negate
+                }
+            }
             return test { operand in
                 let found = operand.map { operand in values.contains { operand.order($0, caseSensitive: sensitive) == 0 } } ?? false
                 return found != negate
