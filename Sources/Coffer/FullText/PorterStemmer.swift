@@ -64,11 +64,10 @@ enum PorterStemmer {
         return last != UInt8(ascii: "w") && last != UInt8(ascii: "x") && last != UInt8(ascii: "y")
     }
 
-    private static func ends(_ word: [UInt8], _ suffix: String) -> Bool {
-        // A plain loop: the generic `elementsEqual` costs more than the whole stem in
-        // unoptimised builds.
-        var suffix = suffix
-        return suffix.withUTF8 { bytes in
+    // Suffixes are `StaticString`s: their bytes are read in place, with no copy (the
+    // stemmer runs once per indexed word).
+    private static func ends(_ word: [UInt8], _ suffix: StaticString) -> Bool {
+        suffix.withUTF8Buffer { bytes in
             guard word.count >= bytes.count else { return false }
             let start = word.count - bytes.count
             for offset in 0..<bytes.count where word[start + offset] != bytes[offset] { return false }
@@ -76,17 +75,17 @@ enum PorterStemmer {
         }
     }
 
-    private static func replace(_ word: inout [UInt8], _ suffix: String, with replacement: String) {
-        word.removeLast(suffix.utf8.count)
-        word.append(contentsOf: replacement.utf8)
+    private static func replace(_ word: inout [UInt8], _ suffix: StaticString, with replacement: StaticString) {
+        word.removeLast(suffix.utf8CodeUnitCount)
+        replacement.withUTF8Buffer { word.append(contentsOf: $0) }
     }
 
     /// Replaces the first matching suffix whose stem has m > `minimum`; true when a listed
     /// suffix matched (whether or not it was replaced).
     @discardableResult
-    private static func replaceFirst(_ word: inout [UInt8], _ rules: [(String, String)], minimum: Int) -> Bool {
+    private static func replaceFirst(_ word: inout [UInt8], _ rules: [(StaticString, StaticString)], minimum: Int) -> Bool {
         for (suffix, replacement) in rules where ends(word, suffix) {
-            if measure(word, word.count - suffix.utf8.count) > minimum { replace(&word, suffix, with: replacement) }
+            if measure(word, word.count - suffix.utf8CodeUnitCount) > minimum { replace(&word, suffix, with: replacement) }
             return true
         }
         return false
@@ -106,13 +105,13 @@ enum PorterStemmer {
             if measure(word, word.count - 3) > 0 { word.removeLast() }
             return
         }
-        var removed = false
-        for suffix in ["ed", "ing"] where ends(word, suffix) && containsVowel(word, word.count - suffix.utf8.count) {
-            word.removeLast(suffix.utf8.count)
-            removed = true
-            break
+        if ends(word, "ed"), containsVowel(word, word.count - 2) {
+            word.removeLast(2)
+        } else if ends(word, "ing"), containsVowel(word, word.count - 3) {
+            word.removeLast(3)
+        } else {
+            return
         }
-        guard removed else { return }
         if ends(word, "at") || ends(word, "bl") || ends(word, "iz") {
             word.append(UInt8(ascii: "e"))
         } else if endsWithDoubleConsonant(word, word.count),
@@ -127,7 +126,7 @@ enum PorterStemmer {
         if ends(word, "y"), containsVowel(word, word.count - 1) { word[word.count - 1] = UInt8(ascii: "i") }
     }
 
-    private static let step2Rules: [(String, String)] = [
+    private static let step2Rules: [(StaticString, StaticString)] = [
         ("ational", "ate"), ("tional", "tion"), ("enci", "ence"), ("anci", "ance"), ("izer", "ize"),
         ("abli", "able"), ("alli", "al"), ("entli", "ent"), ("eli", "e"), ("ousli", "ous"),
         ("ization", "ize"), ("ation", "ate"), ("ator", "ate"), ("alism", "al"), ("iveness", "ive"),
@@ -138,7 +137,7 @@ enum PorterStemmer {
         replaceFirst(&word, step2Rules, minimum: 0)
     }
 
-    private static let step3Rules: [(String, String)] = [
+    private static let step3Rules: [(StaticString, StaticString)] = [
         ("icate", "ic"), ("ative", ""), ("alize", "al"), ("iciti", "ic"), ("ical", "ic"), ("ful", ""), ("ness", ""),
     ]
 
@@ -146,20 +145,24 @@ enum PorterStemmer {
         replaceFirst(&word, step3Rules, minimum: 0)
     }
 
-    private static let step4Suffixes = [
+    private static let step4Suffixes: [StaticString] = [
         "al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent",
         "ion", "ou", "ism", "ate", "iti", "ous", "ive", "ize",
     ]
 
     private static func step4(_ word: inout [UInt8]) {
         // The longest matching suffix decides (ement before ment before ent).
-        guard let suffix = step4Suffixes.filter({ ends(word, $0) }).max(by: { $0.utf8.count < $1.utf8.count }) else { return }
-        let stem = word.count - suffix.utf8.count
+        var longest: StaticString?
+        for suffix in step4Suffixes where ends(word, suffix) && suffix.utf8CodeUnitCount > (longest?.utf8CodeUnitCount ?? 0) {
+            longest = suffix
+        }
+        guard let suffix = longest else { return }
+        let stem = word.count - suffix.utf8CodeUnitCount
         guard measure(word, stem) > 1 else { return }
-        if suffix == "ion" {
+        if suffix.utf8CodeUnitCount == 3, ends(word, "ion") {
             guard stem > 0, word[stem - 1] == UInt8(ascii: "s") || word[stem - 1] == UInt8(ascii: "t") else { return }
         }
-        word.removeLast(suffix.utf8.count)
+        word.removeLast(suffix.utf8CodeUnitCount)
     }
 
     private static func step5(_ word: inout [UInt8]) {

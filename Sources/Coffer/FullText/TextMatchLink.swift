@@ -36,19 +36,25 @@ struct TextMatchLink<E: Entity>: QueryLink {
         let sources = try properties.compactMap { position -> TextSearchEvaluator.Source? in
             guard let tokenizer = schema.properties[position].fullText else { return nil }
             if let index = binding.textIndexes.first(where: { $0.position == position }) {
-                return TextSearchEvaluator.Source(tokenizer: tokenizer) { term, prefix in
+                return TextSearchEvaluator.Source(tokenizer: tokenizer, read: { term, prefix in
                     try transaction.textPostings(index, term: term, prefix: prefix)
-                }
+                }, count: { term, prefix in
+                    try transaction.textCounts(index, term: term, prefix: prefix)
+                })
             }
             let scanned = try transaction.scannedTextPostings(binding, position: position, tokenizer: tokenizer)
-            return TextSearchEvaluator.Source(tokenizer: tokenizer) { term, prefix in
+            let read = { (term: String, prefix: Bool) -> [Id: [UInt32]] in
                 guard prefix else { return scanned[term] ?? [:] }
                 var result: [Id: [UInt32]] = [:]
                 for (candidate, postings) in scanned where candidate.utf8.starts(with: term.utf8) {
                     for (id, positions) in postings { result[id, default: []].append(contentsOf: positions) }
                 }
+                for id in result.keys { result[id]?.sort() }
                 return result
             }
+            return TextSearchEvaluator.Source(tokenizer: tokenizer, read: read, count: { term, prefix in
+                read(term, prefix).mapValues(\.count)
+            })
         }
         return TextSearchEvaluator(sources: sources)
     }

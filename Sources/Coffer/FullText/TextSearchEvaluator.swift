@@ -12,7 +12,10 @@ struct TextSearchEvaluator {
     /// (a store whose index is not built yet, a read-only store of an older build).
     struct Source {
         let tokenizer: TextTokenizer
+        /// id -> positions of a term (or of every term with the prefix).
         let read: (_ term: String, _ prefix: Bool) throws -> [Id: [UInt32]]
+        /// id -> number of positions, without decoding them (single words need no more).
+        let count: (_ term: String, _ prefix: Bool) throws -> [Id: Int]
     }
 
     /// What one positive part found: each object's number of occurrences.
@@ -66,7 +69,12 @@ struct TextSearchEvaluator {
             let terms = (prefix ? TextTokenizer.simple : source.tokenizer).terms(in: word)
             guard let last = terms.last else { continue }
             if terms.count == 1 {
-                for (id, positions) in try source.read(last, prefix) { result[id, default: 0] += positions.count }
+                let counts = try source.count(last, prefix)
+                if result.isEmpty {
+                    result = counts
+                } else {
+                    for (id, count) in counts { result[id, default: 0] += count }
+                }
             } else {
                 // Several terms ("e-mail"): a phrase, the last one a prefix when asked.
                 for (id, count) in try phrase(terms, lastIsPrefix: prefix, in: source) { result[id, default: 0] += count }
@@ -94,18 +102,34 @@ struct TextSearchEvaluator {
             postings.append(found)
         }
         var result: Hits = [:]
+        // Positions are ascending: each later term's position is found by binary search.
         candidates: for (id, starts) in postings[0] {
-            var sets: [Set<UInt32>] = []
+            var later: [[UInt32]] = []
+            later.reserveCapacity(postings.count - 1)
             for other in postings.dropFirst() {
                 guard let positions = other[id] else { continue candidates }
-                sets.append(Set(positions))
+                later.append(positions)
             }
-            let count = starts.filter { start in
-                sets.enumerated().allSatisfy { offset, positions in positions.contains(start &+ UInt32(offset + 1)) }
-            }.count
+            var count = 0
+            for start in starts where later.enumerated().allSatisfy({ offset, positions in
+                Self.contains(positions, start &+ UInt32(offset + 1))
+            }) {
+                count += 1
+            }
             if count > 0 { result[id] = count }
         }
         return result
+    }
+
+    /// Whether the ascending `positions` hold `position`.
+    static func contains(_ positions: [UInt32], _ position: UInt32) -> Bool {
+        var low = 0
+        var high = positions.count
+        while low < high {
+            let middle = (low + high) / 2
+            if positions[middle] < position { low = middle + 1 } else { high = middle }
+        }
+        return low < positions.count && positions[low] == position
     }
 }
 
@@ -131,6 +155,29 @@ extension Transaction {
         }
         if prefix {
             for id in result.keys { result[id]?.sort() }
+        }
+        return result
+    }
+
+    /// The number of positions of `term` (or of every term starting with it) per id, read
+    /// from the encoding without decoding it (each varint ends with a byte below 0x80).
+    func textCounts(_ index: TextIndexBinding, term: String, prefix: Bool) throws -> [Id: Int] {
+        var start = Array(term.utf8)
+        if !prefix { start.append(0) }
+        var result: [Id: Int] = [:]
+        try withCursor(index.database, "reading the full-text index on \(index.propertyName)") { cursor in
+            var current = try cursor.seek(start)
+            while let entry = current, entry.key.starts(with: start) {
+                let key = entry.key
+                guard key.count >= 10, key[key.count - 9] == 0, let last = entry.value.last, last < 0x80 else {
+                    throw CofferError.storage(code: MDB_CORRUPTED, message: "an entry of the full-text index on \(index.propertyName) is damaged")
+                }
+                let id = Id(bigEndian: UnsafeRawBufferPointer(rebasing: key[(key.count - 8)...]).loadUnaligned(as: UInt64.self))
+                var count = 0
+                for byte in entry.value where byte < 0x80 { count += 1 }
+                result[id, default: 0] += count
+                current = try cursor.next()
+            }
         }
         return result
     }

@@ -38,6 +38,7 @@ public enum TextTokenizer: String, Sendable, Hashable, CaseIterable {
     /// TextTokenizer.porter.terms(in: "Reading books")   // ["read", "book"]
     /// ```
     public func terms(in text: String) -> [String] {
+        if text.utf8.allSatisfy({ $0 < 0x80 }) { return asciiTerms(in: text) }
         var terms: [String] = []
         var word = ""
         func flush() {
@@ -57,6 +58,29 @@ public enum TextTokenizer: String, Sendable, Hashable, CaseIterable {
                 word.append(character)
             } else {
                 flush()
+            }
+        }
+        flush()
+        return terms
+    }
+
+    /// `terms(in:)` for ASCII text, byte by byte (the same result: ASCII letters and digits
+    /// are exactly the ASCII characters that are letters or numbers).
+    private func asciiTerms(in text: String) -> [String] {
+        var terms: [String] = []
+        var word: [UInt8] = []
+        func flush() {
+            guard !word.isEmpty else { return }
+            if word.count > Self.maximumTermBytes { word.removeLast(word.count - Self.maximumTermBytes) }
+            let term = String(decoding: word, as: UTF8.self)
+            terms.append(self == .porter ? PorterStemmer.stem(term) : term)
+            word.removeAll(keepingCapacity: true)
+        }
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): word.append(byte)
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): word.append(byte + 32)
+            default: flush()
             }
         }
         flush()
