@@ -183,6 +183,27 @@ func plainMatch(_ search: TextSearch, title: [String], body: [String], cache: Te
         }
     }
 
+    /// A damaged record cannot say which terms it had: overwriting or removing it finds its
+    /// entries by id, and the index ends as the records imply.
+    @Test func overwritingOrRemovingADamagedRecordRepairsTheIndex() throws {
+        try withStore { (store: Store) throws in
+            let articles = store.box(for: Article.self)
+            let ids = try articles.put([Article(title: "one", body: "reading books"), Article(title: "two", body: "doctor books")])
+            for id in ids {
+                try store.performWrite { transaction in
+                    let binding = try store.writableBinding(for: Article.self, in: transaction)
+                    try Damage.put(transaction, binding.table, key: withUnsafeBytes(of: id.bigEndian) { Array($0) }, value: [1, 0xFF, 0xFF])
+                }
+            }
+            #expect(throws: CofferError.self) { try articles.query { Article.body.matches("book") }.build().find() }
+            _ = try articles.put(Article(id: ids[0], title: "new", body: "letters"))
+            try articles.remove(ids[1])
+            #expect(try articles.query { Article.body.matches("book") }.build().findIds().isEmpty)
+            #expect(try articles.query { Article.body.matches("letter") }.build().findIds() == [ids[0]])
+            #expect(try store.verify().isIntact)
+        }
+    }
+
     @Test func malformedSearchesThrowNamingTheText() throws {
         try withStore { (store: Store) throws in
             let articles = store.box(for: Article.self)

@@ -68,46 +68,38 @@ if let contender = value(after: "--contender") {
 
 let json = CommandLine.arguments.contains("--json")
 let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
-var results: [String: ContenderResult] = [:]
-for contender in contenders {
-    let directory = NSTemporaryDirectory() + "coffer-bench-\(contender)-\(UUID().uuidString)"
+/// Runs this program again as a child with `arguments` plus a fresh `--directory` (removed
+/// afterwards) and decodes the JSON line it prints last.
+func runChild<Result: Decodable>(_ arguments: [String], label: String, as type: Result.Type) -> Result {
+    let directory = NSTemporaryDirectory() + "coffer-bench-\(UUID().uuidString)"
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    FileHandle.standardError.write(Data("running \(contender) with \(count) objects...\n".utf8))
+    FileHandle.standardError.write(Data("running \(label)...\n".utf8))
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = ["--contender", contender, "--count", String(count), "--directory", directory]
+    process.arguments = arguments + ["--directory", directory]
     let output = Pipe()
     process.standardOutput = output
-    do { try process.run() } catch { fail("cannot start \(contender): \(error)") }
+    do { try process.run() } catch { fail("cannot start \(label): \(error)") }
     let data = output.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     guard process.terminationStatus == 0,
           let line = String(decoding: data, as: UTF8.self).split(separator: "\n").last,
-          let result = try? JSONDecoder().decode(ContenderResult.self, from: Data(line.utf8)) else {
-        fail("\(contender) failed (exit status \(process.terminationStatus))")
+          let result = try? JSONDecoder().decode(Result.self, from: Data(line.utf8)) else {
+        fail("\(label) failed (exit status \(process.terminationStatus))")
     }
-    results[contender] = result
+    return result
+}
+
+var results: [String: ContenderResult] = [:]
+for contender in contenders {
+    results[contender] = runChild(["--contender", contender, "--count", String(count)],
+                                  label: "\(contender) with \(count) objects", as: ContenderResult.self)
 }
 
 var textResults: [String: TextResult] = [:]
 for contender in ["coffer", "grdb"] where !CommandLine.arguments.contains("--no-text") {
-    let directory = NSTemporaryDirectory() + "coffer-bench-text-\(contender)-\(UUID().uuidString)"
-    defer { try? FileManager.default.removeItem(atPath: directory) }
-    FileHandle.standardError.write(Data("running \(contender) on \(textCount) text documents...\n".utf8))
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = ["--text-contender", contender, "--text-count", String(textCount), "--directory", directory]
-    let output = Pipe()
-    process.standardOutput = output
-    do { try process.run() } catch { fail("cannot start \(contender): \(error)") }
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0,
-          let line = String(decoding: data, as: UTF8.self).split(separator: "\n").last,
-          let result = try? JSONDecoder().decode(TextResult.self, from: Data(line.utf8)) else {
-        fail("\(contender) text failed (exit status \(process.terminationStatus))")
-    }
-    textResults[contender] = result
+    textResults[contender] = runChild(["--text-contender", contender, "--text-count", String(textCount)],
+                                      label: "\(contender) on \(textCount) text documents", as: TextResult.self)
 }
 
 func formatRate(_ value: Double) -> String {

@@ -44,6 +44,34 @@ final class LiveQuery<E: Entity> {
         channel.send(ObservedChanges(windowChanged: true))
     }
 
+    /// The next element of a results sequence (`query.results()`, `projection.results()`):
+    /// `look` runs at once the first time, then after each wake-up until it returns a
+    /// value. nil once the store closed, the task was cancelled or a look threw (which
+    /// rethrows); then observation has stopped.
+    func nextResult<T>(_ look: () throws -> T?) async throws -> T? {
+        guard !resultsEnded else { return nil }
+        do {
+            if !resultsStarted {
+                resultsStarted = true
+                if let value = try look() { return value }
+            }
+            while await channel.wait() {
+                if let value = try look() { return value }
+            }
+        } catch CofferError.storeClosed {
+        } catch {
+            resultsEnded = true
+            cancel()
+            throw error
+        }
+        resultsEnded = true
+        cancel()
+        return nil
+    }
+
+    private var resultsStarted = false
+    private var resultsEnded = false
+
     /// Stops observing: the channel finishes and the store forgets the handler.
     func cancel() {
         subscription.cancel()

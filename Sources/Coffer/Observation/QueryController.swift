@@ -30,8 +30,9 @@ import Foundation
 /// one, and the accessors show the new one from then on. A commit that leaves the window as
 /// it was emits nothing. Changes are computed from the ids a commit changed: the controller
 /// re-checks only those objects against the query and finds their places by their sort
-/// keys, so a change costs about the same with 100 or 100,000 results (a query with link
-/// steps runs again when the entity it links to changes). A slow consumer gets the
+/// keys, so with a window a change costs about the same with 100 or 100,000 results
+/// (without one, each change carries an array of every result, which is O(results)); a
+/// query with link steps runs again when the entity it links to changes. A slow consumer gets the
 /// commits it missed coalesced into one change. Dropping the controller stops observing;
 /// closing the store ends the sequence.
 public final class QueryController<E: Entity>: @unchecked Sendable {

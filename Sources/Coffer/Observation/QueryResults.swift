@@ -36,8 +36,6 @@ public struct QueryResults<E: Entity>: AsyncSequence, Sendable {
         private let limit: Int?
         /// The objects delivered last, by id: only rewritten ones are decoded again.
         private var delivered: [Id: E] = [:]
-        private var isFirst = true
-        private var isFinished = false
 
         init(live: LiveQuery<E>, offset: Int, limit: Int?) {
             self.live = live
@@ -51,29 +49,11 @@ public struct QueryResults<E: Entity>: AsyncSequence, Sendable {
         /// while let people = try await iterator.next() { show(people) }
         /// ```
         public mutating func next() async throws -> [E]? {
-            guard !isFinished else { return nil }
             guard offset >= 0, (limit ?? 0) >= 0 else {
-                isFinished = true
                 live.cancel()
                 throw CofferError.invalidOperation(message: "\(E.cofferSchema.name) query results: offset and limit must not be negative (got \(offset), \(limit ?? 0))")
             }
-            do {
-                if isFirst {
-                    isFirst = false
-                    if let result = try look() { return result }
-                }
-                while await live.channel.wait() {
-                    if let result = try look() { return result }
-                }
-            } catch CofferError.storeClosed {
-            } catch {
-                isFinished = true
-                live.cancel()
-                throw error
-            }
-            isFinished = true
-            live.cancel()
-            return nil
+            return try await live.nextResult { try look() }
         }
 
         /// The result when it changed since the last one delivered.

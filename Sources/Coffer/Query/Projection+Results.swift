@@ -17,13 +17,7 @@ extension Projection {
         var rows: [(repeat each Value)] = []
         rows.reserveCapacity(ids.count)
         for id in ids {
-            let reader = try RecordReader(bytes: try LiveQuery<E>.record(id, in: transaction, binding: binding), binding: binding, id: id)
-            var next = 0
-            func project<V: ProjectableValue>(_ type: V.Type) throws -> V {
-                defer { next += 1 }
-                return try reader.project(V.self, position: positions[next])
-            }
-            rows.append((repeat try project((each Value).self)))
+            rows.append(try row(from: try RecordReader(bytes: try LiveQuery<E>.record(id, in: transaction, binding: binding), binding: binding, id: id)))
         }
         return rows
     }
@@ -61,8 +55,6 @@ public struct ProjectionResults<E: Entity, each Value: ProjectableValue>: AsyncS
     public struct Iterator: AsyncIteratorProtocol {
         let projection: Projection<E, repeat each Value>
         let live: LiveQuery<E>
-        private var isFirst = true
-        private var isFinished = false
 
         init(projection: Projection<E, repeat each Value>, live: LiveQuery<E>) {
             self.projection = projection
@@ -75,24 +67,7 @@ public struct ProjectionResults<E: Entity, each Value: ProjectableValue>: AsyncS
         /// let rows = try await iterator.next()
         /// ```
         public mutating func next() async throws -> [(repeat each Value)]? {
-            guard !isFinished else { return nil }
-            do {
-                if isFirst {
-                    isFirst = false
-                    if let rows = try look() { return rows }
-                }
-                while await live.channel.wait() {
-                    if let rows = try look() { return rows }
-                }
-            } catch CofferError.storeClosed {
-            } catch {
-                isFinished = true
-                live.cancel()
-                throw error
-            }
-            isFinished = true
-            live.cancel()
-            return nil
+            try await live.nextResult { try look() }
         }
 
         private func look() throws -> [(repeat each Value)]? {

@@ -44,15 +44,18 @@ public struct Projection<E: Entity, each Value: ProjectableValue>: Sendable {
 
     private func rows(limit: Int?) throws -> [(repeat each Value)] {
         var rows: [(repeat each Value)] = []
-        try query.forEachMatch(offset: 0, limit: limit) { reader in
-            var next = 0
-            func project<V: ProjectableValue>(_ type: V.Type) throws -> V {
-                defer { next += 1 }
-                return try reader.project(V.self, position: positions[next])
-            }
-            rows.append((repeat try project((each Value).self)))
-        }
+        try query.forEachMatch(offset: 0, limit: limit) { reader in rows.append(try row(from: reader)) }
         return rows
+    }
+
+    /// The selected values of the record `reader` reads.
+    func row(from reader: RecordReader) throws -> (repeat each Value) {
+        var next = 0
+        func project<V: ProjectableValue>(_ type: V.Type) throws -> V {
+            defer { next += 1 }
+            return try reader.project(V.self, position: positions[next])
+        }
+        return (repeat try project((each Value).self))
     }
 }
 

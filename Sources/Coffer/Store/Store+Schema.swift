@@ -313,14 +313,19 @@ extension Store {
         for old in previous.properties where PropertyFlags(rawValue: old.flags).contains(.indexed) {
             let kept = current.properties.first { $0.id == old.id }.map { PropertyFlags(rawValue: $0.flags).contains(.indexed) } ?? false
             guard !kept else { continue }
-            let name = IndexBinding.databaseName(entity: current.id, property: old.id)
-            var database: MDB_dbi = 0
-            let rc = mdb_dbi_open(transaction.txn, name, 0, &database)
-            if rc == MDB_NOTFOUND { continue }
-            try transaction.check(rc, "opening the dropped index \(name)")
-            try transaction.check(mdb_drop(transaction.txn, database, 1), "deleting the dropped index \(name)")
-            transaction.droppedDatabases.append(name)
+            try deleteDatabase(IndexBinding.databaseName(entity: current.id, property: old.id), in: transaction)
         }
+    }
+
+    /// Deletes the named database, if it exists, in `transaction` (its handle is forgotten
+    /// on commit, or at once when the transaction aborts).
+    private func deleteDatabase(_ name: String, in transaction: Transaction) throws {
+        var database: MDB_dbi = 0
+        let rc = mdb_dbi_open(transaction.txn, name, 0, &database)
+        if rc == MDB_NOTFOUND { return }
+        try transaction.check(rc, "opening the dropped index \(name)")
+        try transaction.check(mdb_drop(transaction.txn, database, 1), "deleting the dropped index \(name)")
+        transaction.droppedDatabases.append(name)
     }
 
     /// Deletes the full-text indexes of properties that lost `@FullText` or were removed.
@@ -328,13 +333,7 @@ extension Store {
         guard let previous else { return }
         for old in previous.properties where old.tokenizer != nil {
             guard current.properties.first(where: { $0.id == old.id })?.tokenizer == nil else { continue }
-            let name = TextIndexBinding.databaseName(entity: current.id, property: old.id)
-            var database: MDB_dbi = 0
-            let rc = mdb_dbi_open(transaction.txn, name, 0, &database)
-            if rc == MDB_NOTFOUND { continue }
-            try transaction.check(rc, "opening the dropped full-text index \(name)")
-            try transaction.check(mdb_drop(transaction.txn, database, 1), "deleting the dropped full-text index \(name)")
-            transaction.droppedDatabases.append(name)
+            try deleteDatabase(TextIndexBinding.databaseName(entity: current.id, property: old.id), in: transaction)
         }
     }
 
