@@ -34,15 +34,15 @@ extension Query {
             let total = Double(max(try box.count(in: transaction, binding: binding), 1))
             var scores: [Id: Double] = [:]
             for step in steps {
-                var evaluator = try step.evaluator(in: transaction, store: box.store)
+                var evaluator = try step.evaluator(in: transaction, store: box.store, ranking: true)
                 _ = try evaluator.ids(try step.search.get())
                 let lengths = try TextLengths(step.properties, binding: binding, transaction: transaction)
                 let averageLength = max(lengths.average, 1)
                 for (_, hits) in evaluator.parts {
-                    let n = Double(hits.count)
+                    let n = Double(hits.ids.count)
                     let idf = log(1 + (total - n + 0.5) / (n + 0.5))
                     for match in matches {
-                        guard let count = hits[match.id] else { continue }
+                        guard let count = hits.count(of: match.id) else { continue }
                         let tf = Double(count)
                         let length = try lengths.length(of: match.id, record: match.record)
                         let norm = 1 - 0.75 + 0.75 * length / averageLength

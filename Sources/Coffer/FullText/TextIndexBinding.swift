@@ -1,17 +1,17 @@
 import CLMDB
 
-/// The full-text index of one `@FullText` property bound to a store: a plain LMDB database
-/// of postings.
+/// The full-text index of one `@FullText` property bound to a store: a plain LMDB database.
 ///
 /// Keys and values (terms are letters and digits, so never start with or hold a 0x00 or
 /// 0x01 byte, which keeps the three kinds of keys apart):
-/// - `term ‖ 0x00 ‖ id` (8 bytes, big-endian) -> the term's positions in the property's
-///   text, as LEB128 varints of the gaps between ascending positions;
+/// - `term ‖ 0x00 ‖ firstId` (8 bytes, big-endian) -> a block of the term's postings: the
+///   ids from `firstId` on, each with the term's positions (see `PostingBlock`);
 /// - `0x01 ‖ id` -> the number of terms in the object's text (4 bytes, big-endian), for
 ///   ranking; present only when the text has terms;
 /// - `0x00 "stats"` -> the number of objects with terms and the total number of terms
 ///   (8 + 8 bytes, big-endian), for ranking.
-/// A put rewrites only the postings of terms whose positions changed.
+/// A put changes only the postings of terms whose positions changed; the changes of a
+/// transaction are buffered and merged into the blocks once (`TextIndexBuffer`).
 final class TextIndexBinding: @unchecked Sendable {
     let position: Int
     let storedId: UInt16
@@ -27,7 +27,11 @@ final class TextIndexBinding: @unchecked Sendable {
         self.database = database
     }
 
-    static func databaseName(entity: UInt32, property: UInt16) -> String { "text.\(entity).\(property)" }
+    static func databaseName(entity: UInt32, property: UInt16) -> String { "postings.\(entity).\(property)" }
+
+    /// The database of an earlier layout (one key per term and object); deleted, and the
+    /// index built again, when a store written by an earlier build is opened for writing.
+    static func legacyDatabaseName(entity: UInt32, property: UInt16) -> String { "text.\(entity).\(property)" }
 
     static let statsKey: [UInt8] = [0x00] + Array("stats".utf8)
 
@@ -50,58 +54,15 @@ final class TextIndexBinding: @unchecked Sendable {
         return postings
     }
 
-    static func postingKey(_ term: String, _ id: Id) -> [UInt8] {
-        var key = Array(term.utf8)
-        key.append(0)
-        withUnsafeBytes(of: id.bigEndian) { key.append(contentsOf: $0) }
-        return key
-    }
-
     static func lengthKey(_ id: Id) -> [UInt8] {
         var key: [UInt8] = [0x01]
         withUnsafeBytes(of: id.bigEndian) { key.append(contentsOf: $0) }
         return key
     }
-
-    static func encodePositions(_ positions: [UInt32]) -> [UInt8] {
-        var bytes: [UInt8] = []
-        var previous: UInt32 = 0
-        for position in positions {
-            var gap = position &- previous
-            previous = position
-            repeat {
-                let low = UInt8(gap & 0x7F)
-                gap >>= 7
-                bytes.append(gap == 0 ? low : low | 0x80)
-            } while gap != 0
-        }
-        return bytes
-    }
-
-    /// Positions from their encoding; nil when the bytes are not a valid encoding.
-    static func decodePositions(_ bytes: UnsafeRawBufferPointer) -> [UInt32]? {
-        var positions: [UInt32] = []
-        var current: UInt32 = 0
-        var gap: UInt32 = 0
-        var shift: UInt32 = 0
-        for byte in bytes {
-            guard shift < 32 else { return nil }
-            gap |= UInt32(byte & 0x7F) << shift
-            if byte & 0x80 == 0 {
-                current = current &+ gap
-                positions.append(current)
-                gap = 0
-                shift = 0
-            } else {
-                shift += 7
-            }
-        }
-        return shift == 0 ? positions : nil
-    }
 }
 
 /// Corpus statistics of one full-text index, for BM25.
-struct TextIndexStats {
+struct TextIndexStats: Equatable {
     var documents: UInt64 = 0
     var terms: UInt64 = 0
 }
@@ -136,28 +97,30 @@ extension Transaction {
                 }
             }
             try updateTextIndex(index, id: id, old: before, new: new[offset])
+            try flushTextIndexIfLarge(index)
         }
     }
 
-    /// Brings the index from `old` to `new` postings of object `id`: deletes the postings of
-    /// terms that are gone, writes those whose positions changed, and keeps the length entry
-    /// and the statistics.
+    /// Brings the index from `old` to `new` postings of object `id`: removes the postings of
+    /// terms that are gone, replaces those whose positions changed (both buffered until the
+    /// next flush), and keeps the length entry and the statistics.
     func updateTextIndex(_ index: TextIndexBinding, id: Id, old: TextIndexBinding.Postings, new: TextIndexBinding.Postings) throws {
         guard old != new else { return }
+        let buffer = textBuffer(index)
         for (term, _) in old where new[term] == nil {
-            try deleteTextKey(index, TextIndexBinding.postingKey(term, id))
+            buffer.terms[term, default: TermPostings()].appendRemoval(id)
+            buffer.entryCount += 1
         }
         for (term, positions) in new where old[term] != positions {
-            try putTextKey(index, TextIndexBinding.postingKey(term, id), TextIndexBinding.encodePositions(positions))
+            buffer.terms[term, default: TermPostings()].append(id, positions: positions)
+            buffer.entryCount += 1
         }
-        let oldLength = UInt64(old.values.reduce(0) { $0 + $1.count })
-        let newLength = UInt64(new.values.reduce(0) { $0 + $1.count })
+        let oldLength = old.values.reduce(0) { $0 + $1.count }
+        let newLength = new.values.reduce(0) { $0 + $1.count }
         guard oldLength != newLength || old.isEmpty != new.isEmpty else { return }
-        var stats = try textIndexStats(index)
-        if !old.isEmpty { stats.documents &-= 1 }
-        if !new.isEmpty { stats.documents &+= 1 }
-        stats.terms = stats.terms &- oldLength &+ newLength
-        try writeTextIndexStats(index, stats)
+        if !old.isEmpty { buffer.documentDelta -= 1 }
+        if !new.isEmpty { buffer.documentDelta += 1 }
+        buffer.termDelta += Int64(newLength) - Int64(oldLength)
         if new.isEmpty {
             try deleteTextKey(index, TextIndexBinding.lengthKey(id))
         } else {
@@ -168,22 +131,54 @@ extension Transaction {
     /// Removes every entry of `id` when its record cannot say which terms it had (damage):
     /// a walk over the whole index.
     func deleteTextEntries(_ index: TextIndexBinding, of id: Id) throws {
-        var doomed: [[UInt8]] = []
-        let suffix = withUnsafeBytes(of: id.bigEndian) { [0] + Array($0) }
-        try withCursor(index.database, "repairing the full-text index on \(index.propertyName)") { cursor in
-            var current = try cursor.first()
-            while let entry = current {
-                if entry.key.count > 9, entry.key.suffix(9).elementsEqual(suffix) { doomed.append(Array(entry.key)) }
-                current = try cursor.next()
+        try flushTextIndexes()
+        var terms: [String] = []
+        try forEachTextBlock(index) { term, firstId, reader in
+            guard firstId <= id else { return }
+            var reader = reader
+            while let entry = try self.next(&reader, index: index, term: term) {
+                if entry.id == id { terms.append(term) }
+                if entry.id >= id { break }
             }
         }
-        for key in doomed { try deleteTextKey(index, key) }
+        let buffer = textBuffer(index)
+        for term in terms { buffer.terms[term, default: TermPostings()].appendRemoval(id) }
+        try flushTextIndexes()
         try deleteTextKey(index, TextIndexBinding.lengthKey(id))
         try rebuildTextIndexStats(index)
     }
 
-    /// The index's statistics (zero for an empty index).
+    /// Calls `body` with every posting block of the index, in key order, with its term and
+    /// first id. A key that is neither a block, a length entry nor the statistics throws.
+    func forEachTextBlock(_ index: TextIndexBinding, _ body: (_ term: String, _ firstId: Id, PostingBlock.Reader) throws -> Void) throws {
+        try withCursor(index.database, "reading the full-text index on \(index.propertyName)") { cursor in
+            // Blocks sort after the statistics (0x00) and length entries (0x01).
+            var current = try cursor.seek([0x02])
+            while let entry = current {
+                let key = entry.key
+                guard key.count >= 10, key[key.count - 9] == 0, let term = String(validating: key[..<(key.count - 9)], as: UTF8.self) else {
+                    throw CofferError.storage(code: MDB_CORRUPTED, message: "a key of the full-text index on \(index.propertyName) is damaged")
+                }
+                let firstId = Id(bigEndian: key.loadUnaligned(fromByteOffset: key.count - 8, as: UInt64.self))
+                try body(term, firstId, try index.reader(entry.value, firstId: firstId, term: term))
+                current = try cursor.next()
+            }
+        }
+    }
+
+    @inline(__always)
+    func next(_ reader: inout PostingBlock.Reader, index: TextIndexBinding, term: String) throws -> (id: Id, positions: Range<Int>)? {
+        try index.next(&reader, term: term)
+    }
+
+    /// The index's statistics (zero for an empty index), pending changes included.
     func textIndexStats(_ index: TextIndexBinding) throws -> TextIndexStats {
+        try flushTextIndexes()
+        return try storedTextIndexStats(index)
+    }
+
+    /// The statistics as LMDB holds them.
+    func storedTextIndexStats(_ index: TextIndexBinding) throws -> TextIndexStats {
         try TextIndexBinding.statsKey.withUnsafeBytes { key in
             var keyVal = MDB_val(key)
             var value = MDB_val()
@@ -213,6 +208,7 @@ extension Transaction {
 
     /// Recounts the statistics from the length entries.
     func rebuildTextIndexStats(_ index: TextIndexBinding) throws {
+        try flushTextIndexes()
         var stats = TextIndexStats()
         try withCursor(index.database, "counting the full-text index on \(index.propertyName)") { cursor in
             var current = try cursor.seek([0x01])
@@ -230,21 +226,55 @@ extension Transaction {
 
     /// Fills the index from every stored record (a new index, or a new tokenizer).
     func buildTextIndex(_ index: TextIndexBinding, binding: EntityBinding) throws {
+        discardTextBuffer(index.database)
         try check(mdb_drop(txn, index.database, 0), "clearing the full-text index on \(index.propertyName)")
         let name = binding.schema.name
-        var all: [(Id, TextIndexBinding.Postings)] = []
         try withCursor(binding.table, "building the full-text index on \(name).\(index.propertyName)") { cursor in
             var current = try cursor.first()
             while let entry = current {
                 let id = try IdKey.decode(entry.key, entity: name)
-                all.append((id, try index.postings(in: RecordFields(bytes: entry.value, entity: name, id: id))))
+                // Only the buffer and the index's own database are written here, never the
+                // table this cursor walks.
+                try updateTextIndex(index, id: id, old: [:], new: try index.postings(in: RecordFields(bytes: entry.value, entity: name, id: id)))
+                try flushTextIndexIfLarge(index)
                 current = try cursor.next()
             }
         }
-        for (id, postings) in all { try updateTextIndex(index, id: id, old: [:], new: postings) }
+        try flushTextIndexes()
     }
 
-    private func putTextKey(_ index: TextIndexBinding, _ key: [UInt8], _ value: [UInt8]) throws {
+    /// The index's logical contents (pending changes included), checking every block.
+    func textIndexContents(_ index: TextIndexBinding) throws -> TextIndexContents {
+        try flushTextIndexes()
+        var contents = TextIndexContents()
+        var lastTerm: String?
+        var lastId: Id = 0
+        try forEachTextBlock(index) { term, _, reader in
+            var reader = reader
+            while let entry = try self.next(&reader, index: index, term: term) {
+                // Blocks of a term hold ascending ids across blocks too.
+                if term == lastTerm, entry.id <= lastId { throw index.damage(term: term) }
+                lastTerm = term
+                lastId = entry.id
+                contents.postings[term, default: TermPostings()].append(entry.id, encoded: UnsafeRawBufferPointer(rebasing: reader.bytes[entry.positions]))
+            }
+        }
+        try withCursor(index.database, "reading the full-text index on \(index.propertyName)") { cursor in
+            var current = try cursor.seek([0x01])
+            while let entry = current, entry.key.first == 0x01 {
+                guard entry.key.count == 9, entry.value.count == 4 else {
+                    throw CofferError.storage(code: MDB_CORRUPTED, message: "a length entry of the full-text index on \(index.propertyName) is damaged")
+                }
+                contents.lengths[Id(bigEndian: entry.key.loadUnaligned(fromByteOffset: 1, as: UInt64.self))] = UInt32(bigEndian: entry.value.loadUnaligned(as: UInt32.self))
+                current = try cursor.next()
+            }
+        }
+        let stats = try storedTextIndexStats(index)
+        contents.stats = stats.documents == 0 && stats.terms == 0 ? nil : stats
+        return contents
+    }
+
+    func putTextKey(_ index: TextIndexBinding, _ key: [UInt8], _ value: [UInt8]) throws {
         try key.withUnsafeBytes { keyBytes in
             try value.withUnsafeBytes { valueBytes in
                 var keyVal = MDB_val(keyBytes)
@@ -254,11 +284,37 @@ extension Transaction {
         }
     }
 
-    private func deleteTextKey(_ index: TextIndexBinding, _ key: [UInt8]) throws {
+    func deleteTextKey(_ index: TextIndexBinding, _ key: [UInt8]) throws {
         try key.withUnsafeBytes { keyBytes in
             var keyVal = MDB_val(keyBytes)
             let rc = mdb_del(txn, index.database, &keyVal, nil)
             if rc != MDB_NOTFOUND { try check(rc, "updating the full-text index on \(index.propertyName)") }
         }
+    }
+}
+
+/// What a full-text index holds, independent of how its postings are cut into blocks:
+/// what `coffer check` and the tests compare with what the records imply.
+struct TextIndexContents: Equatable {
+    /// Term -> ascending ids with their encoded positions.
+    var postings: [String: TermPostings] = [:]
+    /// Id -> number of terms, for objects with text.
+    var lengths: [Id: UInt32] = [:]
+    /// Nil for an index without text.
+    var stats: TextIndexStats?
+
+    /// Adds one object's postings; objects must come in ascending id order.
+    mutating func add(_ id: Id, _ postings: TextIndexBinding.Postings) {
+        guard !postings.isEmpty else { return }
+        var length: UInt64 = 0
+        for (term, positions) in postings {
+            self.postings[term, default: TermPostings()].append(id, positions: positions)
+            length += UInt64(positions.count)
+        }
+        lengths[id] = UInt32(truncatingIfNeeded: length)
+        var stats = self.stats ?? TextIndexStats()
+        stats.documents += 1
+        stats.terms += length
+        self.stats = stats
     }
 }

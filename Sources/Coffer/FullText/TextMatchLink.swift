@@ -26,37 +26,31 @@ struct TextMatchLink<E: Entity>: QueryLink {
     func condition(in transaction: Transaction, store: Store) throws -> ConditionNode {
         var evaluator = try evaluator(in: transaction, store: store)
         let ids = try evaluator.ids(try search.get())
-        return .leaf(ConditionLeaf(position: 0, op: .inList, values: ids.sorted().map { .unsigned($0) }, caseSensitive: true))
+        return .leaf(ConditionLeaf(position: 0, op: .inList, values: ids.map { .unsigned($0) }, caseSensitive: true))
     }
 
     /// An evaluator over the searched properties, reading the calling thread's transaction.
-    func evaluator(in transaction: Transaction, store: Store) throws -> TextSearchEvaluator {
-        guard let binding = try store.binding(for: E.self, in: transaction) else { return TextSearchEvaluator(sources: []) }
+    func evaluator(in transaction: Transaction, store: Store, ranking: Bool = false) throws -> TextSearchEvaluator {
+        guard let binding = try store.binding(for: E.self, in: transaction) else { return TextSearchEvaluator(sources: [], ranking: ranking) }
         let schema = E.cofferSchema
         let sources = try properties.compactMap { position -> TextSearchEvaluator.Source? in
             guard let tokenizer = schema.properties[position].fullText else { return nil }
             if let index = binding.textIndexes.first(where: { $0.position == position }) {
-                return TextSearchEvaluator.Source(tokenizer: tokenizer, read: { term, prefix in
-                    try transaction.textPostings(index, term: term, prefix: prefix)
-                }, count: { term, prefix in
-                    try transaction.textCounts(index, term: term, prefix: prefix)
-                })
+                return TextSearchEvaluator.Source(tokenizer: tokenizer) { term, prefix, detail in
+                    try transaction.readTextPostings(index, term: term, prefix: prefix, detail: detail)
+                }
             }
             let scanned = try transaction.scannedTextPostings(binding, position: position, tokenizer: tokenizer)
-            let read = { (term: String, prefix: Bool) -> [Id: [UInt32]] in
-                guard prefix else { return scanned[term] ?? [:] }
-                var result: [Id: [UInt32]] = [:]
+            return TextSearchEvaluator.Source(tokenizer: tokenizer) { term, prefix, detail in
+                guard prefix else { return PostingList(scanned[term] ?? [:], detail: detail) }
+                var lists: [PostingList] = []
                 for (candidate, postings) in scanned where candidate.utf8.starts(with: term.utf8) {
-                    for (id, positions) in postings { result[id, default: []].append(contentsOf: positions) }
+                    lists.append(PostingList(postings, detail: detail))
                 }
-                for id in result.keys { result[id]?.sort() }
-                return result
+                return PostingList.union(lists)
             }
-            return TextSearchEvaluator.Source(tokenizer: tokenizer, read: read, count: { term, prefix in
-                read(term, prefix).mapValues(\.count)
-            })
         }
-        return TextSearchEvaluator(sources: sources)
+        return TextSearchEvaluator(sources: sources, ranking: ranking)
     }
 
     var summary: String {

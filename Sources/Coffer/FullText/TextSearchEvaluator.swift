@@ -1,185 +1,186 @@
 import CLMDB
 
-/// Answers a `TextSearch` from full-text postings: the ids that match, and for ranking the
-/// frequency of each positive part (word, prefix, phrase) in each matching object.
+/// Answers a `TextSearch` from full-text postings: the ids that match, in ascending order,
+/// and for ranking the frequency of each positive part (word, prefix, phrase) in each
+/// matching object.
 ///
 /// Semantics: the searched properties act as one text for words and prefixes (a word
 /// matches when any searched property holds it); a phrase must occur within one property.
 /// Search words are tokenized with each property's tokenizer; a word that tokenizes into
 /// several terms ("e-mail") is a phrase of them. Prefixes are folded but not stemmed.
+///
+/// Everything works on ascending id arrays (`PostingList`): conjunctions intersect them,
+/// alternatives merge them, and only phrases decode positions.
 struct TextSearchEvaluator {
     /// The postings of one property: from its index, or built by tokenizing every record
     /// (a store whose index is not built yet, a read-only store of an older build).
     struct Source {
         let tokenizer: TextTokenizer
-        /// id -> positions of a term (or of every term with the prefix).
-        let read: (_ term: String, _ prefix: Bool) throws -> [Id: [UInt32]]
-        /// id -> number of positions, without decoding them (single words need no more).
-        let count: (_ term: String, _ prefix: Bool) throws -> [Id: Int]
+        /// The postings of a term (or of every term with the prefix), decoded to `detail`.
+        let read: (_ term: String, _ prefix: Bool, _ detail: PostingList.Detail) throws -> PostingList
     }
-
-    /// What one positive part found: each object's number of occurrences.
-    typealias Hits = [Id: Int]
 
     let sources: [Source]
-    /// Hits of every positive part evaluated, in order, for ranking.
-    private(set) var parts: [(part: TextSearch, hits: Hits)] = []
+    /// Whether parts keep their occurrence counts (`findRanked`).
+    let ranking: Bool
+    /// Each positive part evaluated, in order, with what it found (counts when ranking).
+    private(set) var parts: [(part: TextSearch, hits: PostingList)] = []
 
-    init(sources: [Source]) {
+    init(sources: [Source], ranking: Bool = false) {
         self.sources = sources
+        self.ranking = ranking
     }
 
-    /// The ids matching `search`.
-    mutating func ids(_ search: TextSearch) throws -> Set<Id> {
+    /// The ids matching `search`, ascending.
+    mutating func ids(_ search: TextSearch) throws -> [Id] {
         switch search {
         case .word(let word, let prefix):
             let hits = try self.hits(word: word, prefix: prefix)
-            parts.append((search, hits))
-            return Set(hits.keys)
+            if ranking { parts.append((search, hits)) }
+            return hits.ids
         case .phrase(let text):
             let hits = try self.hits(phrase: text)
-            parts.append((search, hits))
-            return Set(hits.keys)
+            if ranking { parts.append((search, hits)) }
+            return hits.ids
         case .or(let alternatives):
-            var result = Set<Id>()
-            for alternative in alternatives { result.formUnion(try ids(alternative)) }
+            var result: [Id] = []
+            for alternative in alternatives { result = PostingList.union(result, try ids(alternative)) }
             return result
         case .and(let conjuncts):
-            var result: Set<Id>?
-            var excluded = Set<Id>()
+            var result: [Id]?
+            var excluded: [Id] = []
             for conjunct in conjuncts {
                 if case .not(let inner) = conjunct {
-                    var negative = self
-                    excluded.formUnion(try negative.ids(inner))   // negated parts do not rank
+                    var negative = TextSearchEvaluator(sources: sources)   // negated parts do not rank
+                    excluded = PostingList.union(excluded, try negative.ids(inner))
                     continue
                 }
                 let found = try ids(conjunct)
-                result = result.map { $0.intersection(found) } ?? found
+                result = result.map { PostingList.intersection($0, found) } ?? found
             }
-            return (result ?? []).subtracting(excluded)
+            return PostingList.subtracting(result ?? [], excluded)
         case .not:
             // `TextSearch.parse` refuses searches without a positive part.
             return []
         }
     }
 
-    private func hits(word: String, prefix: Bool) throws -> Hits {
-        var result: Hits = [:]
+    private func hits(word: String, prefix: Bool) throws -> PostingList {
+        var found: [PostingList] = []
         for source in sources {
             let terms = (prefix ? TextTokenizer.simple : source.tokenizer).terms(in: word)
             guard let last = terms.last else { continue }
             if terms.count == 1 {
-                let counts = try source.count(last, prefix)
-                if result.isEmpty {
-                    result = counts
-                } else {
-                    for (id, count) in counts { result[id, default: 0] += count }
-                }
+                found.append(try source.read(last, prefix, ranking ? .counts : .ids))
             } else {
                 // Several terms ("e-mail"): a phrase, the last one a prefix when asked.
-                for (id, count) in try phrase(terms, lastIsPrefix: prefix, in: source) { result[id, default: 0] += count }
+                found.append(try phrase(terms, lastIsPrefix: prefix, in: source))
             }
         }
-        return result
+        return PostingList.union(found)
     }
 
-    private func hits(phrase text: String) throws -> Hits {
-        var result: Hits = [:]
+    private func hits(phrase text: String) throws -> PostingList {
+        var found: [PostingList] = []
         for source in sources {
             let terms = source.tokenizer.terms(in: text)
             guard !terms.isEmpty else { continue }
-            for (id, count) in try phrase(terms, lastIsPrefix: false, in: source) { result[id, default: 0] += count }
+            found.append(try phrase(terms, lastIsPrefix: false, in: source))
         }
-        return result
+        return PostingList.union(found)
     }
 
     /// Objects where `terms` occur at consecutive positions, with the number of occurrences.
-    private func phrase(_ terms: [String], lastIsPrefix: Bool, in source: Source) throws -> Hits {
-        var postings: [[Id: [UInt32]]] = []
+    private func phrase(_ terms: [String], lastIsPrefix: Bool, in source: Source) throws -> PostingList {
+        var lists: [PostingList] = []
         for (offset, term) in terms.enumerated() {
-            let found = try source.read(term, lastIsPrefix && offset == terms.count - 1)
-            guard !found.isEmpty else { return [:] }
-            postings.append(found)
+            let found = try source.read(term, lastIsPrefix && offset == terms.count - 1, terms.count == 1 ? .counts : .positions)
+            guard !found.isEmpty else { return PostingList() }
+            lists.append(found)
         }
-        var result: Hits = [:]
-        // Positions are ascending: each later term's position is found by binary search.
-        candidates: for (id, starts) in postings[0] {
-            var later: [[UInt32]] = []
-            later.reserveCapacity(postings.count - 1)
-            for other in postings.dropFirst() {
-                guard let positions = other[id] else { continue candidates }
-                later.append(positions)
+        guard lists.count > 1 else { return lists[0] }
+        var result = PostingList()
+        // All lists ascend: one cursor per later term moves forward as the first advances.
+        var cursors = [Int](repeating: 0, count: lists.count)
+        candidates: for (i, id) in lists[0].ids.enumerated() {
+            for k in 1..<lists.count {
+                cursors[k] = PostingList.gallop(lists[k].ids, id, from: cursors[k])
+                guard cursors[k] < lists[k].ids.count else { break candidates }
+                guard lists[k].ids[cursors[k]] == id else { continue candidates }
             }
             var count = 0
-            for start in starts where later.enumerated().allSatisfy({ offset, positions in
-                Self.contains(positions, start &+ UInt32(offset + 1))
+            // Positions ascend too: each later term's position is found by binary search.
+            for start in lists[0].positions(at: i) where (1..<lists.count).allSatisfy({ k in
+                Self.contains(lists[k].positions(at: cursors[k]), start &+ UInt32(k))
             }) {
                 count += 1
             }
-            if count > 0 { result[id] = count }
+            if count > 0 {
+                result.ids.append(id)
+                result.counts.append(count)
+            }
         }
         return result
     }
 
     /// Whether the ascending `positions` hold `position`.
-    static func contains(_ positions: [UInt32], _ position: UInt32) -> Bool {
-        var low = 0
-        var high = positions.count
+    static func contains(_ positions: ArraySlice<UInt32>, _ position: UInt32) -> Bool {
+        var low = positions.startIndex
+        var high = positions.endIndex
         while low < high {
-            let middle = (low + high) / 2
+            let middle = low + (high - low) / 2
             if positions[middle] < position { low = middle + 1 } else { high = middle }
         }
-        return low < positions.count && positions[low] == position
+        return low < positions.endIndex && positions[low] == position
     }
 }
 
 extension Transaction {
-    /// The postings of `term` (or of every term starting with it) in a full-text index:
-    /// id -> positions. A malformed entry throws.
-    func textPostings(_ index: TextIndexBinding, term: String, prefix: Bool) throws -> [Id: [UInt32]] {
+    /// The postings of `term` (or of every term starting with it) in a full-text index,
+    /// decoded to `detail`. A malformed block throws.
+    func readTextPostings(_ index: TextIndexBinding, term: String, prefix: Bool, detail: PostingList.Detail) throws -> PostingList {
+        try flushTextIndexes()
         var start = Array(term.utf8)
         if !prefix { start.append(0) }
-        var result: [Id: [UInt32]] = [:]
+        var lists: [PostingList] = []
+        var list = PostingList()
+        var listTerm: [UInt8] = []
         try withCursor(index.database, "reading the full-text index on \(index.propertyName)") { cursor in
             var current = try cursor.seek(start)
             while let entry = current, entry.key.starts(with: start) {
                 let key = entry.key
-                // Terms hold no 0x00: a key is term ‖ 0x00 ‖ id.
-                guard key.count >= 10, key[key.count - 9] == 0, let positions = TextIndexBinding.decodePositions(entry.value) else {
-                    throw CofferError.storage(code: MDB_CORRUPTED, message: "an entry of the full-text index on \(index.propertyName) is damaged")
+                // Terms hold no 0x00: a key is term ‖ 0x00 ‖ first id.
+                let termBytes = key[..<max(key.count - 9, 0)]
+                guard key.count >= 10, key[key.count - 9] == 0, !termBytes.contains(0) else {
+                    throw CofferError.storage(code: MDB_CORRUPTED, message: "a key of the full-text index on \(index.propertyName) is damaged")
                 }
-                let id = Id(bigEndian: UnsafeRawBufferPointer(rebasing: key[(key.count - 8)...]).loadUnaligned(as: UInt64.self))
-                result[id, default: []].append(contentsOf: positions)
+                if prefix, !termBytes.elementsEqual(listTerm) {
+                    // The next term with the prefix: its own ascending list.
+                    if !list.isEmpty { lists.append(list) }
+                    list = PostingList()
+                    listTerm = Array(termBytes)
+                }
+                let firstId = Id(bigEndian: key.loadUnaligned(fromByteOffset: key.count - 8, as: UInt64.self))
+                if let last = list.ids.last, firstId <= last { throw index.damage(term: term) }
+                var reader = try index.reader(entry.value, firstId: firstId, term: term)
+                while let posting = try index.next(&reader, term: term) {
+                    list.ids.append(posting.id)
+                    guard detail >= .counts else { continue }
+                    let bytes = UnsafeRawBufferPointer(rebasing: entry.value[posting.positions])
+                    if detail == .counts {
+                        list.counts.append(PostingBlock.positionCount(bytes))
+                    } else {
+                        let before = list.positions.count
+                        guard PostingBlock.decodePositions(bytes, into: &list.positions) else { throw index.damage(term: term) }
+                        list.positionEnds.append(list.positions.count)
+                        list.counts.append(list.positions.count - before)
+                    }
+                }
                 current = try cursor.next()
             }
         }
-        if prefix {
-            for id in result.keys { result[id]?.sort() }
-        }
-        return result
-    }
-
-    /// The number of positions of `term` (or of every term starting with it) per id, read
-    /// from the encoding without decoding it (each varint ends with a byte below 0x80).
-    func textCounts(_ index: TextIndexBinding, term: String, prefix: Bool) throws -> [Id: Int] {
-        var start = Array(term.utf8)
-        if !prefix { start.append(0) }
-        var result: [Id: Int] = [:]
-        try withCursor(index.database, "reading the full-text index on \(index.propertyName)") { cursor in
-            var current = try cursor.seek(start)
-            while let entry = current, entry.key.starts(with: start) {
-                let key = entry.key
-                guard key.count >= 10, key[key.count - 9] == 0, let last = entry.value.last, last < 0x80 else {
-                    throw CofferError.storage(code: MDB_CORRUPTED, message: "an entry of the full-text index on \(index.propertyName) is damaged")
-                }
-                let id = Id(bigEndian: UnsafeRawBufferPointer(rebasing: key[(key.count - 8)...]).loadUnaligned(as: UInt64.self))
-                var count = 0
-                for byte in entry.value where byte < 0x80 { count += 1 }
-                result[id, default: 0] += count
-                current = try cursor.next()
-            }
-        }
-        return result
+        if !list.isEmpty { lists.append(list) }
+        return PostingList.union(lists)
     }
 
     /// Postings built by tokenizing every record's value of the property at `position`.

@@ -21,8 +21,9 @@ struct QueryExecutor {
         guard offset >= 0, (limit ?? 0) >= 0 else {
             throw CofferError.invalidOperation(message: "\(binding.schema.name) query: offset and limit must not be negative (got \(offset), \(limit ?? 0))")
         }
-        let evaluator = try ConditionEvaluator(condition, binding: binding)
         let plan = QueryPlanner.plan(condition: condition, orders: orders, binding: binding, transaction: transaction)
+        // An exact plan needs no check (and a long id list no hash set).
+        let evaluator = plan.isExact ? nil : try ConditionEvaluator(condition, binding: binding)
         let sorted = !orders.isEmpty
         // Without a sort, the first offset+limit matches are the answer: stop there.
         var wanted: Int? = nil
@@ -33,16 +34,22 @@ struct QueryExecutor {
         var found: [Match] = []
         let name = binding.schema.name
         func consider(_ id: Id, _ record: UnsafeRawBufferPointer) throws -> Bool {
-            if try evaluator.matches(id: id, record: RecordFields(bytes: record, entity: name, id: id)) { found.append(Match(id: id, record: record)) }
+            if try evaluator?.matches(id: id, record: RecordFields(bytes: record, entity: name, id: id)) ?? true {
+                found.append(Match(id: id, record: record))
+            }
             return wanted.map { found.count < $0 } ?? true
         }
         switch plan.source {
         case .scan:
             try transaction.forEachRecord(binding) { id, record in try consider(id, record) }
         case .ids(let ids):
-            for id in Set(ids).sorted() {
-                guard let record = try transaction.record(id, table: binding.table, entity: name) else { continue }
-                if try !consider(id, record) { break }
+            // Link steps and full-text matches give ascending ids already.
+            let ordered = zip(ids, ids.dropFirst()).allSatisfy { $0 < $1 } ? ids : Set(ids).sorted()
+            try transaction.withCursor(binding.table, "reading \(name)") { cursor in
+                for id in ordered {
+                    guard let entry = try cursor.find(IdKey(id)) else { continue }
+                    if try !consider(id, entry.value) { break }
+                }
             }
         case .idRange(let lower, let upper):
             try transaction.forEachRecord(binding, from: lower) { id, record in

@@ -19,6 +19,9 @@ struct QueryPlan {
     var source: Source
     /// The condition leaf the source was chosen for (rendered only by `describe()`).
     var leaf: ConditionLeaf? = nil
+    /// Whether the source yields exactly the stored objects that match the whole condition
+    /// (an id list that is the only condition), so candidates need no check.
+    var isExact = false
 }
 
 /// A part of an index: entries whose value part starts with `prefix` (or equals it), or lies within
@@ -42,7 +45,10 @@ enum QueryPlanner {
             guard let candidate = plan(for: leaf, binding: binding, transaction: transaction) else { continue }
             if best == nil || candidate.score < best!.score { best = candidate }
         }
-        if let best { return best.plan }
+        if var plan = best?.plan {
+            if case .leaf? = condition, case .ids = plan.source { plan.isExact = true }
+            return plan
+        }
         // No condition can use an index: an index can still give the order.
         if orders.count == 1, let order = orders.first, order.flags.isDisjoint(with: [.descending, .nullsLast, .nullsZero, .unsigned]),
            let index = usableIndex(order.position, binding: binding, transaction: transaction),

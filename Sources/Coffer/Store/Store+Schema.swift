@@ -324,6 +324,7 @@ extension Store {
         let rc = mdb_dbi_open(transaction.txn, name, 0, &database)
         if rc == MDB_NOTFOUND { return }
         try transaction.check(rc, "opening the dropped index \(name)")
+        transaction.discardTextBuffer(database)
         try transaction.check(mdb_drop(transaction.txn, database, 1), "deleting the dropped index \(name)")
         transaction.droppedDatabases.append(name)
     }
@@ -334,6 +335,10 @@ extension Store {
         for old in previous.properties where old.tokenizer != nil {
             guard current.properties.first(where: { $0.id == old.id })?.tokenizer == nil else { continue }
             try deleteDatabase(TextIndexBinding.databaseName(entity: current.id, property: old.id), in: transaction)
+        }
+        // Indexes of the earlier layout are replaced by new ones (built by `register`).
+        for old in previous.properties where old.tokenizer != nil {
+            try deleteDatabase(TextIndexBinding.legacyDatabaseName(entity: current.id, property: old.id), in: transaction)
         }
     }
 

@@ -162,6 +162,7 @@ extension Store {
             let outcome = Result { () throws -> T in
                 try refreshBindingsIfCatalogChanged(in: transaction)
                 let value = try body(transaction)
+                try transaction.flushTextIndexes()
                 try flushSequences(of: transaction)
                 return value
             }

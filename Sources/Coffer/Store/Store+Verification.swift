@@ -185,8 +185,7 @@ struct ContentChecker {
                   let database = store.storedDatabase(TextIndexBinding.databaseName(entity: entity.id, property: property.id)) else { return nil }
             return TextIndexBinding(position: -1, storedId: property.id, propertyName: property.name, tokenizer: tokenizer, database: database)
         }
-        var expectedText: [UInt16: [[UInt8]: [UInt8]]] = [:]
-        var textStats: [UInt16: TextIndexStats] = [:]
+        var expectedText: [UInt16: TextIndexContents] = [:]
         try transaction.withCursor(table, "checking \(entity.name)") { cursor in
             var current = try cursor.first()
             while let entry = current {
@@ -206,15 +205,7 @@ struct ContentChecker {
                         expected[index.storedId, default: []].insert(key)
                     }
                     for index in textIndexes {
-                        let postings = try index.postings(in: record)
-                        guard !postings.isEmpty else { continue }
-                        let length = postings.values.reduce(0) { $0 + $1.count }
-                        for (term, positions) in postings {
-                            expectedText[index.storedId, default: [:]][TextIndexBinding.postingKey(term, id)] = TextIndexBinding.encodePositions(positions)
-                        }
-                        expectedText[index.storedId, default: [:]][TextIndexBinding.lengthKey(id)] = withUnsafeBytes(of: UInt32(truncatingIfNeeded: length).bigEndian) { Array($0) }
-                        textStats[index.storedId, default: TextIndexStats()].documents += 1
-                        textStats[index.storedId, default: TextIndexStats()].terms += UInt64(length)
+                        expectedText[index.storedId, default: TextIndexContents()].add(id, try index.postings(in: record))
                     }
                 } catch {
                     report("\(error)")
@@ -240,24 +231,32 @@ struct ContentChecker {
             }
         }
         for index in textIndexes {
-            var wanted = expectedText[index.storedId] ?? [:]
-            if let stats = textStats[index.storedId] {
-                wanted[TextIndexBinding.statsKey] = withUnsafeBytes(of: stats.documents.bigEndian) { Array($0) }
-                    + withUnsafeBytes(of: stats.terms.bigEndian) { Array($0) }
+            let wanted = expectedText[index.storedId] ?? TextIndexContents()
+            let stored: TextIndexContents
+            do {
+                stored = try transaction.textIndexContents(index)
+            } catch let error as CofferError {
+                report("\(entity.name).\(index.propertyName): \(error)")
+                continue
             }
+            var missing = 0
             var wrong = 0
-            try transaction.withCursor(index.database, "checking the full-text index on \(entity.name).\(index.propertyName)") { cursor in
-                var current = try cursor.first()
-                while let entry = current {
-                    if wanted.removeValue(forKey: Array(entry.key)) != Array(entry.value) { wrong += 1 }
-                    current = try cursor.next()
+            for (term, postings) in wanted.postings {
+                guard let found = stored.postings[term] else {
+                    missing += postings.count
+                    continue
                 }
+                if found != postings { wrong += 1 }
             }
-            if wrong > 0 {
-                report("\(entity.name).\(index.propertyName): \(wrong) full-text index entr\(wrong == 1 ? "y does" : "ies do") not match the records")
+            let extra = stored.postings.keys.filter { wanted.postings[$0] == nil }.count
+            if missing > 0 {
+                report("\(entity.name).\(index.propertyName): \(missing) full-text posting\(missing == 1 ? " is" : "s are") missing")
             }
-            if !wanted.isEmpty {
-                report("\(entity.name).\(index.propertyName): \(wanted.count) full-text index entr\(wanted.count == 1 ? "y is" : "ies are") missing")
+            if wrong + extra > 0 {
+                report("\(entity.name).\(index.propertyName): the postings of \(wrong + extra) term\(wrong + extra == 1 ? " do" : "s do") not match the records")
+            }
+            if stored.lengths != wanted.lengths || stored.stats != wanted.stats {
+                report("\(entity.name).\(index.propertyName): the full-text length entries or statistics do not match the records")
             }
         }
         for property in entity.properties where PropertyFlags(rawValue: property.flags).contains(.toMany) {

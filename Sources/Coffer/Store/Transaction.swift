@@ -41,6 +41,8 @@ final class Transaction {
     @exclusivity(unchecked) var unorderedIndexes: Set<MDB_dbi> = []
     /// Relations pointing at each entity, as this transaction's catalog has them.
     @exclusivity(unchecked) var incomingRelations: [String: IncomingRelations] = [:]
+    /// Full-text index changes not written yet, per index database (see `TextIndexBuffer`).
+    @exclusivity(unchecked) var textBuffers: [MDB_dbi: TextIndexBuffer] = [:]
     /// Index databases this transaction deleted; forgotten by the store on commit.
     @exclusivity(unchecked) var droppedDatabases: [String] = []
 

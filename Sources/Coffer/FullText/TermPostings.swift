@@ -1,0 +1,65 @@
+/// One term's postings as flat arrays: for each entry an id and the encoded positions of the
+/// term in that object's text (`PostingBlock`'s position encoding). An entry with no
+/// position bytes is a removal (a stored posting always has at least one position).
+///
+/// Used for a transaction's pending index changes (entries in the order they were made; a
+/// later entry for the same id replaces an earlier one) and for an index's logical contents
+/// (ascending ids, no removals), which `coffer check` and the tests compare with what the
+/// records imply. Flat arrays keep millions of postings at two allocations per term.
+struct TermPostings: Equatable {
+    private(set) var ids: [Id] = []
+    /// `ends[i]`: the end of entry `i`'s bytes in `bytes`; it starts where entry `i - 1` ends.
+    private(set) var ends: [Int] = []
+    private(set) var bytes: [UInt8] = []
+    /// Whether the ids are strictly ascending (so no sort or de-duplication is needed).
+    private(set) var isAscending = true
+
+    var count: Int { ids.count }
+
+    /// Adds the term's positions in object `id`.
+    mutating func append(_ id: Id, positions: [UInt32]) {
+        noteId(id)
+        PostingBlock.encodePositions(positions, to: &bytes)
+        ends.append(bytes.count)
+    }
+
+    /// Adds already encoded positions.
+    mutating func append(_ id: Id, encoded: UnsafeRawBufferPointer) {
+        noteId(id)
+        bytes.append(contentsOf: encoded)
+        ends.append(bytes.count)
+    }
+
+    /// Adds a removal of the term's posting in object `id`.
+    mutating func appendRemoval(_ id: Id) {
+        noteId(id)
+        ends.append(bytes.count)
+    }
+
+    private mutating func noteId(_ id: Id) {
+        if let last = ids.last, last >= id { isAscending = false }
+        ids.append(id)
+    }
+
+    /// The byte range of entry `i`'s positions (empty for a removal).
+    func positions(at i: Int) -> Range<Int> {
+        (i == 0 ? 0 : ends[i - 1])..<ends[i]
+    }
+
+    /// The entries' indices in ascending id order, one per id, the latest entry for an id
+    /// winning.
+    func latestInIdOrder() -> [Int] {
+        if isAscending { return Array(ids.indices) }
+        let sorted = ids.indices.sorted { ids[$0] != ids[$1] ? ids[$0] < ids[$1] : $0 < $1 }
+        var result: [Int] = []
+        result.reserveCapacity(sorted.count)
+        for entry in sorted {
+            if let last = result.last, ids[last] == ids[entry] {
+                result[result.count - 1] = entry
+            } else {
+                result.append(entry)
+            }
+        }
+        return result
+    }
+}

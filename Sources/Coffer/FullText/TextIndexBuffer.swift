@@ -1,0 +1,170 @@
+import CLMDB
+
+/// A write transaction's changes to one full-text index that are not in LMDB yet.
+///
+/// Puts and removes record their postings here; `Transaction.flushTextIndexes()` merges
+/// them into the index's blocks term by term (each touched block read and written once), so
+/// a transaction that stores many objects rewrites a term's last block once, not once per
+/// object. Every reader of an index in the transaction flushes first, and the transaction
+/// flushes before it commits, so nothing outside this type ever sees the buffer; a rolled
+/// back or retried transaction drops it with the transaction.
+final class TextIndexBuffer {
+    let index: TextIndexBinding
+    /// Term -> pending postings (entries in the order they were made).
+    var terms: [String: TermPostings] = [:]
+    /// Changes to the statistics: objects with text, and terms.
+    var documentDelta: Int64 = 0
+    var termDelta: Int64 = 0
+    /// Pending entries over all terms, to flush before the buffer grows without bound.
+    var entryCount = 0
+
+    /// A buffer holding this many entries is flushed at once (memory stays bounded in a
+    /// transaction that stores millions of objects).
+    static let flushThreshold = 2_000_000
+
+    init(index: TextIndexBinding) {
+        self.index = index
+    }
+}
+
+extension Transaction {
+    /// The pending changes of `index` in this transaction (created on first use).
+    func textBuffer(_ index: TextIndexBinding) -> TextIndexBuffer {
+        if let buffer = textBuffers[index.database] { return buffer }
+        let buffer = TextIndexBuffer(index: index)
+        textBuffers[index.database] = buffer
+        return buffer
+    }
+
+    /// Writes every pending full-text change into LMDB. Called before any read of a
+    /// full-text index in this transaction and before the transaction commits.
+    func flushTextIndexes() throws {
+        guard !textBuffers.isEmpty else { return }
+        // Taken out first: a failure leaves no half-flushed buffer to flush twice (the
+        // transaction is then rolled back anyway).
+        let buffers = textBuffers
+        textBuffers = [:]
+        for buffer in buffers.values { try flush(buffer) }
+    }
+
+    /// Flushes one buffer when it has grown large.
+    func flushTextIndexIfLarge(_ index: TextIndexBinding) throws {
+        guard let buffer = textBuffers[index.database], buffer.entryCount >= TextIndexBuffer.flushThreshold else { return }
+        textBuffers[index.database] = nil
+        try flush(buffer)
+    }
+
+    /// Forgets the pending changes of an index that is being cleared or deleted.
+    func discardTextBuffer(_ database: MDB_dbi) {
+        textBuffers[database] = nil
+    }
+
+    private func flush(_ buffer: TextIndexBuffer) throws {
+        let index = buffer.index
+        try withCursor(index.database, "updating the full-text index on \(index.propertyName)") { cursor in
+            // Terms in byte order: the blocks are visited in key order.
+            for term in buffer.terms.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+                guard let postings = buffer.terms[term] else { continue }
+                try merge(postings, term: term, into: index, cursor: cursor)
+            }
+        }
+        guard buffer.documentDelta != 0 || buffer.termDelta != 0 else { return }
+        var stats = try storedTextIndexStats(index)
+        stats.documents = stats.documents &+ UInt64(bitPattern: buffer.documentDelta)
+        stats.terms = stats.terms &+ UInt64(bitPattern: buffer.termDelta)
+        try writeTextIndexStats(index, stats)
+    }
+
+    /// Merges one term's pending postings into its blocks. Each pending entry goes to the
+    /// block whose first id is the greatest at or below its id (or, before the first block,
+    /// into new blocks); a block with pending entries is decoded, merged and written again,
+    /// cut into blocks of `PostingBlock.targetSize`.
+    private func merge(_ postings: TermPostings, term: String, into index: TextIndexBinding, cursor: Cursor) throws {
+        let order = postings.latestInIdOrder()
+        let prefix = PostingBlock.termPrefix(term)
+        func blockId(_ entry: Cursor.Entry?) throws -> Id? {
+            guard let entry, entry.key.starts(with: prefix) else { return nil }
+            guard let id = PostingBlock.firstId(of: entry.key, prefix: prefix) else { throw index.damage(term: term) }
+            return id
+        }
+        var next = 0
+        while next < order.count {
+            let id = postings.ids[order[next]]
+            // The block holding `id`'s place, and the first id of the block after it.
+            var block: Cursor.Entry?
+            var blockFirstId: Id?
+            var following: Id?
+            let target = PostingBlock.key(term, id)
+            let atOrAfter = try cursor.seek(target)
+            if let found = try blockId(atOrAfter), found == id {
+                block = atOrAfter
+                blockFirstId = found
+                following = try blockId(try cursor.next())
+            } else {
+                following = try blockId(atOrAfter)
+                let before = atOrAfter == nil ? try cursor.last() : try cursor.previous()
+                if let found = try blockId(before) {
+                    block = before
+                    blockFirstId = found
+                }
+            }
+            var end = next
+            while end < order.count, following.map({ postings.ids[order[end]] < $0 }) ?? true { end += 1 }
+
+            // Merge the block's entries with the pending ones, in id order.
+            var writer = PostingBlock.Writer()
+            try postings.bytes.withUnsafeBytes { pendingBytes in
+                var stored: PostingBlock.Reader?
+                var current: (id: Id, positions: Range<Int>)?
+                if let block, let blockFirstId {
+                    stored = try index.reader(block.value, firstId: blockFirstId, term: term)
+                    current = try index.next(&stored!, term: term)
+                }
+                var pending = next
+                while current != nil || pending < end {
+                    if let entry = current, pending == end || entry.id < postings.ids[order[pending]] {
+                        writer.append(entry.id, positions: UnsafeRawBufferPointer(rebasing: stored!.bytes[entry.positions]))
+                        current = try index.next(&stored!, term: term)
+                        continue
+                    }
+                    let entry = order[pending]
+                    let pendingId = postings.ids[entry]
+                    if current?.id == pendingId { current = try index.next(&stored!, term: term) }   // replaced or removed
+                    let range = postings.positions(at: entry)
+                    if !range.isEmpty { writer.append(pendingId, positions: UnsafeRawBufferPointer(rebasing: pendingBytes[range])) }
+                    pending += 1
+                }
+                // Entries of the block after the last pending one must stay below `following`:
+                // they do, the block's ids are below it by the block invariant.
+            }
+            let blocks = writer.finish()
+            if let blockFirstId { try deleteTextKey(index, PostingBlock.key(term, blockFirstId)) }
+            for (firstId, bytes) in blocks { try putTextKey(index, PostingBlock.key(term, firstId), bytes) }
+            next = end
+        }
+    }
+}
+
+extension TextIndexBinding {
+    /// The error for a block or key of this index that breaks the format.
+    func damage(term: String) -> CofferError {
+        CofferError.storage(code: MDB_CORRUPTED, message: "a block of the full-text index on \(propertyName) (term \"\(term)\") is damaged")
+    }
+
+    func reader(_ bytes: UnsafeRawBufferPointer, firstId: Id, term: String) throws -> PostingBlock.Reader {
+        do {
+            return try PostingBlock.Reader(bytes, firstId: firstId)
+        } catch {
+            throw damage(term: term)
+        }
+    }
+
+    @inline(__always)
+    func next(_ reader: inout PostingBlock.Reader, term: String) throws -> (id: Id, positions: Range<Int>)? {
+        do {
+            return try reader.next()
+        } catch {
+            throw damage(term: term)
+        }
+    }
+}
