@@ -229,7 +229,6 @@ extension Box {
         // Full-text postings before and after; the stored record is read again here because
         // a `.replace` above may have moved its page.
         let oldPostings = try transaction.textPostings(of: previous == nil ? nil : entity.id, binding: binding)
-        let newPostings = try binding.textIndexes.map { try $0.postings(in: record) }
         var key = IdKey(entity.id)
         let id = entity.id
         try key.withVal { keyVal in
@@ -248,7 +247,7 @@ extension Box {
             }
             try transaction.insertIndexEntry(index, key: transaction.newKeys[position], id: id)
         }
-        try transaction.applyTextPostings(of: id, binding: binding, old: oldPostings, new: newPostings)
+        try transaction.applyTextPostings(of: id, binding: binding, old: oldPostings, new: record)
         try E.cofferPutLinks(&entity, in: store)
         return id
     }
@@ -285,8 +284,7 @@ extension Box {
             return true
         }
         if removed {
-            try transaction.applyTextPostings(of: id, binding: binding, old: oldPostings,
-                                              new: binding.textIndexes.map { _ in [:] })
+            try transaction.applyTextPostings(of: id, binding: binding, old: oldPostings, new: nil)
             transaction.changes.recordRemove(binding.schema.storedName, id)
             try transaction.clearLinks(to: id, of: binding)
             try transaction.removeManyToMany(of: id, binding: binding)

@@ -49,6 +49,12 @@ enum PostingBlock {
         bytes.append(UInt8(value))
     }
 
+    /// The number of bytes of `value` as a varint.
+    @inline(__always)
+    static func varintSize(_ value: UInt64) -> Int {
+        value < 0x80 ? 1 : (64 - value.leadingZeroBitCount + 6) / 7
+    }
+
     /// The positions' encoding: the gaps between ascending positions as varints.
     static func encodePositions(_ positions: [UInt32], to bytes: inout [UInt8]) {
         var previous: UInt32 = 0
@@ -155,7 +161,8 @@ enum PostingBlock {
         /// Appends one entry; `id` must be above the previous entry's.
         mutating func append(_ id: Id, positions: UnsafeRawBufferPointer) {
             let length = UInt64(positions.count)
-            if !current.isEmpty, current.count + positions.count + 4 > PostingBlock.targetSize {
+            let size = PostingBlock.varintSize(current.isEmpty ? 0 : id &- lastId) + PostingBlock.varintSize(length) + positions.count
+            if !current.isEmpty, current.count + size > PostingBlock.targetSize {
                 blocks.append((firstId, current))
                 current = []
             }

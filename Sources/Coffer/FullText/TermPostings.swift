@@ -14,7 +14,33 @@ struct TermPostings: Equatable {
     /// Whether the ids are strictly ascending (so no sort or de-duplication is needed).
     private(set) var isAscending = true
 
+    /// The document (`TextIndexBuffer`'s serial) whose entry is last and still takes
+    /// positions, and the last position added to it.
+    private var openDocument = -1
+    private var lastPosition: UInt32 = 0
+
     var count: Int { ids.count }
+
+    static func == (a: TermPostings, b: TermPostings) -> Bool {
+        a.ids == b.ids && a.ends == b.ends && a.bytes == b.bytes
+    }
+
+    /// Adds one occurrence of the term at `position` in object `id`, the text being
+    /// tokenized as document `document`: the first occurrence in a document starts an entry,
+    /// later ones (ascending positions) extend it.
+    @inline(__always)
+    mutating func appendPosition(_ position: UInt32, of id: Id, document: Int) {
+        if openDocument == document {
+            PostingBlock.appendVarint(UInt64(position &- lastPosition), to: &bytes)
+            ends[ends.count - 1] = bytes.count
+        } else {
+            noteId(id)
+            openDocument = document
+            PostingBlock.appendVarint(UInt64(position), to: &bytes)
+            ends.append(bytes.count)
+        }
+        lastPosition = position
+    }
 
     /// Adds the term's positions in object `id`.
     mutating func append(_ id: Id, positions: [UInt32]) {
@@ -37,6 +63,7 @@ struct TermPostings: Equatable {
     }
 
     private mutating func noteId(_ id: Id) {
+        openDocument = -1
         if let last = ids.last, last >= id { isAscending = false }
         ids.append(id)
     }

@@ -38,14 +38,20 @@ final class TextIndexBinding: @unchecked Sendable {
     /// A text's postings: each term's ascending positions.
     typealias Postings = [String: [UInt32]]
 
-    /// The postings of the text the record holds for this property (none for nil). A value
-    /// that is not text is damage.
-    func postings(in record: RecordFields) throws -> Postings {
-        guard let field = try record.field(storedId) else { return [:] }
+    /// The text the record holds for this property (nil for nil). A value that is not
+    /// text is damage.
+    func text(in record: RecordFields) throws -> String? {
+        guard let field = try record.field(storedId) else { return nil }
         guard field.kind == .bytes else {
             throw record.damage("property \(propertyName) holds a \(field.kind) value, which a full-text index cannot hold")
         }
-        return Self.postings(of: tokenizer.terms(in: String(decoding: field.payload, as: UTF8.self)))
+        return String(decoding: field.payload, as: UTF8.self)
+    }
+
+    /// The postings of the text the record holds for this property (none for nil).
+    func postings(in record: RecordFields) throws -> Postings {
+        guard let text = try text(in: record) else { return [:] }
+        return Self.postings(of: tokenizer.terms(in: text))
     }
 
     static func postings(of terms: [String]) -> Postings {
@@ -85,8 +91,8 @@ extension Transaction {
     }
 
     /// Applies a put or removal to every full-text index of `binding`: `old` from
-    /// `textPostings` before the record changed, `new` one value per index.
-    func applyTextPostings(of id: Id, binding: EntityBinding, old: [TextIndexBinding.Postings?]?, new: [TextIndexBinding.Postings]) throws {
+    /// `textPostings` before the record changed, `record` the new record (nil: removed).
+    func applyTextPostings(of id: Id, binding: EntityBinding, old: [TextIndexBinding.Postings?]?, new record: RecordFields?) throws {
         for (offset, index) in binding.textIndexes.enumerated() {
             var before: TextIndexBinding.Postings = [:]
             if let old {
@@ -96,9 +102,24 @@ extension Transaction {
                     try deleteTextEntries(index, of: id)
                 }
             }
-            try updateTextIndex(index, id: id, old: before, new: new[offset])
+            if before.isEmpty {
+                // Nothing to compare with: the terms go straight into the buffer.
+                if let record, let text = try index.text(in: record) { try addText(text, of: id, to: index) }
+            } else {
+                try updateTextIndex(index, id: id, old: before, new: try record.map { try index.postings(in: $0) } ?? [:])
+            }
             try flushTextIndexIfLarge(index)
         }
+    }
+
+    /// Adds the postings of object `id`, which has none in the index.
+    func addText(_ text: String, of id: Id, to index: TextIndexBinding) throws {
+        let buffer = textBuffer(index)
+        let length = buffer.addText(text, of: id)
+        guard length > 0 else { return }
+        buffer.documentDelta += 1
+        buffer.termDelta += Int64(length)
+        try putTextKey(index, TextIndexBinding.lengthKey(id), withUnsafeBytes(of: UInt32(truncatingIfNeeded: length).bigEndian) { Array($0) })
     }
 
     /// Brings the index from `old` to `new` postings of object `id`: removes the postings of
@@ -107,14 +128,8 @@ extension Transaction {
     func updateTextIndex(_ index: TextIndexBinding, id: Id, old: TextIndexBinding.Postings, new: TextIndexBinding.Postings) throws {
         guard old != new else { return }
         let buffer = textBuffer(index)
-        for (term, _) in old where new[term] == nil {
-            buffer.terms[term, default: TermPostings()].appendRemoval(id)
-            buffer.entryCount += 1
-        }
-        for (term, positions) in new where old[term] != positions {
-            buffer.terms[term, default: TermPostings()].append(id, positions: positions)
-            buffer.entryCount += 1
-        }
+        for (term, _) in old where new[term] == nil { buffer.remove(term, of: id) }
+        for (term, positions) in new where old[term] != positions { buffer.set(term, of: id, positions: positions) }
         let oldLength = old.values.reduce(0) { $0 + $1.count }
         let newLength = new.values.reduce(0) { $0 + $1.count }
         guard oldLength != newLength || old.isEmpty != new.isEmpty else { return }
@@ -142,7 +157,7 @@ extension Transaction {
             }
         }
         let buffer = textBuffer(index)
-        for term in terms { buffer.terms[term, default: TermPostings()].appendRemoval(id) }
+        for term in terms { buffer.remove(term, of: id) }
         try flushTextIndexes()
         try deleteTextKey(index, TextIndexBinding.lengthKey(id))
         try rebuildTextIndexStats(index)
@@ -235,7 +250,7 @@ extension Transaction {
                 let id = try IdKey.decode(entry.key, entity: name)
                 // Only the buffer and the index's own database are written here, never the
                 // table this cursor walks.
-                try updateTextIndex(index, id: id, old: [:], new: try index.postings(in: RecordFields(bytes: entry.value, entity: name, id: id)))
+                if let text = try index.text(in: RecordFields(bytes: entry.value, entity: name, id: id)) { try addText(text, of: id, to: index) }
                 try flushTextIndexIfLarge(index)
                 current = try cursor.next()
             }

@@ -10,13 +10,22 @@ import CLMDB
 /// back or retried transaction drops it with the transaction.
 final class TextIndexBuffer {
     let index: TextIndexBinding
-    /// Term -> pending postings (entries in the order they were made).
-    var terms: [String: TermPostings] = [:]
+    /// Pending postings, one per term (entries in the order they were made).
+    private(set) var postings: [TermPostings] = []
+    /// `terms[i]` is the term of `postings[i]`.
+    private(set) var terms: [String] = []
+    private var slotOfTerm: [String: Int] = [:]
+    /// Folded word -> its term's slot (-1: the word is no term): a word is stemmed once per
+    /// transaction, and indexing costs one look-up per word of text.
+    private var slotOfWord: [String: Int] = [:]
+    /// Numbers the texts added by `addText`, so a term's entry takes only its own
+    /// document's positions.
+    private var documentSerial = 0
     /// Changes to the statistics: objects with text, and terms.
     var documentDelta: Int64 = 0
     var termDelta: Int64 = 0
     /// Pending entries over all terms, to flush before the buffer grows without bound.
-    var entryCount = 0
+    private(set) var entryCount = 0
 
     /// A buffer holding this many entries is flushed at once (memory stays bounded in a
     /// transaction that stores millions of objects).
@@ -24,6 +33,52 @@ final class TextIndexBuffer {
 
     init(index: TextIndexBinding) {
         self.index = index
+    }
+
+    private func slot(ofTerm term: String) -> Int {
+        if let slot = slotOfTerm[term] { return slot }
+        let slot = postings.count
+        postings.append(TermPostings())
+        terms.append(term)
+        slotOfTerm[term] = slot
+        return slot
+    }
+
+    /// Adds every term of `text` as new postings of object `id`, which has no postings in
+    /// this index: the insert path, without building a per-object dictionary. Returns the
+    /// number of terms.
+    func addText(_ text: String, of id: Id) -> Int {
+        documentSerial += 1
+        let document = documentSerial
+        var position: UInt32 = 0
+        TextTokenizer.forEachWord(in: text) { word in
+            let slot: Int
+            if let known = slotOfWord[word] {
+                slot = known
+            } else {
+                let term = index.tokenizer.term(ofWord: word)
+                slot = term.isEmpty ? -1 : self.slot(ofTerm: term)
+                slotOfWord[word] = slot
+            }
+            guard slot >= 0 else { return }
+            let entries = postings[slot].count
+            postings[slot].appendPosition(position, of: id, document: document)
+            entryCount += postings[slot].count - entries
+            position &+= 1
+        }
+        return Int(position)
+    }
+
+    /// Replaces object `id`'s postings of `term`.
+    func set(_ term: String, of id: Id, positions: [UInt32]) {
+        postings[slot(ofTerm: term)].append(id, positions: positions)
+        entryCount += 1
+    }
+
+    /// Removes object `id`'s posting of `term`.
+    func remove(_ term: String, of id: Id) {
+        postings[slot(ofTerm: term)].appendRemoval(id)
+        entryCount += 1
     }
 }
 
@@ -63,9 +118,9 @@ extension Transaction {
         let index = buffer.index
         try withCursor(index.database, "updating the full-text index on \(index.propertyName)") { cursor in
             // Terms in byte order: the blocks are visited in key order.
-            for term in buffer.terms.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
-                guard let postings = buffer.terms[term] else { continue }
-                try merge(postings, term: term, into: index, cursor: cursor)
+            let terms = buffer.terms
+            for slot in terms.indices.sorted(by: { terms[$0].utf8.lexicographicallyPrecedes(terms[$1].utf8) }) {
+                try merge(buffer.postings[slot], term: terms[slot], into: index, cursor: cursor)
             }
         }
         guard buffer.documentDelta != 0 || buffer.termDelta != 0 else { return }

@@ -38,53 +38,70 @@ public enum TextTokenizer: String, Sendable, Hashable, CaseIterable {
     /// TextTokenizer.porter.terms(in: "Reading books")   // ["read", "book"]
     /// ```
     public func terms(in text: String) -> [String] {
-        if text.utf8.allSatisfy({ $0 < 0x80 }) { return asciiTerms(in: text) }
         var terms: [String] = []
-        var word = ""
-        func flush() {
-            guard !word.isEmpty else { return }
-            var term = Self.fold(word)
-            if term.utf8.count > Self.maximumTermBytes {
-                var cut = ""
-                for character in term where cut.utf8.count + character.utf8.count <= Self.maximumTermBytes { cut.append(character) }
-                term = cut
-            }
-            if self == .porter { term = PorterStemmer.stem(term) }
+        Self.forEachWord(in: text) { word in
+            let term = self.term(ofWord: word)
             if !term.isEmpty { terms.append(term) }
+        }
+        return terms
+    }
+
+    /// The term of a word from `forEachWord`: the word itself, or its stem (`.porter`). It
+    /// can be empty (a word that folds to nothing), and is then not a term.
+    func term(ofWord word: String) -> String {
+        self == .porter ? PorterStemmer.stem(word) : word
+    }
+
+    /// Calls `body` with each word of `text`, case- and diacritic-folded and cut to
+    /// `maximumTermBytes`: steps 1 and 2 of the tokenizing rules. Indexing looks its terms up
+    /// by these words, so each distinct word is stemmed once per transaction.
+    static func forEachWord(in text: String, _ body: (String) throws -> Void) rethrows {
+        if text.utf8.allSatisfy({ $0 < 0x80 }) {
+            try forEachASCIIWord(in: text, body)
+            return
+        }
+        var word = ""
+        func flush() throws {
+            guard !word.isEmpty else { return }
+            var folded = fold(word)
+            if folded.utf8.count > maximumTermBytes {
+                var cut = ""
+                for character in folded where cut.utf8.count + character.utf8.count <= maximumTermBytes { cut.append(character) }
+                folded = cut
+            }
             word = ""
+            try body(folded)
         }
         for character in text {
             if character.isLetter || character.isNumber {
                 word.append(character)
             } else {
-                flush()
+                try flush()
             }
         }
-        flush()
-        return terms
+        try flush()
     }
 
-    /// `terms(in:)` for ASCII text, byte by byte (the same result: ASCII letters and digits
+    /// `forEachWord` for ASCII text, byte by byte (the same result: ASCII letters and digits
     /// are exactly the ASCII characters that are letters or numbers).
-    private func asciiTerms(in text: String) -> [String] {
-        var terms: [String] = []
+    private static func forEachASCIIWord(in text: String, _ body: (String) throws -> Void) rethrows {
         var word: [UInt8] = []
-        func flush() {
+        word.reserveCapacity(32)
+        func flush() throws {
             guard !word.isEmpty else { return }
-            if word.count > Self.maximumTermBytes { word.removeLast(word.count - Self.maximumTermBytes) }
-            let term = String(decoding: word, as: UTF8.self)
-            terms.append(self == .porter ? PorterStemmer.stem(term) : term)
+            if word.count > maximumTermBytes { word.removeLast(word.count - maximumTermBytes) }
+            let folded = String(decoding: word, as: UTF8.self)
             word.removeAll(keepingCapacity: true)
+            try body(folded)
         }
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): word.append(byte)
             case UInt8(ascii: "A")...UInt8(ascii: "Z"): word.append(byte + 32)
-            default: flush()
+            default: try flush()
             }
         }
-        flush()
-        return terms
+        try flush()
     }
 
     /// The longest term kept, in UTF-8 bytes (index keys are at most 511 bytes).
