@@ -382,6 +382,37 @@ func plainMatch(_ search: TextSearch, title: [String], body: [String], cache: Te
         }
     }
 
+    /// Regression: `removeAll()` cleared the index database but kept the transaction's
+    /// pending postings, which the commit then wrote back.
+    @Test func removeAllInTheWriteThatPutDropsThePendingPostings() throws {
+        try withStore { (store: Store) throws in
+            let articles = store.box(for: Article.self)
+            try store.write {
+                try articles.put((0..<20).map { _ in Article(title: "x", body: "reading books") })
+                try articles.removeAll()
+                try articles.put(Article(title: nil, body: "letters"))
+            }
+            #expect(try articles.query { Article.body.matches("book") }.build().findIds().isEmpty)
+            #expect(try articles.query { Article.body.matches("letter") }.build().count() == 1)
+            #expect(try store.verify().isIntact)
+        }
+    }
+
+    /// An index naming an object that is not stored is damage: reading the objects throws.
+    @Test func aPostingWithoutARecordIsReportedAsDamage() throws {
+        try withStore { (store: Store) throws in
+            let articles = store.box(for: Article.self)
+            let id = try articles.put(Article(title: nil, body: "reading books"))
+            try store.performWrite { transaction in
+                let binding = try store.writableBinding(for: Article.self, in: transaction)
+                var key = IdKey(id)
+                try key.withVal { keyVal in try transaction.check(mdb_del(transaction.txn, binding.table, &keyVal, nil), "test") }
+            }
+            #expect(throws: CofferError.self) { try articles.query { Article.body.matches("book") }.build().find() }
+            #expect(try !store.verify().isIntact)
+        }
+    }
+
     /// A store whose full-text index has the earlier layout (one key per term and object,
     /// in `text.E.P`) gets the index built again on its first write, and the old one deleted.
     @Test func anIndexOfTheEarlierLayoutIsBuiltAgain() throws {

@@ -128,6 +128,44 @@ extension Box {
 }
 
 extension Transaction {
+    /// Calls `body` with the stored records of ascending `ids` while it returns true. An id
+    /// without a record is skipped, or, when `missing` is given, reported to it (an index
+    /// naming an object that is not stored is damage).
+    ///
+    /// When the ids are a large part of the table, the cursor steps forward to the next id
+    /// (a few instructions per record on the same page) instead of searching the tree for
+    /// each one; when they are sparse, each is sought.
+    func forEachRecord(_ binding: EntityBinding, ids: [Id], missing: ((Id) throws -> Void)? = nil,
+                       _ body: (Id, UnsafeRawBufferPointer) throws -> Bool) throws {
+        guard let first = ids.first else { return }
+        var stat = MDB_stat()
+        try check(mdb_stat(txn, binding.table, &stat), "counting \(binding.schema.name)")
+        // Dense: at most this many steps before seeking instead.
+        let steps = ids.count &* 16 >= Int(stat.ms_entries) ? 16 : 0
+        let name = binding.schema.name
+        try withCursor(binding.table, "reading \(name)") { cursor in
+            var entry = try cursor.seek(IdKey(first))
+            var key = try entry.map { try IdKey.decode($0.key, entity: name) }
+            for id in ids {
+                var taken = 0
+                while let current = key, current < id, taken < steps {
+                    entry = try cursor.next()
+                    key = try entry.map { try IdKey.decode($0.key, entity: name) }
+                    taken += 1
+                }
+                if let current = key, current < id {
+                    entry = try cursor.seek(IdKey(id))
+                    key = try entry.map { try IdKey.decode($0.key, entity: name) }
+                }
+                guard let found = entry, key == id else {
+                    try missing?(id)
+                    continue
+                }
+                guard try body(id, found.value) else { return }
+            }
+        }
+    }
+
     /// Calls `body` with records of an entity from id `start` on, in id order, while it
     /// returns true. A key that is not an id throws.
     func forEachRecord(_ binding: EntityBinding, from start: Id = 0,

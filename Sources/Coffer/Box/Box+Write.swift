@@ -142,6 +142,8 @@ extension Box {
                 try transaction.check(mdb_drop(transaction.txn, index.database, 0), "clearing the index on \(index.property.name)")
             }
             for index in binding.textIndexes {
+                // Pending postings of this transaction go with the rest.
+                transaction.discardTextBuffer(index.database)
                 try transaction.check(mdb_drop(transaction.txn, index.database, 0), "clearing the full-text index on \(index.propertyName)")
             }
             for id in removedIds { transaction.changes.recordRemove(binding.schema.storedName, id) }

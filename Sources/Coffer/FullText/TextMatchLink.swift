@@ -26,7 +26,9 @@ struct TextMatchLink<E: Entity>: QueryLink {
     func condition(in transaction: Transaction, store: Store) throws -> ConditionNode {
         var evaluator = try evaluator(in: transaction, store: store)
         let ids = try evaluator.ids(try search.get())
-        return .leaf(ConditionLeaf(position: 0, op: .inList, values: ids.map { .unsigned($0) }, caseSensitive: true))
+        var leaf = ConditionLeaf(position: 0, op: .inList, values: ids.map { .unsigned($0) }, caseSensitive: true)
+        leaf.idsAreStored = true
+        return .leaf(leaf)
     }
 
     /// An evaluator over the searched properties, reading the calling thread's transaction.

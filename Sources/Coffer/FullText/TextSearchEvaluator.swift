@@ -102,18 +102,37 @@ struct TextSearchEvaluator {
         var result = PostingList()
         // All lists ascend: one cursor per later term moves forward as the first advances.
         var cursors = [Int](repeating: 0, count: lists.count)
-        candidates: for (i, id) in lists[0].ids.enumerated() {
+        // Within an object too: one position cursor per later term.
+        var at = [Int](repeating: 0, count: lists.count)
+        var ends = [Int](repeating: 0, count: lists.count)
+        let first = lists[0]
+        candidates: for (i, id) in first.ids.enumerated() {
             for k in 1..<lists.count {
                 cursors[k] = PostingList.gallop(lists[k].ids, id, from: cursors[k])
                 guard cursors[k] < lists[k].ids.count else { break candidates }
                 guard lists[k].ids[cursors[k]] == id else { continue candidates }
+                let entry = cursors[k]
+                at[k] = entry == 0 ? 0 : lists[k].positionEnds[entry - 1]
+                ends[k] = lists[k].positionEnds[entry]
             }
             var count = 0
-            // Positions ascend too: each later term's position is found by binary search.
-            for start in lists[0].positions(at: i) where (1..<lists.count).allSatisfy({ k in
-                Self.contains(lists[k].positions(at: cursors[k]), start &+ UInt32(k))
-            }) {
-                count += 1
+            var p = i == 0 ? 0 : first.positionEnds[i - 1]
+            let end = first.positionEnds[i]
+            starts: while p < end {
+                let start = first.positions[p]
+                p += 1
+                var matched = true
+                for k in 1..<lists.count {
+                    let wanted = start &+ UInt32(k)
+                    while at[k] < ends[k], lists[k].positions[at[k]] < wanted { at[k] += 1 }
+                    // A later term without positions left ends every later start too.
+                    guard at[k] < ends[k] else { break starts }
+                    if lists[k].positions[at[k]] != wanted {
+                        matched = false
+                        break
+                    }
+                }
+                if matched { count += 1 }
             }
             if count > 0 {
                 result.ids.append(id)
@@ -121,17 +140,6 @@ struct TextSearchEvaluator {
             }
         }
         return result
-    }
-
-    /// Whether the ascending `positions` hold `position`.
-    static func contains(_ positions: ArraySlice<UInt32>, _ position: UInt32) -> Bool {
-        var low = positions.startIndex
-        var high = positions.endIndex
-        while low < high {
-            let middle = low + (high - low) / 2
-            if positions[middle] < position { low = middle + 1 } else { high = middle }
-        }
-        return low < positions.endIndex && positions[low] == position
     }
 }
 

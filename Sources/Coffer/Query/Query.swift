@@ -66,7 +66,8 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     /// ```
     public func findIds() throws -> [Id] {
         try box.reading(empty: []) { transaction, binding in
-            try matches(in: transaction, binding: binding, offset: 0, limit: nil).map(\.id)
+            try QueryExecutor(binding: binding, condition: try effectiveCondition(in: transaction), orders: orders)
+                .ids(in: transaction, offset: 0, limit: nil)
         }
     }
 
@@ -78,7 +79,8 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     public func count() throws -> Int {
         try box.reading(empty: 0) { transaction, binding in
             if condition == nil { return try box.count(in: transaction, binding: binding) }
-            return try matches(in: transaction, binding: binding, offset: 0, limit: nil, needsOrder: false).count
+            return try QueryExecutor(binding: binding, condition: try effectiveCondition(in: transaction), orders: [])
+                .ids(in: transaction, offset: 0, limit: nil).count
         }
     }
 

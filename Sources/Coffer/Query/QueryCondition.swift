@@ -155,6 +155,10 @@ struct ConditionLeaf: Sendable {
     var values: [QueryValue]
     var caseSensitive: Bool
     var alias: String?
+    /// For an id list: the ids come from an index that changes with the table in the same
+    /// transaction (a full-text match), so each names a stored object, and a query that
+    /// needs only ids need not read the records.
+    var idsAreStored = false
 
     init(position: Int, op: ConditionOp, values: [QueryValue], caseSensitive: Bool) {
         self.position = position

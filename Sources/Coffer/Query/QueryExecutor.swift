@@ -16,12 +16,41 @@ struct QueryExecutor {
     /// The orderings; empty when the caller needs no order (counts, removals).
     let orders: [QueryOrder]
 
+    /// The matching ids, ordered and paged. When the condition is only an id list known to
+    /// name stored objects (a full-text match) and no order is asked for, the records are
+    /// not read at all.
+    func ids(in transaction: Transaction, offset: Int, limit: Int?) throws -> [Id] {
+        try checkPaging(offset, limit)
+        let plan = QueryPlanner.plan(condition: condition, orders: orders, binding: binding, transaction: transaction)
+        if orders.isEmpty, plan.isExact, plan.leaf?.idsAreStored == true, case .ids(let ids) = plan.source,
+           zip(ids, ids.dropFirst()).allSatisfy({ $0 < $1 }) {
+            return Array(ids[Self.page(ids.count, offset, limit)])
+        }
+        return try matches(in: transaction, offset: offset, limit: limit, plan: plan).map(\.id)
+    }
+
     /// The matching records, ordered and paged.
     func matches(in transaction: Transaction, offset: Int, limit: Int?) throws -> [Match] {
+        try checkPaging(offset, limit)
+        return try matches(in: transaction, offset: offset, limit: limit,
+                           plan: QueryPlanner.plan(condition: condition, orders: orders, binding: binding, transaction: transaction))
+    }
+
+    private func checkPaging(_ offset: Int, _ limit: Int?) throws {
         guard offset >= 0, (limit ?? 0) >= 0 else {
             throw CofferError.invalidOperation(message: "\(binding.schema.name) query: offset and limit must not be negative (got \(offset), \(limit ?? 0))")
         }
-        let plan = QueryPlanner.plan(condition: condition, orders: orders, binding: binding, transaction: transaction)
+    }
+
+    /// The range of `count` results that `offset` and `limit` select; `limit` may be
+    /// anything up to Int.max, so nothing is added that can overflow.
+    static func page(_ count: Int, _ offset: Int, _ limit: Int?) -> Range<Int> {
+        let start = min(offset, count)
+        let end = limit.map { count - start > $0 ? start + $0 : count } ?? count
+        return start..<end
+    }
+
+    private func matches(in transaction: Transaction, offset: Int, limit: Int?, plan: QueryPlan) throws -> [Match] {
         // An exact plan needs no check (and a long id list no hash set).
         let evaluator = plan.isExact ? nil : try ConditionEvaluator(condition, binding: binding)
         let sorted = !orders.isEmpty
@@ -45,12 +74,10 @@ struct QueryExecutor {
         case .ids(let ids):
             // Link steps and full-text matches give ascending ids already.
             let ordered = zip(ids, ids.dropFirst()).allSatisfy { $0 < $1 } ? ids : Set(ids).sorted()
-            try transaction.withCursor(binding.table, "reading \(name)") { cursor in
-                for id in ordered {
-                    guard let entry = try cursor.find(IdKey(id)) else { continue }
-                    if try !consider(id, entry.value) { break }
-                }
-            }
+            let missing: ((Id) throws -> Void)? = plan.leaf?.idsAreStored == true ? { id in
+                throw CofferError.corruptRecord(entity: name, id: id, reason: "the full-text index lists this id, which is not stored")
+            } : nil
+            try transaction.forEachRecord(binding, ids: ordered, missing: missing) { id, record in try consider(id, record) }
         case .idRange(let lower, let upper):
             try transaction.forEachRecord(binding, from: lower) { id, record in
                 try id <= upper && consider(id, record)
@@ -73,10 +100,7 @@ struct QueryExecutor {
         if sorted, case .indexOrder = plan.source {} else if sorted {
             found = try QuerySorter(orders: orders, binding: binding).sort(found)
         }
-        let start = min(offset, found.count)
-        // `limit` may be anything up to Int.max: no addition that can overflow.
-        let end = limit.map { found.count - start > $0 ? start + $0 : found.count } ?? found.count
-        return Array(found[start..<end])
+        return Array(found[Self.page(found.count, offset, limit)])
     }
 
     /// The record an index entry points to; an entry without a record is damage (index and

@@ -33,18 +33,6 @@ struct Cursor {
     /// The entry before the current one, or nil at the start.
     func previous() throws -> Entry? { try move(MDB_PREV) }
 
-    /// The entry whose key is exactly `key`, or nil. Sought in ascending key order, look-ups
-    /// stay cheap: LMDB searches the cursor's current page first.
-    func find(_ key: IdKey) throws -> Entry? {
-        var copy = key
-        return try withUnsafeBytes(of: &copy.storage) { bytes in
-            var keyVal = MDB_val(bytes)
-            var value = MDB_val()
-            let rc = mdb_cursor_get(handle, &keyVal, &value, MDB_SET_KEY)
-            return try entry(rc, keyVal, value)
-        }
-    }
-
     /// The first entry whose key is at or after `key` in byte order, or nil.
     func seek(_ key: UnsafeRawBufferPointer) throws -> Entry? {
         var keyVal = MDB_val(key)
