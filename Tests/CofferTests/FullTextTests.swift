@@ -464,6 +464,29 @@ func plainMatch(_ search: TextSearch, title: [String], body: [String], cache: Te
             }
             let firstId = Int.random(in: 0..<4, using: &random) == 0 ? Id.max - UInt64.random(in: 0...3, using: &random) : UInt64.random(in: 0...100, using: &random)
             bytes.withUnsafeBytes { raw in
+                // The search path's decoder accepts exactly the blocks the reader reads whole,
+                // with the same ids.
+                var readIds: [Id]? = []
+                if var whole = try? PostingBlock.Reader(raw, firstId: firstId) {
+                    while true {
+                        do {
+                            guard let entry = try whole.next() else { break }
+                            readIds?.append(entry.id)
+                        } catch {
+                            readIds = nil
+                            break
+                        }
+                    }
+                } else {
+                    readIds = nil
+                }
+                for detail in [PostingList.Detail.ids, .counts, .positions] {
+                    var list = PostingList()
+                    let decoded = PostingBlock.decode(raw, firstId: firstId, detail: detail, into: &list)
+                    // Positions are checked further (each fits 32 bits): fewer blocks decode.
+                    if detail == .positions { if decoded { #expect(readIds != nil) } } else { #expect(decoded == (readIds != nil)) }
+                    if decoded, let readIds { #expect(list.ids == readIds) }
+                }
                 guard var reader = try? PostingBlock.Reader(raw, firstId: firstId) else { return }
                 var previous: Id?
                 while true {

@@ -92,6 +92,75 @@ enum PostingBlock {
         return count
     }
 
+    /// Appends a block's entries to `list`, decoded to `detail`: the search path, one tight
+    /// loop per block. Checks what `Reader` checks; false when the block breaks the format
+    /// (`list` then holds part of it, and the caller throws).
+    static func decode(_ bytes: UnsafeRawBufferPointer, firstId: Id, detail: PostingList.Detail, into list: inout PostingList) -> Bool {
+        guard !bytes.isEmpty else { return false }
+        // Each entry takes at least three bytes.
+        let capacity = bytes.count / 3 + 1
+        var damaged = false
+        var counts: [Int] = []
+        var positionEnds: [Int] = []
+        if detail >= .counts { counts.reserveCapacity(capacity) }
+        if detail == .positions {
+            positionEnds.reserveCapacity(capacity)
+            list.positions.reserveCapacity(list.positions.count + bytes.count)
+        }
+        let ids = [Id](unsafeUninitializedCapacity: capacity) { buffer, count in
+            var offset = 0
+            var previous: Id = 0
+            @inline(__always) func varint() -> UInt64? {
+                var value: UInt64 = 0
+                var shift: UInt64 = 0
+                while offset < bytes.count {
+                    let byte = bytes[offset]
+                    offset += 1
+                    guard shift < 63 || (shift == 63 && byte <= 1) else { return nil }
+                    value |= UInt64(byte & 0x7F) << shift
+                    if byte < 0x80 { return value }
+                    shift += 7
+                }
+                return nil
+            }
+            while offset < bytes.count {
+                guard count < capacity, let delta = varint() else { damaged = true; return }
+                let id: Id
+                if count == 0 {
+                    guard delta == 0 else { damaged = true; return }
+                    id = firstId
+                } else {
+                    let (sum, overflow) = previous.addingReportingOverflow(delta)
+                    guard delta > 0, !overflow else { damaged = true; return }
+                    id = sum
+                }
+                guard let length = varint(), length > 0, length <= UInt64(bytes.count - offset) else { damaged = true; return }
+                let end = offset + Int(length)
+                guard bytes[end - 1] < 0x80 else { damaged = true; return }
+                buffer[count] = id
+                count += 1
+                previous = id
+                switch detail {
+                case .ids:
+                    break
+                case .counts:
+                    counts.append(positionCount(UnsafeRawBufferPointer(rebasing: bytes[offset..<end])))
+                case .positions:
+                    let before = list.positions.count
+                    guard decodePositions(UnsafeRawBufferPointer(rebasing: bytes[offset..<end]), into: &list.positions) else { damaged = true; return }
+                    counts.append(list.positions.count - before)
+                    positionEnds.append(list.positions.count)
+                }
+                offset = end
+            }
+        }
+        guard !damaged else { return false }
+        list.ids.append(contentsOf: ids)
+        list.counts.append(contentsOf: counts)
+        list.positionEnds.append(contentsOf: positionEnds)
+        return true
+    }
+
     /// Walks a block's entries, checking the format as it goes: any violation makes `next()`
     /// throw ``Damage``, never read out of bounds.
     struct Reader {

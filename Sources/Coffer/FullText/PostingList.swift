@@ -98,6 +98,25 @@ struct PostingList {
         return result
     }
 
+    /// A list's storage, for loops that must not retain or check uniqueness per element.
+    struct Buffers {
+        let ids: UnsafeBufferPointer<Id>
+        let positions: UnsafeBufferPointer<UInt32>
+        let positionEnds: UnsafeBufferPointer<Int>
+    }
+
+    /// Calls `body` with the storage of every list (valid only inside `body`).
+    static func withBuffers<R>(_ lists: ArraySlice<PostingList>, _ taken: [Buffers] = [], _ body: ([Buffers]) -> R) -> R {
+        guard let list = lists.first else { return body(taken) }
+        return list.ids.withUnsafeBufferPointer { ids in
+            list.positions.withUnsafeBufferPointer { positions in
+                list.positionEnds.withUnsafeBufferPointer { ends in
+                    withBuffers(lists.dropFirst(), taken + [Buffers(ids: ids, positions: positions, positionEnds: ends)], body)
+                }
+            }
+        }
+    }
+
     /// The ids in both ascending arrays. A much shorter side is looked up in the longer one
     /// by galloping search instead of walking both.
     static func intersection(_ a: [Id], _ b: [Id]) -> [Id] {
@@ -164,7 +183,7 @@ struct PostingList {
 
     /// The first index at or after `from` whose id is not below `id`: doubling steps, then a
     /// binary search (cheap when consecutive look-ups move forward a little).
-    static func gallop(_ ids: [Id], _ id: Id, from: Int) -> Int {
+    static func gallop<C: RandomAccessCollection<Id>>(_ ids: C, _ id: Id, from: Int) -> Int where C.Index == Int {
         var low = from
         var step = 1
         var high = from
@@ -176,7 +195,7 @@ struct PostingList {
         return lowerBound(ids, id, from: low, to: min(high, ids.count))
     }
 
-    static func lowerBound(_ ids: [Id], _ id: Id, from: Int, to end: Int? = nil) -> Int {
+    static func lowerBound<C: RandomAccessCollection<Id>>(_ ids: C, _ id: Id, from: Int, to end: Int? = nil) -> Int where C.Index == Int {
         var low = from
         var high = end ?? ids.count
         while low < high {

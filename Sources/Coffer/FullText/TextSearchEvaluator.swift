@@ -99,21 +99,27 @@ struct TextSearchEvaluator {
             lists.append(found)
         }
         guard lists.count > 1 else { return lists[0] }
+        return PostingList.withBuffers(lists[...]) { Self.phrase($0) }
+    }
+
+    /// `phrase` on the lists' storage: all lists ascend, so one cursor per later term moves
+    /// forward as the first term's ids advance, and within an object one position cursor
+    /// per later term moves forward as the first term's positions advance.
+    private static func phrase(_ lists: [PostingList.Buffers]) -> PostingList {
         var result = PostingList()
-        // All lists ascend: one cursor per later term moves forward as the first advances.
         var cursors = [Int](repeating: 0, count: lists.count)
-        // Within an object too: one position cursor per later term.
         var at = [Int](repeating: 0, count: lists.count)
         var ends = [Int](repeating: 0, count: lists.count)
         let first = lists[0]
-        candidates: for (i, id) in first.ids.enumerated() {
+        candidates: for i in first.ids.indices {
+            let id = first.ids[i]
             for k in 1..<lists.count {
-                cursors[k] = PostingList.gallop(lists[k].ids, id, from: cursors[k])
-                guard cursors[k] < lists[k].ids.count else { break candidates }
-                guard lists[k].ids[cursors[k]] == id else { continue candidates }
-                let entry = cursors[k]
-                at[k] = entry == 0 ? 0 : lists[k].positionEnds[entry - 1]
-                ends[k] = lists[k].positionEnds[entry]
+                let list = lists[k]
+                cursors[k] = PostingList.gallop(list.ids, id, from: cursors[k])
+                guard cursors[k] < list.ids.count else { break candidates }
+                guard list.ids[cursors[k]] == id else { continue candidates }
+                at[k] = cursors[k] == 0 ? 0 : list.positionEnds[cursors[k] - 1]
+                ends[k] = list.positionEnds[cursors[k]]
             }
             var count = 0
             var p = i == 0 ? 0 : first.positionEnds[i - 1]
@@ -123,11 +129,14 @@ struct TextSearchEvaluator {
                 p += 1
                 var matched = true
                 for k in 1..<lists.count {
+                    let positions = lists[k].positions
                     let wanted = start &+ UInt32(k)
-                    while at[k] < ends[k], lists[k].positions[at[k]] < wanted { at[k] += 1 }
+                    var position = at[k]
+                    while position < ends[k], positions[position] < wanted { position += 1 }
+                    at[k] = position
                     // A later term without positions left ends every later start too.
-                    guard at[k] < ends[k] else { break starts }
-                    if lists[k].positions[at[k]] != wanted {
+                    guard position < ends[k] else { break starts }
+                    if positions[position] != wanted {
                         matched = false
                         break
                     }
@@ -170,20 +179,7 @@ extension Transaction {
                 }
                 let firstId = Id(bigEndian: key.loadUnaligned(fromByteOffset: key.count - 8, as: UInt64.self))
                 if let last = list.ids.last, firstId <= last { throw index.damage(term: term) }
-                var reader = try index.reader(entry.value, firstId: firstId, term: term)
-                while let posting = try index.next(&reader, term: term) {
-                    list.ids.append(posting.id)
-                    guard detail >= .counts else { continue }
-                    let bytes = UnsafeRawBufferPointer(rebasing: entry.value[posting.positions])
-                    if detail == .counts {
-                        list.counts.append(PostingBlock.positionCount(bytes))
-                    } else {
-                        let before = list.positions.count
-                        guard PostingBlock.decodePositions(bytes, into: &list.positions) else { throw index.damage(term: term) }
-                        list.positionEnds.append(list.positions.count)
-                        list.counts.append(list.positions.count - before)
-                    }
-                }
+                guard PostingBlock.decode(entry.value, firstId: firstId, detail: detail, into: &list) else { throw index.damage(term: term) }
                 current = try cursor.next()
             }
         }
