@@ -9,7 +9,7 @@ struct TextWorkload {
     let vocabulary: [String]
     /// Search name -> FTS query syntax (Coffer's `matches` takes the same).
     let searches: [(name: String, query: String)]
-    /// Each search runs this many times.
+    /// Each search runs at least this many times (and for at least a quarter of a second).
     let repetitions = 20
 
     static let syllables = ["ka", "lo", "mi", "ne", "su", "ta", "ri", "po", "da", "ve", "zu", "gi", "ho", "be", "fa", "ju"]
@@ -67,11 +67,18 @@ struct TextResult: Codable {
     var containsScan: Double?
 }
 
-/// Times `body` `repetitions` times; returns runs per second and the last result's count.
+/// Times `body` after one untimed warm-up run (the first run of a search pays for cold
+/// pages and caches, in both contenders), repeating it at least `repetitions` times and for
+/// at least a quarter of a second; returns runs per second and the last result's count.
 func timeSearch(_ repetitions: Int, _ body: () throws -> Int) throws -> (Double, Int) {
-    var found = 0
+    var found = try body()
+    var runs = 0
     let start = DispatchTime.now().uptimeNanoseconds
-    for _ in 0..<repetitions { found = try body() }
-    let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-    return (Double(repetitions) / seconds, found)
+    var elapsed: UInt64 = 0
+    while runs < repetitions || elapsed < 250_000_000 {
+        found = try body()
+        runs += 1
+        elapsed = DispatchTime.now().uptimeNanoseconds - start
+    }
+    return (Double(runs) / (Double(elapsed) / 1e9), found)
 }

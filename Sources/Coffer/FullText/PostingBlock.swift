@@ -103,10 +103,9 @@ enum PostingBlock {
         var counts: [Int] = []
         var positionEnds: [Int] = []
         if detail >= .counts { counts.reserveCapacity(capacity) }
-        if detail == .positions {
-            positionEnds.reserveCapacity(capacity)
-            list.positions.reserveCapacity(list.positions.count + bytes.count)
-        }
+        // (Not `list.positions.reserveCapacity`: reserving a little more per block would
+        // copy the whole array each time instead of growing it geometrically.)
+        if detail == .positions { positionEnds.reserveCapacity(capacity) }
         let ids = [Id](unsafeUninitializedCapacity: capacity) { buffer, count in
             var offset = 0
             var previous: Id = 0

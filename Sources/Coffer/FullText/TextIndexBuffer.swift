@@ -10,22 +10,24 @@ import CLMDB
 /// back or retried transaction drops it with the transaction.
 final class TextIndexBuffer {
     let index: TextIndexBinding
+    // The buffer belongs to one transaction, so to one thread: no dynamic exclusivity checks
+    // (they cost a tenth of indexing).
     /// Pending postings, one per term (entries in the order they were made).
-    private(set) var postings: [TermPostings] = []
+    @exclusivity(unchecked) private(set) var postings: [TermPostings] = []
     /// `terms[i]` is the term of `postings[i]`.
-    private(set) var terms: [String] = []
-    private var slotOfTerm: [String: Int] = [:]
+    @exclusivity(unchecked) private(set) var terms: [String] = []
+    @exclusivity(unchecked) private var slotOfTerm: [String: Int] = [:]
     /// Folded word -> its term's slot (-1: the word is no term): a word is stemmed once per
     /// transaction, and indexing costs one look-up per word of text.
-    private var slotOfWord: [String: Int] = [:]
+    @exclusivity(unchecked) private var slotOfWord = WordSlots()
     /// Numbers the texts added by `addText`, so a term's entry takes only its own
     /// document's positions.
-    private var documentSerial = 0
+    @exclusivity(unchecked) private var documentSerial = 0
     /// Changes to the statistics: objects with text, and terms.
-    var documentDelta: Int64 = 0
-    var termDelta: Int64 = 0
+    @exclusivity(unchecked) var documentDelta: Int64 = 0
+    @exclusivity(unchecked) var termDelta: Int64 = 0
     /// Pending entries over all terms, to flush before the buffer grows without bound.
-    private(set) var entryCount = 0
+    @exclusivity(unchecked) private(set) var entryCount = 0
 
     /// A buffer holding this many entries is flushed at once (memory stays bounded in a
     /// transaction that stores millions of objects).
@@ -44,6 +46,17 @@ final class TextIndexBuffer {
         return slot
     }
 
+    /// The slot of a folded word's term (-1: none).
+    @inline(__always)
+    private func slot(ofWord word: UnsafeBufferPointer<UInt8>) -> Int {
+        let hash = slotOfWord.hash(word)
+        if let known = slotOfWord.find(word, hash: hash) { return known }
+        let term = index.tokenizer.term(ofWord: String(decoding: word, as: UTF8.self))
+        let slot = term.isEmpty ? -1 : self.slot(ofTerm: term)
+        slotOfWord.insert(word, hash: hash, slot: slot)
+        return slot
+    }
+
     /// Adds every term of `text` as new postings of object `id`, which has no postings in
     /// this index: the insert path, without building a per-object dictionary. Returns the
     /// number of terms.
@@ -51,20 +64,23 @@ final class TextIndexBuffer {
         documentSerial += 1
         let document = documentSerial
         var position: UInt32 = 0
-        TextTokenizer.forEachWord(in: text) { word in
-            let slot: Int
-            if let known = slotOfWord[word] {
-                slot = known
-            } else {
-                let term = index.tokenizer.term(ofWord: word)
-                slot = term.isEmpty ? -1 : self.slot(ofTerm: term)
-                slotOfWord[word] = slot
-            }
+        func add(_ word: UnsafeBufferPointer<UInt8>) {
+            let slot = slot(ofWord: word)
             guard slot >= 0 else { return }
             let entries = postings[slot].count
             postings[slot].appendPosition(position, of: id, document: document)
             entryCount += postings[slot].count - entries
             position &+= 1
+        }
+        var text = text
+        let ascii = text.withUTF8 { TextTokenizer.isASCII($0) }
+        if ascii {
+            text.withUTF8 { TextTokenizer.forEachASCIIWord(in: $0, add) }
+        } else {
+            TextTokenizer.forEachWord(in: text) { word in
+                var word = word
+                word.withUTF8(add)
+            }
         }
         return Int(position)
     }
@@ -79,6 +95,66 @@ final class TextIndexBuffer {
     func remove(_ term: String, of id: Id) {
         postings[slot(ofTerm: term)].appendRemoval(id)
         entryCount += 1
+    }
+
+    /// An open-addressing table from words (bytes) to slots, without making a `String` per
+    /// word of text: the words live in one byte arena, hashed with FNV-1a from a random
+    /// seed (so crafted texts cannot aim at collisions).
+    struct WordSlots {
+        private struct Entry {
+            var hash: UInt64 = 0
+            var start: Int = 0
+            var length: Int = -1   // -1: empty
+            var slot: Int = 0
+        }
+
+        private var entries = [Entry](repeating: Entry(), count: 1_024)
+        private var arena: [UInt8] = []
+        private var count = 0
+        private let seed = UInt64.random(in: 0...UInt64.max)
+
+        @inline(__always)
+        func hash(_ word: UnsafeBufferPointer<UInt8>) -> UInt64 {
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325 ^ seed
+            for byte in word { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+            return hash
+        }
+
+        @inline(__always)
+        func find(_ word: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Int? {
+            let mask = entries.count - 1
+            var i = Int(truncatingIfNeeded: hash) & mask
+            while true {
+                let entry = entries[i]
+                if entry.length < 0 { return nil }
+                if entry.hash == hash, entry.length == word.count,
+                   arena.withUnsafeBufferPointer({ word.elementsEqual(UnsafeBufferPointer(rebasing: $0[entry.start..<(entry.start + entry.length)])) }) {
+                    return entry.slot
+                }
+                i = (i + 1) & mask
+            }
+        }
+
+        mutating func insert(_ word: UnsafeBufferPointer<UInt8>, hash: UInt64, slot: Int) {
+            if (count + 1) * 2 > entries.count { grow() }
+            let mask = entries.count - 1
+            var i = Int(truncatingIfNeeded: hash) & mask
+            while entries[i].length >= 0 { i = (i + 1) & mask }
+            entries[i] = Entry(hash: hash, start: arena.count, length: word.count, slot: slot)
+            arena.append(contentsOf: word)
+            count += 1
+        }
+
+        private mutating func grow() {
+            let old = entries
+            entries = [Entry](repeating: Entry(), count: old.count * 2)
+            let mask = entries.count - 1
+            for entry in old where entry.length >= 0 {
+                var i = Int(truncatingIfNeeded: entry.hash) & mask
+                while entries[i].length >= 0 { i = (i + 1) & mask }
+                entries[i] = entry
+            }
+        }
     }
 }
 

@@ -53,11 +53,14 @@ public enum TextTokenizer: String, Sendable, Hashable, CaseIterable {
     }
 
     /// Calls `body` with each word of `text`, case- and diacritic-folded and cut to
-    /// `maximumTermBytes`: steps 1 and 2 of the tokenizing rules. Indexing looks its terms up
-    /// by these words, so each distinct word is stemmed once per transaction.
+    /// `maximumTermBytes`: steps 1 and 2 of the tokenizing rules.
     static func forEachWord(in text: String, _ body: (String) throws -> Void) rethrows {
-        if text.utf8.allSatisfy({ $0 < 0x80 }) {
-            try forEachASCIIWord(in: text, body)
+        var text = text
+        let ascii = text.withUTF8 { isASCII($0) }
+        if ascii {
+            try text.withUTF8 { bytes in
+                try forEachASCIIWord(in: bytes) { word in try body(String(decoding: word, as: UTF8.self)) }
+            }
             return
         }
         var word = ""
@@ -82,26 +85,53 @@ public enum TextTokenizer: String, Sendable, Hashable, CaseIterable {
         try flush()
     }
 
+    /// Whether every byte is ASCII, eight bytes at a time.
+    static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let raw = UnsafeRawPointer(base)
+        var offset = 0
+        while offset + 8 <= bytes.count {
+            if raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+            offset += 8
+        }
+        while offset < bytes.count {
+            if bytes[offset] >= 0x80 { return false }
+            offset += 1
+        }
+        return true
+    }
+
     /// `forEachWord` for ASCII text, byte by byte (the same result: ASCII letters and digits
-    /// are exactly the ASCII characters that are letters or numbers).
-    private static func forEachASCIIWord(in text: String, _ body: (String) throws -> Void) rethrows {
-        var word: [UInt8] = []
-        word.reserveCapacity(32)
-        func flush() throws {
-            guard !word.isEmpty else { return }
-            if word.count > maximumTermBytes { word.removeLast(word.count - maximumTermBytes) }
-            let folded = String(decoding: word, as: UTF8.self)
-            word.removeAll(keepingCapacity: true)
-            try body(folded)
-        }
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): word.append(byte)
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"): word.append(byte + 32)
-            default: try flush()
+    /// are exactly the ASCII characters that are letters or numbers). Each word is passed as
+    /// folded bytes, valid only during the call.
+    static func forEachASCIIWord(in text: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) throws -> Void) rethrows {
+        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maximumTermBytes) { word in
+            var length = 0
+            var inWord = false
+            func flush() throws {
+                guard inWord else { return }
+                inWord = false
+                try body(UnsafeBufferPointer(rebasing: word[0..<length]))
+                length = 0
             }
+            for byte in text {
+                let folded: UInt8
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): folded = byte
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"): folded = byte + 32
+                default:
+                    try flush()
+                    continue
+                }
+                inWord = true
+                // Longer words are cut: the rest of the word is skipped.
+                if length < maximumTermBytes {
+                    word[length] = folded
+                    length += 1
+                }
+            }
+            try flush()
         }
-        try flush()
     }
 
     /// The longest term kept, in UTF-8 bytes (index keys are at most 511 bytes).
