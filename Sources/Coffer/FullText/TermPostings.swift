@@ -7,9 +7,14 @@
 /// (ascending ids, no removals), which `coffer check` and the tests compare with what the
 /// records imply. Flat arrays keep millions of postings at two allocations per term.
 struct TermPostings: Equatable {
-    private(set) var ids: [Id] = []
-    /// `ends[i]`: the end of entry `i`'s bytes in `bytes`; it starts where entry `i - 1` ends.
-    private(set) var ends: [Int] = []
+    /// An entry: its id, and the end of its bytes in `bytes` (it starts where the entry
+    /// before it ends). One array for both, so adding an entry appends once.
+    struct Entry: Equatable {
+        var id: Id
+        var end: Int
+    }
+
+    private(set) var entries: [Entry] = []
     private(set) var bytes: [UInt8] = []
     /// Whether the ids are strictly ascending (so no sort or de-duplication is needed).
     private(set) var isAscending = true
@@ -19,10 +24,14 @@ struct TermPostings: Equatable {
     private var openDocument = -1
     private var lastPosition: UInt32 = 0
 
-    var count: Int { ids.count }
+    var count: Int { entries.count }
+
+    /// The id of entry `i`.
+    @inline(__always)
+    func id(_ i: Int) -> Id { entries[i].id }
 
     static func == (a: TermPostings, b: TermPostings) -> Bool {
-        a.ids == b.ids && a.ends == b.ends && a.bytes == b.bytes
+        a.entries == b.entries && a.bytes == b.bytes
     }
 
     /// Adds one occurrence of the term at `position` in object `id`, the text being
@@ -32,12 +41,12 @@ struct TermPostings: Equatable {
     mutating func appendPosition(_ position: UInt32, of id: Id, document: Int) {
         if openDocument == document {
             PostingBlock.appendVarint(UInt64(position &- lastPosition), to: &bytes)
-            ends[ends.count - 1] = bytes.count
+            entries[entries.count - 1].end = bytes.count
         } else {
             noteId(id)
             openDocument = document
             PostingBlock.appendVarint(UInt64(position), to: &bytes)
-            ends.append(bytes.count)
+            entries.append(Entry(id: id, end: bytes.count))
         }
         lastPosition = position
     }
@@ -46,42 +55,41 @@ struct TermPostings: Equatable {
     mutating func append(_ id: Id, positions: [UInt32]) {
         noteId(id)
         PostingBlock.encodePositions(positions, to: &bytes)
-        ends.append(bytes.count)
+        entries.append(Entry(id: id, end: bytes.count))
     }
 
     /// Adds already encoded positions.
     mutating func append(_ id: Id, encoded: UnsafeRawBufferPointer) {
         noteId(id)
         bytes.append(contentsOf: encoded)
-        ends.append(bytes.count)
+        entries.append(Entry(id: id, end: bytes.count))
     }
 
     /// Adds a removal of the term's posting in object `id`.
     mutating func appendRemoval(_ id: Id) {
         noteId(id)
-        ends.append(bytes.count)
+        entries.append(Entry(id: id, end: bytes.count))
     }
 
     private mutating func noteId(_ id: Id) {
         openDocument = -1
-        if let last = ids.last, last >= id { isAscending = false }
-        ids.append(id)
+        if let last = entries.last, last.id >= id { isAscending = false }
     }
 
     /// The byte range of entry `i`'s positions (empty for a removal).
     func positions(at i: Int) -> Range<Int> {
-        (i == 0 ? 0 : ends[i - 1])..<ends[i]
+        (i == 0 ? 0 : entries[i - 1].end)..<entries[i].end
     }
 
     /// The entries' indices in ascending id order, one per id, the latest entry for an id
     /// winning.
     func latestInIdOrder() -> [Int] {
-        if isAscending { return Array(ids.indices) }
-        let sorted = ids.indices.sorted { ids[$0] != ids[$1] ? ids[$0] < ids[$1] : $0 < $1 }
+        if isAscending { return Array(entries.indices) }
+        let sorted = entries.indices.sorted { entries[$0].id != entries[$1].id ? entries[$0].id < entries[$1].id : $0 < $1 }
         var result: [Int] = []
         result.reserveCapacity(sorted.count)
         for entry in sorted {
-            if let last = result.last, ids[last] == ids[entry] {
+            if let last = result.last, entries[last].id == entries[entry].id {
                 result[result.count - 1] = entry
             } else {
                 result.append(entry)

@@ -220,7 +220,7 @@ extension Transaction {
         }
         var next = 0
         while next < order.count {
-            let id = postings.ids[order[next]]
+            let id = postings.id(order[next])
             // The block holding `id`'s place, and the first id of the block after it.
             var block: Cursor.Entry?
             var blockFirstId: Id?
@@ -240,7 +240,7 @@ extension Transaction {
                 }
             }
             var end = next
-            while end < order.count, following.map({ postings.ids[order[end]] < $0 }) ?? true { end += 1 }
+            while end < order.count, following.map({ postings.id(order[end]) < $0 }) ?? true { end += 1 }
 
             // Merge the block's entries with the pending ones, in id order.
             var writer = PostingBlock.Writer()
@@ -253,13 +253,13 @@ extension Transaction {
                 }
                 var pending = next
                 while current != nil || pending < end {
-                    if let entry = current, pending == end || entry.id < postings.ids[order[pending]] {
+                    if let entry = current, pending == end || entry.id < postings.id(order[pending]) {
                         writer.append(entry.id, positions: UnsafeRawBufferPointer(rebasing: stored!.bytes[entry.positions]))
                         current = try index.next(&stored!, term: term)
                         continue
                     }
                     let entry = order[pending]
-                    let pendingId = postings.ids[entry]
+                    let pendingId = postings.id(entry)
                     if current?.id == pendingId { current = try index.next(&stored!, term: term) }   // replaced or removed
                     let range = postings.positions(at: entry)
                     if !range.isEmpty { writer.append(pendingId, positions: UnsafeRawBufferPointer(rebasing: pendingBytes[range])) }
