@@ -56,8 +56,8 @@ public struct StoredPropertyInfo: Sendable {
     public let isUnique: Bool
     /// The tokenizer of the property's full-text index, or nil. ```swift property.fullText // .porter ```
     public let fullText: TextTokenizer?
-    /// Entries in the property's full-text index (postings, one length entry per object with
-    /// text, one statistics entry), 0 without one. ```swift property.fullTextEntries ```
+    /// Entries in the property's full-text index (posting blocks of up to about 1 KiB each,
+    /// one length entry per object with text, one statistics entry), 0 without one. ```swift property.fullTextEntries ```
     public let fullTextEntries: Int
 }
 
