@@ -310,3 +310,14 @@ enum Resimple {
         var year: Int = 2000
     }
 }
+
+/// The documents of Cloudant Query's guide, flattened (the pet is a species string).
+struct Pal: Entity, Equatable {
+    var id: Id = 0
+    var name: String
+    var age: Int
+    var pets: [String] = []
+    var town: String?
+    @FullText(.porter) var comment: String = ""
+    var born: Date? = nil
+}

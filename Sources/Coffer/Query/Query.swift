@@ -14,6 +14,10 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     let box: Box<E>
     var condition: ConditionNode?
     let orders: [QueryOrder]
+    /// The page a selector query asked for (`skip`, `limit`): `find()`, `findFirst()` and
+    /// `findIds()` return only it; `find(offset:limit:)` pages explicitly instead.
+    @usableFromInline var skip = 0
+    @usableFromInline var limit: Int? = nil
 
     /// Every matching object, in the query's order (id order when it has none).
     ///
@@ -22,7 +26,7 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     /// ```
     @inlinable
     public func find() throws -> [E] {
-        try collect(offset: 0, limit: nil)
+        try collect(offset: skip, limit: limit)
     }
 
     /// One page of matching objects: skips `offset`, returns at most `limit`.
@@ -42,7 +46,7 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     /// ```
     @inlinable
     public func findFirst() throws -> E? {
-        try collect(offset: 0, limit: 1).first
+        try collect(offset: skip, limit: limit == 0 ? 0 : 1).first
     }
 
     /// The only matching object, or nil when none matches.
@@ -67,7 +71,7 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     public func findIds() throws -> [Id] {
         try box.reading(empty: []) { transaction, binding in
             try QueryExecutor(binding: binding, condition: try effectiveCondition(in: transaction), orders: orders)
-                .ids(in: transaction, offset: 0, limit: nil)
+                .ids(in: transaction, offset: skip, limit: limit)
         }
     }
 

@@ -10,6 +10,9 @@ public struct QueryBuilder<E: Entity>: Sendable {
     let box: Box<E>
     var condition: ConditionNode?
     var orders: [QueryOrder] = []
+    /// The page a selector asked for (see `Query.skip`).
+    var skip = 0
+    var limit: Int? = nil
 
     /// Adds an ordering; call again for secondary orders.
     ///
@@ -39,7 +42,7 @@ public struct QueryBuilder<E: Entity>: Sendable {
         if let repeated = aliases.first(where: { alias in aliases.filter { $0 == alias }.count > 1 }) {
             throw CofferError.invalidOperation(message: "\(E.cofferSchema.name) query: the alias \(repeated) names more than one condition")
         }
-        return Query(box: box, condition: condition, orders: orders)
+        return Query(box: box, condition: condition, orders: orders, skip: skip, limit: limit)
     }
 
     /// Adds a link step to the condition (both must hold).

@@ -1,0 +1,79 @@
+import Foundation
+
+/// The direction of one sort field of a selector query.
+///
+/// ```swift
+/// let query = try people.query(selector: #"{"age": {"$gt": 12}}"#, sort: [("lastName", .ascending)]).build()
+/// ```
+public enum SortDirection: Sendable, Hashable {
+    /// Smallest first. ```swift SortDirection.ascending ```
+    case ascending
+    /// Largest first. ```swift SortDirection.descending ```
+    case descending
+}
+
+extension Box {
+    /// A query from a Cloudant Query selector: the same builder the typed DSL gives, so
+    /// indexes, ordering, `describe()`, projections and observation all apply.
+    ///
+    /// ```swift
+    /// let query = try people.query(
+    ///     selector: #"{"age": {"$gt": 12}, "$or": [{"firstName": "mike"}, {"tags": {"$size": 2}}]}"#,
+    ///     sort: [("lastName", .ascending)], skip: 0, limit: 10
+    /// ).build()
+    /// let page = try query.find()
+    /// ```
+    ///
+    /// Operators: `$eq $ne $lt $lte $gt $gte $in $nin $all $exists $size $mod $not` on fields,
+    /// `$and $or $nor $not $text` (with `$search`) around selectors, implicit `$and` and `$eq`.
+    /// Field and sort names are stored names; `_id` is the id. `skip` and `limit` apply to
+    /// `find()`, `findFirst()` and `findIds()` of the built query (`count()` counts every
+    /// match). See the README's selector reference for the semantics on arrays, nil and
+    /// types.
+    ///
+    /// - Throws: ``CofferError/invalidSelector(message:)`` naming the offending path and
+    ///   operator for malformed JSON, unknown fields or operators, values of the wrong type,
+    ///   `$mod` by zero, a negative `$size`, `skip` or `limit`, or nesting deeper than 64.
+    public func query(selector: String, sort: [(String, SortDirection)] = [], skip: Int = 0, limit: Int? = nil) throws -> QueryBuilder<E> {
+        try query(selectorBytes: Array(selector.utf8), sort: sort, skip: skip, limit: limit)
+    }
+
+    /// A query from a selector in JSON `Data` (for example a request body or a file).
+    ///
+    /// ```swift
+    /// let body = Data(#"{"name": {"$in": ["Ada", "Bob"]}}"#.utf8)
+    /// let matches = try people.query(selector: body).build().find()
+    /// ```
+    ///
+    /// - Throws: ``CofferError/invalidSelector(message:)``, as the `String` variant does.
+    public func query(selector: Data, sort: [(String, SortDirection)] = [], skip: Int = 0, limit: Int? = nil) throws -> QueryBuilder<E> {
+        try query(selectorBytes: Array(selector), sort: sort, skip: skip, limit: limit)
+    }
+
+    private func query(selectorBytes: [UInt8], sort: [(String, SortDirection)], skip: Int, limit: Int?) throws -> QueryBuilder<E> {
+        let compiler = SelectorCompiler<E>()
+        let document: JSONNode
+        do {
+            document = try JSONParser.parse(selectorBytes)
+        } catch {
+            throw compiler.error("", "the selector is not valid JSON: \(error)")
+        }
+        guard skip >= 0 else { throw compiler.error("skip", "skip must not be negative (got \(skip))") }
+        if let limit, limit < 0 { throw compiler.error("limit", "limit must not be negative (got \(limit))") }
+        var builder = QueryBuilder(box: self, condition: try compiler.condition(document))
+        for (name, direction) in sort {
+            let schema = E.cofferSchema
+            let wanted = name == "_id" ? schema.properties.first { $0.flags.contains(.id) }?.storedName : name
+            guard let position = schema.properties.firstIndex(where: { $0.storedName == wanted && !$0.flags.contains(.toMany) }) else {
+                throw compiler.error("sort", "\(schema.name) has no property \(name) to sort by")
+            }
+            guard !compiler.isArray(schema.properties[position]) else {
+                throw compiler.error("sort", "\(name) is an array; sort by a single value")
+            }
+            builder.orders.append(QueryOrder(position: position, flags: direction == .descending ? .descending : []))
+        }
+        builder.skip = skip
+        builder.limit = limit
+        return builder
+    }
+}

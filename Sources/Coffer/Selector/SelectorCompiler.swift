@@ -1,0 +1,279 @@
+import Foundation
+
+/// Turns a Cloudant Query selector into the condition tree the typed DSL builds, so both run
+/// through the same planner, indexes, ordering and paging.
+///
+/// Rules (as Cloudant documents them, and the README's selector reference states):
+/// - A selector is an object; its members all hold (implicit `$and`). A member is a
+///   combination operator (`$and`, `$or`, `$nor` with an array of selectors, `$not` with a
+///   selector, `$text` with `{"$search": "..."}`) or a field with a value (implicit `$eq`) or
+///   with an object of field operators, which all hold (`{"$gt": 7, "$lt": 14}`).
+/// - Field names are stored names (`@StoredAs`/catalog names); `_id` is the id.
+/// - On an array field, `$eq` and `$in` hold when an element matches, `$all` when every
+///   given value is an element, `$size` compares the element count.
+/// - `$ne`, `$nin` and `$not` are complements of the matching set: `{"pets": {"$not":
+///   {"$eq": "cat"}}}` excludes objects whose array holds "cat", and `$ne` holds for nil.
+/// - `$mod: [divisor, remainder]` truncates both toward zero; a zero divisor is refused.
+/// - Values are checked against the property's type: an integer property takes integral
+///   numbers within its range, a `Date` an ISO 8601 string, a `UUID` its string form, an
+///   optional also `null`. Everything else throws ``CofferError/invalidSelector(message:)``
+///   naming the path and the operator.
+struct SelectorCompiler<E: Entity> {
+    let schema = E.cofferSchema
+
+    /// The condition of `selector`; nil for `{}` (every object).
+    func condition(_ selector: JSONNode) throws -> ConditionNode? {
+        guard case .object(let members) = selector else {
+            throw error("", "a selector must be a JSON object, not \(selector.kind)")
+        }
+        return members.isEmpty ? nil : try clause(members, path: "")
+    }
+
+    func error(_ path: String, _ reason: String) -> CofferError {
+        .invalidSelector(message: "\(schema.name) selector" + (path.isEmpty ? "" : " at \(path)") + ": " + reason)
+    }
+
+    private func joined(_ path: String, _ key: String) -> String {
+        path.isEmpty ? key : path + "." + key
+    }
+
+    /// The members of one selector object, all of which must hold.
+    private func clause(_ members: [JSONMember], path: String) throws -> ConditionNode {
+        let nodes = try members.map { member -> ConditionNode in
+            let at = joined(path, member.key)
+            switch member.key {
+            case "$and", "$or", "$nor":
+                guard case .array(let parts) = member.value, !parts.isEmpty else {
+                    throw error(at, "\(member.key) needs a non-empty array of selectors, not \(member.value.text)")
+                }
+                let compiled = try parts.enumerated().map { offset, part -> ConditionNode in
+                    guard case .object(let inner) = part, !inner.isEmpty else {
+                        throw error("\(at)[\(offset)]", "\(member.key) needs selector objects, not \(part.text)")
+                    }
+                    return try clause(inner, path: "\(at)[\(offset)]")
+                }
+                switch member.key {
+                case "$and": return compiled.count == 1 ? compiled[0] : .and(compiled)
+                case "$or": return compiled.count == 1 ? compiled[0] : .or(compiled)
+                default: return .not(compiled.count == 1 ? compiled[0] : .or(compiled))
+                }
+            case "$not":
+                guard case .object(let inner) = member.value, !inner.isEmpty else {
+                    throw error(at, "$not needs a selector object, not \(member.value.text)")
+                }
+                return .not(try clause(inner, path: at))
+            case "$text":
+                return try text(member.value, path: at)
+            default:
+                guard !member.key.hasPrefix("$") else {
+                    throw error(at, "unknown operator \(member.key) (combination operators are $and, $or, $nor, $not and $text)")
+                }
+                return try field(member.key, member.value, path: at)
+            }
+        }
+        return nodes.count == 1 ? nodes[0] : .and(nodes)
+    }
+
+    private func text(_ value: JSONNode, path: String) throws -> ConditionNode {
+        guard case .object(let members) = value, members.count == 1, members[0].key == "$search",
+              case .string(let search) = members[0].value else {
+            throw error(path, "$text needs {\"$search\": \"words\"}, not \(value.text)")
+        }
+        let properties = schema.properties.indices.filter { schema.properties[$0].fullText != nil }
+        guard !properties.isEmpty else { throw error(path, "$text needs a @FullText property, and \(schema.name) has none") }
+        let link = TextMatchLink<E>(properties: properties, text: search)
+        if let failure = link.buildError { throw error(path, "\(failure)") }
+        return .link(LinkStep(link: link))
+    }
+
+    /// The position of the property stored as `key`.
+    private func position(of key: String, path: String) throws -> Int {
+        if key.contains(".") {
+            throw error(path, "dotted paths through links or embedded values are not supported yet; name a property of \(schema.name)")
+        }
+        let wanted = key == "_id" ? schema.properties.first { $0.flags.contains(.id) }?.storedName : key
+        guard let position = schema.properties.firstIndex(where: { $0.storedName == wanted }) else {
+            let known = schema.properties.filter { !$0.flags.contains(.toMany) }.map(\.storedName).joined(separator: ", ")
+            throw error(path, "\(schema.name) has no property \(key) (stored names: \(known))")
+        }
+        let property = schema.properties[position]
+        if property.flags.contains(.toMany) {
+            throw error(path, "\(key) is a to-many relation; selectors cannot test it yet")
+        }
+        return position
+    }
+
+    func isArray(_ property: PropertySchema) -> Bool {
+        [.stringArray, .intArray, .doubleArray].contains(property.type)
+    }
+
+    /// A field member: an object of operators, or a value (implicit `$eq`).
+    private func field(_ key: String, _ value: JSONNode, path: String) throws -> ConditionNode {
+        let position = try position(of: key, path: path)
+        if case .object(let members) = value, !members.isEmpty, members.allSatisfy({ $0.key.hasPrefix("$") }) {
+            let nodes = try members.map { try fieldOperator(position, $0.key, $0.value, path: joined(path, $0.key)) }
+            return nodes.count == 1 ? nodes[0] : .and(nodes)
+        }
+        if case .object(let members) = value, members.contains(where: { $0.key.hasPrefix("$") }) {
+            throw error(path, "an operator object cannot mix operators and field names: \(value.text)")
+        }
+        return try fieldOperator(position, "$eq", value, path: path)
+    }
+
+    private func leaf(_ position: Int, _ op: ConditionOp, _ values: [QueryValue] = []) -> ConditionNode {
+        .leaf(ConditionLeaf(position: position, op: op, values: values, caseSensitive: true))
+    }
+
+    private func fieldOperator(_ position: Int, _ op: String, _ value: JSONNode, path: String) throws -> ConditionNode {
+        let property = schema.properties[position]
+        let array = isArray(property)
+        switch op {
+        case "$eq":
+            if case .null = value { return leaf(position, .isNil) }
+            if array { return leaf(position, .containsElement, [try element(value, of: property, path: path)]) }
+            return leaf(position, .compare(.equal), [try scalar(value, of: property, path: path)])
+        case "$ne":
+            return .not(try fieldOperator(position, "$eq", value, path: path))
+        case "$lt", "$lte", "$gt", "$gte":
+            guard !array else { throw error(path, "\(op) compares single values; \(property.storedName) is an array (use $size, $all, $in or $eq)") }
+            let comparison: Comparison = ["$lt": .less, "$lte": .lessOrEqual, "$gt": .greater, "$gte": .greaterOrEqual][op] ?? .equal
+            if case .null = value { throw error(path, "\(op) cannot compare with null") }
+            return leaf(position, .compare(comparison), [try scalar(value, of: property, path: path)])
+        case "$in", "$all":
+            guard case .array(let candidates) = value, !candidates.isEmpty else {
+                throw error(path, "\(op) needs a non-empty array of values, not \(value.text)")
+            }
+            if op == "$all" {
+                guard array else { throw error(path, "$all needs an array property; \(property.storedName) is not one") }
+                let nodes = try candidates.map { leaf(position, .containsElement, [try element($0, of: property, path: path)]) }
+                return nodes.count == 1 ? nodes[0] : .and(nodes)
+            }
+            if array {
+                let nodes = try candidates.map { leaf(position, .containsElement, [try element($0, of: property, path: path)]) }
+                return nodes.count == 1 ? nodes[0] : .or(nodes)
+            }
+            let values = try candidates.filter { $0 != .null }.map { try scalar($0, of: property, path: path) }
+            var nodes: [ConditionNode] = values.isEmpty ? [] : [leaf(position, .inList, values)]
+            if candidates.contains(.null) { nodes.append(leaf(position, .isNil)) }
+            return nodes.count == 1 ? nodes[0] : .or(nodes)
+        case "$nin":
+            return .not(try fieldOperator(position, "$in", value, path: path))
+        case "$exists":
+            guard case .bool(let exists) = value else { throw error(path, "$exists needs true or false, not \(value.text)") }
+            return leaf(position, exists ? .isNotNil : .isNil)
+        case "$size":
+            guard array else { throw error(path, "$size needs an array property; \(property.storedName) is not one") }
+            guard case .number(let number) = value, let count = number.int64, count >= 0 else {
+                throw error(path, "$size needs a non-negative integer, not \(value.text)")
+            }
+            return leaf(position, .count(.equal), [.signed(count)])
+        case "$mod":
+            guard !array, Self.isInteger(property.type) else {
+                throw error(path, "$mod needs an integer property; \(property.storedName) is \(property.swiftType)")
+            }
+            guard case .array(let operands) = value, operands.count == 2,
+                  case .number(let divisorNumber) = operands[0], case .number(let remainderNumber) = operands[1] else {
+                throw error(path, "$mod needs [divisor, remainder], two numbers, not \(value.text)")
+            }
+            guard let divisor = Self.truncated(divisorNumber), let remainder = Self.truncated(remainderNumber) else {
+                throw error(path, "$mod operands must fit a 64-bit integer: \(value.text)")
+            }
+            guard divisor != 0 else { throw error(path, "$mod divides by zero: \(value.text)") }
+            return leaf(position, .modulo(divisor, .equal), [.signed(remainder)])
+        case "$not":
+            guard case .object(let members) = value, !members.isEmpty, members.allSatisfy({ $0.key.hasPrefix("$") }) else {
+                throw error(path, "$not on a field needs an object of operators, not \(value.text)")
+            }
+            let nodes = try members.map { try fieldOperator(position, $0.key, $0.value, path: joined(path, $0.key)) }
+            return .not(nodes.count == 1 ? nodes[0] : .and(nodes))
+        default:
+            throw error(path, "unknown field operator \(op) (field operators are $eq, $ne, $lt, $lte, $gt, $gte, $in, $nin, $all, $exists, $size, $mod and $not)")
+        }
+    }
+
+    static func isInteger(_ type: PropertyType) -> Bool {
+        [.int8, .int16, .int32, .int64, .int, .uint8, .uint16, .uint32, .uint64, .uint].contains(type)
+    }
+
+    /// A number truncated toward zero, when the result fits Int64.
+    static func truncated(_ number: JSONNumber) -> Int64? {
+        if let exact = Int64(number.text) { return exact }
+        return Int64(exactly: number.double.rounded(.towardZero))
+    }
+
+    /// An element value of an array property.
+    private func element(_ value: JSONNode, of property: PropertySchema, path: String) throws -> QueryValue {
+        let elementType: PropertyType
+        switch property.type {
+        case .stringArray: elementType = .string
+        case .intArray: elementType = .int
+        default: elementType = .double
+        }
+        return try convert(value, to: elementType, property: property, path: path)
+    }
+
+    private func scalar(_ value: JSONNode, of property: PropertySchema, path: String) throws -> QueryValue {
+        try convert(value, to: property.type, property: property, path: path)
+    }
+
+    private func convert(_ value: JSONNode, to type: PropertyType, property: PropertySchema, path: String) throws -> QueryValue {
+        func mismatch(_ wanted: String) -> CofferError {
+            error(path, "\(property.storedName) is \(property.swiftType), so it needs \(wanted), not \(value.text)")
+        }
+        switch type {
+        case .bool:
+            guard case .bool(let flag) = value else { throw mismatch("true or false") }
+            return .bool(flag)
+        case .int8, .int16, .int32, .int64, .int:
+            guard case .number(let number) = value else { throw mismatch("an integer") }
+            guard let integer = number.int64 else { throw mismatch("an integer within Int64") }
+            let bounds: ClosedRange<Int64>
+            switch type {
+            case .int8: bounds = Int64(Int8.min)...Int64(Int8.max)
+            case .int16: bounds = Int64(Int16.min)...Int64(Int16.max)
+            case .int32: bounds = Int64(Int32.min)...Int64(Int32.max)
+            default: bounds = Int64.min...Int64.max
+            }
+            guard bounds.contains(integer) else { throw mismatch("an integer within \(bounds.lowerBound)...\(bounds.upperBound)") }
+            return .signed(integer)
+        case .uint8, .uint16, .uint32, .uint64, .uint:
+            guard case .number(let number) = value else { throw mismatch("a non-negative integer") }
+            guard let integer = number.uint64 else { throw mismatch("a non-negative integer within UInt64") }
+            let maximum: UInt64
+            switch type {
+            case .uint8: maximum = UInt64(UInt8.max)
+            case .uint16: maximum = UInt64(UInt16.max)
+            case .uint32: maximum = UInt64(UInt32.max)
+            default: maximum = UInt64.max
+            }
+            guard integer <= maximum else { throw mismatch("an integer within 0...\(maximum)") }
+            return .unsigned(integer)
+        case .float, .double:
+            guard case .number(let number) = value else { throw mismatch("a number") }
+            return .double(number.double)
+        case .string:
+            guard case .string(let string) = value else { throw mismatch("a string") }
+            return .string(string)
+        case .date:
+            guard case .string(let string) = value, let date = Self.date(string) else { throw mismatch("an ISO 8601 date string") }
+            return .double(date.timeIntervalSinceReferenceDate)
+        case .uuid:
+            guard case .string(let string) = value, let uuid = UUID(uuidString: string) else { throw mismatch("a UUID string") }
+            return .uuid(uuid)
+        default:
+            throw error(path, "\(property.storedName) is \(property.swiftType), which selectors cannot compare")
+        }
+    }
+
+    /// An ISO 8601 date, with or without fractional seconds, or a plain `yyyy-MM-dd` day (UTC).
+    static func date(_ text: String) -> Date? {
+        let withFraction = ISO8601DateFormatter()
+        withFraction.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let date = withFraction.date(from: text) { return date }
+        let plain = ISO8601DateFormatter()
+        if let date = plain.date(from: text) { return date }
+        let day = ISO8601DateFormatter()
+        day.formatOptions = [.withFullDate]
+        return day.date(from: text)
+    }
+}

@@ -1,0 +1,239 @@
+@testable import Coffer
+import Foundation
+import Testing
+
+/// Cloudant Query selectors: the guide's scenarios, every operator and its errors, a
+/// differential test against typed queries and plain filters, and fuzzing.
+@Suite struct SelectorTests {
+    static let pals = [
+        Pal(name: "mike", age: 12, pets: ["cat", "dog"], town: "Bristol", comment: "Mike is a doctor and likes books"),
+        Pal(name: "mike", age: 34, pets: [], town: nil, comment: "The other Mike reads doctor books"),
+        Pal(name: "fred", age: 43, pets: ["cat"], town: "Bath", comment: "Fred is a docent"),
+        Pal(name: "john", age: 8, pets: ["dog", "fish", "snake"], town: "Bristol", comment: "John collects stamps"),
+        Pal(name: "anna", age: 13, pets: ["fish"], town: "Leeds", comment: "Anna reads", born: Date(timeIntervalSince1970: 1_000_000_000)),
+    ]
+
+    func withPals<T>(_ body: (Box<Pal>, [Id]) throws -> T) throws -> T {
+        try withStore { (store: Store) throws in
+            let box = store.box(for: Pal.self)
+            var pals = Self.pals
+            try box.put(&pals)
+            return try body(box, pals.map(\.id))
+        }
+    }
+
+    /// The names of the matches, in the query's order.
+    func names(_ box: Box<Pal>, _ selector: String, sort: [(String, SortDirection)] = [], skip: Int = 0, limit: Int? = nil) throws -> [String] {
+        try box.query(selector: selector, sort: sort, skip: skip, limit: limit).build().find().map { "\($0.name)\($0.age)" }
+    }
+
+    @Test func cloudantGuideScenarios() throws {
+        try withPals { box, _ in
+            #expect(try names(box, #"{"name": "mike"}"#) == ["mike12", "mike34"])
+            #expect(try names(box, #"{"name": {"$eq": "mike"}, "age": 12}"#) == ["mike12"])
+            #expect(try names(box, #"{"age": {"$gt": 12}}"#) == ["mike34", "fred43", "anna13"])
+            #expect(try names(box, #"{"age": {"$gt": 7, "$lt": 14}}"#) == ["mike12", "john8", "anna13"])
+            #expect(try names(box, #"{"$or": [{"name": "fred"}, {"age": {"$lte": 8}}]}"#) == ["fred43", "john8"])
+            #expect(try names(box, #"{"$and": [{"name": "mike"}, {"$or": [{"age": 34}, {"town": "Bath"}]}]}"#) == ["mike34"])
+            #expect(try names(box, #"{"age": {"$not": {"$gt": 12}}}"#) == ["mike12", "john8"])
+            #expect(try names(box, #"{"$nor": [{"name": "mike"}, {"age": {"$gt": 40}}]}"#) == ["john8", "anna13"])
+            // $mod truncates its operands: 4.9 -> 4, 0.2 -> 0.
+            #expect(try names(box, #"{"age": {"$mod": [4.9, 0.2]}}"#) == ["mike12", "john8"])
+            #expect(try names(box, #"{"age": {"$mod": [-5, -2]}}"#) == [])
+            #expect(try names(box, #"{"name": {"$in": ["fred", "john"]}}"#) == ["fred43", "john8"])
+            #expect(try names(box, #"{"name": {"$nin": ["fred", "john", "mike"]}}"#) == ["anna13"])
+            // Arrays: a value matches when an element does; $not is the complement.
+            #expect(try names(box, #"{"pets": "cat"}"#) == ["mike12", "fred43"])
+            #expect(try names(box, #"{"pets": {"$not": {"$eq": "cat"}}}"#) == ["mike34", "john8", "anna13"])
+            #expect(try names(box, #"{"pets": {"$in": ["snake", "fish"]}}"#) == ["john8", "anna13"])
+            #expect(try names(box, #"{"pets": {"$all": ["dog", "cat"]}}"#) == ["mike12"])
+            #expect(try names(box, #"{"pets": {"$size": 0}}"#) == ["mike34"])
+            #expect(try names(box, #"{"pets": {"$size": 3}}"#) == ["john8"])
+            #expect(try names(box, #"{"town": {"$exists": false}}"#) == ["mike34"])
+            #expect(try names(box, #"{"town": {"$exists": true}, "town": {"$ne": "Bristol"}}"#) == ["fred43", "anna13"])
+            #expect(try names(box, #"{"town": {"$ne": "Bristol"}}"#) == ["mike34", "fred43", "anna13"], "$ne holds for nil")
+            #expect(try names(box, #"{"town": null}"#) == ["mike34"])
+            // $text, alone and combined.
+            #expect(try names(box, #"{"$text": {"$search": "doctor books"}}"#) == ["mike12", "mike34"])
+            #expect(try names(box, #"{"$text": {"$search": "\"is a doctor\""}, "age": {"$lt": 20}}"#) == ["mike12"])
+            #expect(try names(box, #"{"$text": {"$search": "doc*"}}"#) == ["mike12", "mike34", "fred43"])
+            // Dates as ISO 8601, ids as _id.
+            #expect(try names(box, #"{"born": {"$gt": "2001-09-01T00:00:00Z"}}"#) == ["anna13"])
+            #expect(try names(box, #"{"born": {"$lt": "2001-09-09"}}"#) == [])
+            // Sort, skip, limit.
+            #expect(try names(box, #"{"age": {"$gt": 0}}"#, sort: [("age", .descending)], skip: 1, limit: 2) == ["mike34", "anna13"])
+            #expect(try names(box, #"{}"#, sort: [("name", .ascending), ("age", .descending)]) == ["anna13", "fred43", "john8", "mike34", "mike12"])
+            let query = try box.query(selector: #"{"name": "mike"}"#, limit: 1).build()
+            #expect(try query.findIds().count == 1 && query.count() == 2)
+            #expect(try box.query(selector: Data(#"{"_id": {"$in": [1, 3]}}"#.utf8)).build().findIds() == [1, 3])
+        }
+    }
+
+    @Test(arguments: [
+        (#"{"name": "#, "not valid JSON"),
+        (#"["name"]"#, "must be a JSON object"),
+        (#"{"nmae": "mike"}"#, "has no property nmae"),
+        (#"{"$foo": 1}"#, "unknown operator $foo"),
+        (#"{"age": {"$foo": 1}}"#, "at age.$foo: unknown field operator $foo"),
+        (#"{"age": "twelve"}"#, "age is Int, so it needs an integer"),
+        (#"{"age": 12.5}"#, "needs an integer"),
+        (#"{"age": 1e300}"#, "needs an integer within Int64"),
+        (#"{"age": {"$mod": [0, 1]}}"#, "$mod divides by zero"),
+        (#"{"age": {"$mod": [0.5, 1]}}"#, "$mod divides by zero"),
+        (#"{"age": {"$mod": [3]}}"#, "$mod needs [divisor, remainder]"),
+        (#"{"name": {"$mod": [3, 1]}}"#, "$mod needs an integer property"),
+        (#"{"pets": {"$size": -1}}"#, "$size needs a non-negative integer"),
+        (#"{"age": {"$size": 1}}"#, "$size needs an array property"),
+        (#"{"$or": {"name": "mike"}}"#, "$or needs a non-empty array"),
+        (#"{"$or": []}"#, "$or needs a non-empty array"),
+        (#"{"$and": [1]}"#, "at $and[0]: $and needs selector objects"),
+        (#"{"town": {"$exists": 1}}"#, "$exists needs true or false"),
+        (#"{"name": {"$in": "mike"}}"#, "$in needs a non-empty array"),
+        (#"{"pets": {"$gt": "a"}}"#, "pets is an array"),
+        (#"{"born": {"$gt": "yesterday"}}"#, "needs an ISO 8601 date string"),
+        (#"{"age": {"$gt": null}}"#, "cannot compare with null"),
+        (#"{"$text": "doctor"}"#, "$text needs {\"$search\""),
+        (#"{"$text": {"$search": "\"open"}}"#, "quote"),
+        (#"{"pet.species": "cat"}"#, "dotted paths"),
+        (#"{"age": {"$gt": 1, "name": 2}}"#, "cannot mix operators and field names"),
+        (String(repeating: "[", count: 100) + String(repeating: "]", count: 100), "nested more than 64"),
+    ] as [(String, String)])
+    func invalidSelectorsNameTheirPart(selector: String, fragment: String) throws {
+        try withPals { box, _ in
+            do {
+                _ = try box.query(selector: selector).build()
+                Issue.record("\(selector) was accepted")
+            } catch CofferError.invalidSelector(let message) {
+                #expect(message.contains(fragment), "\(message)")
+                #expect(message.hasPrefix("Pal selector"))
+            }
+            #expect(try box.count() == Self.pals.count, "nothing changed")
+        }
+    }
+
+    @Test func invalidSortAndPaging() throws {
+        try withPals { box, _ in
+            #expect(throws: CofferError.self) { try box.query(selector: "{}", sort: [("nope", .ascending)]) }
+            #expect(throws: CofferError.self) { try box.query(selector: "{}", sort: [("pets", .ascending)]) }
+            #expect(throws: CofferError.self) { try box.query(selector: "{}", skip: -1) }
+            #expect(throws: CofferError.self) { try box.query(selector: "{}", limit: -1) }
+            let farPage = try box.query(selector: "{}", skip: Int.max, limit: Int.max).build()
+            #expect(try farPage.find().isEmpty)
+        }
+    }
+
+    @Test func jsonParser() throws {
+        func parse(_ text: String) throws -> JSONNode { try JSONParser.parse(Array(text.utf8)) }
+        #expect(try parse(#" {"a" : [1, -2.5e3, true, false, null, "x\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00"]} "#)
+                == .object([JSONMember(key: "a", value: .array([.number(JSONNumber(text: "1")), .number(JSONNumber(text: "-2.5e3")), .bool(true), .bool(false), .null,
+                                                                 .string("x\"\\/\u{08}\u{0C}\n\r\té😀")]))]))
+        for bad in ["", "{", "[1,]", "{\"a\" 1}", "01", "1.", "-", "1e", "\"\u{01}\"", "\"\\x\"", "\"\\ud83d\"", "\"\\u12\"", "tru", "{} x", "1e400", "\"\\udc00\""] {
+            #expect(throws: JSONParser.Failure.self, "\(bad)") { try parse(bad) }
+        }
+        #expect(try parse("[" + String(repeating: "[", count: 62) + String(repeating: "]", count: 63)) != .null)
+        #expect(JSONNumber(text: "7.0").int64 == 7 && JSONNumber(text: "7e2").int64 == 700 && JSONNumber(text: "7.5").int64 == nil)
+        #expect(JSONNumber(text: "18446744073709551615").uint64 == .max && JSONNumber(text: "-1").uint64 == nil)
+    }
+
+    /// Random selectors: the same ids as the equivalent typed query and as the documented
+    /// semantics written as a plain Swift filter, on an indexed and an unindexed entity.
+    @Test func selectorsAgreeWithTypedQueriesAndAPlainFilter() throws {
+        var rng = SplitMix64(state: 41)
+        let rows = randomPeople(count: 150, using: &rng)
+        try withStore { (store: Store) throws in
+            let indexed = store.box(for: IndexedPerson.self)
+            let plain = store.box(for: PlainPerson.self)
+            var people = rows.map { IndexedPerson(id: 0, name: $0.0, age: $0.1, score: $0.2, nick: $0.3, tags: $0.4, born: $0.5, level: $0.6) }
+            try indexed.put(&people)
+            var plainPeople = rows.map { PlainPerson(id: 0, name: $0.0, age: $0.1, score: $0.2, nick: $0.3, tags: $0.4, born: $0.5, level: $0.6) }
+            try plain.put(&plainPeople)
+            for _ in 0..<400 {
+                let (json, condition) = RandomSelector.make(depth: 2, using: &rng)
+                let expected = plainPeople.filter { condition.holds($0) }.map(\.id)
+                #expect(try plain.query(selector: json).build().findIds() == expected, "\(json)")
+                #expect(try indexed.query(selector: json).build().findIds() == expected, "\(json)")
+                #expect(try plain.query { condition.condition(PlainPerson.self) }.build().findIds() == expected, "\(json)")
+            }
+        }
+    }
+
+    /// Mutations of valid selectors (bytes changed, cut, doubled) either build or throw
+    /// `invalidSelector`; nothing traps.
+    @Test func mutatedSelectorsNeverTrap() throws {
+        var rng = SplitMix64(state: 43)
+        try withPals { box, _ in
+            var accepted = 0
+            for _ in 0..<3_000 {
+                let (json, _) = RandomSelector.make(depth: 3, using: &rng)
+                var bytes = Array(json.utf8)
+                for _ in 0..<Int.random(in: 1...3, using: &rng) where !bytes.isEmpty {
+                    let at = Int.random(in: 0..<bytes.count, using: &rng)
+                    switch Int.random(in: 0..<4, using: &rng) {
+                    case 0: bytes[at] = UInt8.random(in: 0...255, using: &rng)
+                    case 1: bytes.removeSubrange(at...)
+                    case 2: bytes.insert(contentsOf: Array(#"{"$or":[{"#.utf8), at: at)
+                    default: bytes.insert(Array("{}[]\":,-.e$\\".utf8).randomElement(using: &rng)!, at: at)
+                    }
+                }
+                do {
+                    _ = try box.query(selector: Data(bytes)).build().findIds()
+                    accepted += 1
+                } catch CofferError.invalidSelector {
+                } catch CofferError.invalidSearch {
+                }
+            }
+            #expect(accepted < 3_000)
+        }
+    }
+}
+
+/// A random selector over `PersonLike` fields with its `RandomCondition` twin.
+enum RandomSelector {
+    static func make(depth: Int, using rng: inout SplitMix64) -> (String, RandomCondition) {
+        if depth > 0, Int.random(in: 0..<3, using: &rng) == 0 {
+            let (a, ca) = make(depth: depth - 1, using: &rng)
+            let (b, cb) = make(depth: depth - 1, using: &rng)
+            switch Int.random(in: 0..<4, using: &rng) {
+            case 0: return (#"{"$and": [\#(a), \#(b)]}"#, .and(ca, cb))
+            case 1: return (#"{"$or": [\#(a), \#(b)]}"#, .or(ca, cb))
+            case 2: return (#"{"$nor": [\#(a)]}"#, .not(ca))
+            default: return (#"{"$not": \#(a)}"#, .not(ca))
+            }
+        }
+        let age = Int.random(in: -6...26, using: &rng)
+        let name = RandomCondition.names.randomElement(using: &rng)!
+        let fragment = RandomCondition.fragments.randomElement(using: &rng)!
+        func quoted(_ s: String) -> String { JSONNode.quoted(s) }
+        switch Int.random(in: 0..<16, using: &rng) {
+        case 0: return (#"{"age": \#(age)}"#, .ageCompare("==", age))
+        case 1: return (#"{"age": {"$ne": \#(age)}}"#, .ageCompare("!=", age))
+        case 2: return (#"{"age": {"$lt": \#(age)}}"#, .ageCompare("<", age))
+        case 3: return (#"{"age": {"$gte": \#(age)}}"#, .ageCompare(">=", age))
+        case 4:
+            let list = (0..<Int.random(in: 1...3, using: &rng)).map { _ in Int.random(in: -6...26, using: &rng) }
+            return (#"{"age": {"$in": \#(list)}}"#, .ageIn(list))
+        case 5:
+            let n = [1, 2, 3, -4].randomElement(using: &rng)!
+            let r = Int.random(in: -2...2, using: &rng)
+            return (#"{"age": {"$mod": [\#(n), \#(r)]}}"#, .ageModulo(n, r))
+        case 6: return (#"{"name": \#(quoted(name))}"#, .nameEqual(name, true))
+        case 7: return (#"{"name": {"$lt": \#(quoted(name))}}"#, .nameLess(name))
+        case 8:
+            let list = (1...2).map { _ in RandomCondition.names.randomElement(using: &rng)! }
+            return (#"{"name": {"$in": [\#(list.map(quoted).joined(separator: ","))]}}"#, .nameIn(list))
+        case 9: return (#"{"nick": {"$exists": false}}"#, .nickNil)
+        case 10: return (#"{"nick": {"$exists": true}}"#, .nickNotNil)
+        case 11: return (#"{"nick": \#(quoted(fragment))}"#, .nickEqual(fragment))
+        case 12: return (#"{"nick": {"$ne": \#(quoted(fragment))}}"#, .nickNotEqual(fragment))
+        case 13:
+            let tag = ["x", "y", "z"].randomElement(using: &rng)!
+            return (#"{"tags": "\#(tag)"}"#, .tagsContain(tag))
+        case 14:
+            let count = Int.random(in: 0...3, using: &rng)
+            return (#"{"tags": {"$size": \#(count)}}"#, .tagsCount(count))
+        default:
+            let level = [Level.low, .high, nil].randomElement(using: &rng)!
+            return (#"{"level": \#(level.map { String($0.rawValue) } ?? "null")}"#, .levelEqual(level))
+        }
+    }
+}
