@@ -53,6 +53,12 @@ import Testing
             #expect(try names(box, #"{"town": {"$exists": true}, "town": {"$ne": "Bristol"}}"#) == ["fred43", "anna13"])
             #expect(try names(box, #"{"town": {"$ne": "Bristol"}}"#) == ["mike34", "fred43", "anna13"], "$ne holds for nil")
             #expect(try names(box, #"{"town": null}"#) == ["mike34"])
+            // $regex anywhere in the string; $elemMatch: one element satisfies every comparison.
+            #expect(try names(box, #"{"name": {"$regex": "^m.k"}}"#) == ["mike12", "mike34"])
+            #expect(try names(box, #"{"comment": {"$regex": "doc(tor|ent)"}}"#) == ["mike12", "mike34", "fred43"])
+            #expect(try names(box, #"{"pets": {"$elemMatch": {"$gte": "d", "$lt": "e"}}}"#) == ["mike12", "john8"])
+            #expect(try names(box, #"{"pets": {"$elemMatch": {"$gt": "cat", "$lt": "fish"}}}"#) == ["mike12", "john8"])
+            #expect(try names(box, #"{"pets": {"$elemMatch": {"$in": ["snake"]}}}"#) == ["john8"])
             // $text, alone and combined.
             #expect(try names(box, #"{"$text": {"$search": "doctor books"}}"#) == ["mike12", "mike34"])
             #expect(try names(box, #"{"$text": {"$search": "\"is a doctor\""}, "age": {"$lt": 20}}"#) == ["mike12"])
@@ -95,6 +101,10 @@ import Testing
         (#"{"$text": "doctor"}"#, "$text needs {\"$search\""),
         (#"{"$text": {"$search": "\"open"}}"#, "quote"),
         (#"{"pet.species": "cat"}"#, "dotted paths"),
+        (#"{"name": {"$regex": "("}}"#, "is not a valid regular expression"),
+        (#"{"age": {"$regex": "1"}}"#, "$regex needs a String property"),
+        (#"{"pets": {"$elemMatch": {"$size": 1}}}"#, "inside $elemMatch"),
+        (#"{"name": {"$elemMatch": {"$eq": "x"}}}"#, "$elemMatch needs an array property"),
         (#"{"age": {"$gt": 1, "name": 2}}"#, "cannot mix operators and field names"),
         (String(repeating: "[", count: 100) + String(repeating: "]", count: 100), "nested more than 64"),
     ] as [(String, String)])

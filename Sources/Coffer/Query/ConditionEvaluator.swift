@@ -150,6 +150,21 @@ struct ConditionEvaluator {
                 default: return folded.isEmpty || text.contains(folded)
                 }
             }
+        case .elementMatch(let comparisons):
+            let wanted = values
+            return test { operand in
+                guard let operand else { return false }
+                return operand.elements.contains { element in
+                    zip(comparisons, wanted).allSatisfy { comparison, value in
+                        element.order(value, caseSensitive: true).map(comparison.holds) ?? (comparison == .notEqual)
+                    }
+                }
+            }
+        case .regex(let pattern):
+            return test { operand in
+                guard case .string(let bytes)? = operand else { return false }
+                return pattern.matches(String(decoding: bytes, as: UTF8.self))
+            }
         case .like:
             guard case .string(let prepared) = values[0] else { throw unusable("like needs a string pattern") }
             let pattern = LikePattern(sensitive ? prepared.raw : prepared.folded)

@@ -71,6 +71,9 @@ enum Describe {
         case .startsWith: text = "\(name) startsWith \(first)\(suffix)"
         case .endsWith: text = "\(name) endsWith \(first)\(suffix)"
         case .contains: text = "\(name) contains \(first)\(suffix)"
+        case .elementMatch(let comparisons):
+            text = "\(name) has an element " + zip(comparisons, values).map { "\($0.rawValue) \($1)" }.joined(separator: " and ")
+        case .regex(let pattern): text = "\(name) matches the regular expression \(FieldDescription.quoted(pattern.source))"
         case .like: text = "\(name) like \(first)\(leaf.caseSensitive ? " (case-sensitive)" : "")"
         case .equalWithTolerance(let tolerance): text = "\(name) == \(first) ± \(tolerance)"
         case .containsElement: text = "\(name) contains element \(first)"

@@ -200,6 +200,11 @@ enum ConditionOp: Sendable {
     case containsElement
     case count(Comparison)
     case modulo(Int64, Comparison)
+    /// The string has a match of the regular expression anywhere (selector `$regex`).
+    case regex(RegexPattern)
+    /// One element of the array satisfies every comparison, each with the value at its
+    /// place in the leaf's values (selector `$elemMatch`).
+    case elementMatch([Comparison])
 
     enum Arity { case none, one, two, list }
 
@@ -207,7 +212,8 @@ enum ConditionOp: Sendable {
         switch self {
         case .isNil, .isNotNil: return .none
         case .between: return .two
-        case .inList, .notInList: return .list
+        case .inList, .notInList, .elementMatch: return .list
+        case .regex: return .none
         default: return .one
         }
     }

@@ -24,7 +24,8 @@ extension Box {
     /// let page = try query.find()
     /// ```
     ///
-    /// Operators: `$eq $ne $lt $lte $gt $gte $in $nin $all $exists $size $mod $not` on fields,
+    /// Operators: `$eq $ne $lt $lte $gt $gte $in $nin $all $elemMatch $exists $size $mod
+    /// $regex $not` on fields,
     /// `$and $or $nor $not $text` (with `$search`) around selectors, implicit `$and` and `$eq`.
     /// Field and sort names are stored names; `_id` is the id. `skip` and `limit` apply to
     /// `find()`, `findFirst()` and `findIds()` of the built query (`count()` counts every

@@ -180,6 +180,38 @@ struct SelectorCompiler<E: Entity> {
             }
             guard divisor != 0 else { throw error(path, "$mod divides by zero: \(value.text)") }
             return leaf(position, .modulo(divisor, .equal), [.signed(remainder)])
+        case "$regex":
+            guard !array, property.type == .string else {
+                throw error(path, "$regex needs a String property; \(property.storedName) is \(property.swiftType)")
+            }
+            guard case .string(let source) = value else { throw error(path, "$regex needs a pattern string, not \(value.text)") }
+            do {
+                return leaf(position, .regex(try RegexPattern(source)))
+            } catch {
+                throw self.error(path, "\(value.text) is not a valid regular expression: \(error)")
+            }
+        case "$elemMatch":
+            guard array else { throw error(path, "$elemMatch needs an array property; \(property.storedName) is not one") }
+            guard case .object(let members) = value, !members.isEmpty else {
+                throw error(path, "$elemMatch needs an object of operators, not \(value.text)")
+            }
+            if members.count == 1, members[0].key == "$in" || members[0].key == "$eq" {
+                return try fieldOperator(position, members[0].key, members[0].value, path: joined(path, members[0].key))
+            }
+            // One element must satisfy every comparison.
+            var comparisons: [Comparison] = []
+            var values: [QueryValue] = []
+            for member in members {
+                let at = joined(path, member.key)
+                let table: [String: Comparison] = ["$eq": .equal, "$ne": .notEqual, "$lt": .less, "$lte": .lessOrEqual, "$gt": .greater, "$gte": .greaterOrEqual]
+                guard let comparison = table[member.key] else {
+                    throw error(at, "inside $elemMatch on an array of values, the operators are $eq, $ne, $lt, $lte, $gt, $gte (or $in alone)")
+                }
+                if case .null = member.value { throw error(at, "\(member.key) cannot compare an element with null") }
+                comparisons.append(comparison)
+                values.append(try element(member.value, of: property, path: at))
+            }
+            return leaf(position, .elementMatch(comparisons), values)
         case "$not":
             guard case .object(let members) = value, !members.isEmpty, members.allSatisfy({ $0.key.hasPrefix("$") }) else {
                 throw error(path, "$not on a field needs an object of operators, not \(value.text)")
@@ -187,7 +219,7 @@ struct SelectorCompiler<E: Entity> {
             let nodes = try members.map { try fieldOperator(position, $0.key, $0.value, path: joined(path, $0.key)) }
             return .not(nodes.count == 1 ? nodes[0] : .and(nodes))
         default:
-            throw error(path, "unknown field operator \(op) (field operators are $eq, $ne, $lt, $lte, $gt, $gte, $in, $nin, $all, $exists, $size, $mod and $not)")
+            throw error(path, "unknown field operator \(op) (field operators are $eq, $ne, $lt, $lte, $gt, $gte, $in, $nin, $all, $elemMatch, $exists, $size, $mod, $regex and $not)")
         }
     }
 
@@ -277,3 +309,4 @@ struct SelectorCompiler<E: Entity> {
         return day.date(from: text)
     }
 }
+
