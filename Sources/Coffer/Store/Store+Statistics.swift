@@ -1,0 +1,87 @@
+import CLMDB
+import Foundation
+
+extension Store {
+    /// Pages, depth and entries of every named database, the free list and the reader
+    /// slots, from one read snapshot. Works on a store another process is writing to.
+    ///
+    /// ```swift
+    /// let statistics = try Store(directory: path, options: StoreOptions(readOnly: true)).statistics()
+    /// print(statistics.freePages * statistics.pageSize, "bytes free")
+    /// ```
+    public func statistics() throws -> StoreStatistics {
+        try openTables()   // tables created since the store opened, by any process
+        return try performRead { transaction in
+            var info = MDB_envinfo()
+            var environment = MDB_stat()
+            try transaction.check(mdb_env_info(env, &info), "reading the environment of \(path)")
+            try transaction.check(mdb_env_stat(env, &environment), "reading the environment of \(path)")
+            // The main database's keys are the names of the named databases.
+            var names: [String] = []
+            try transaction.withCursor(1, "listing the databases of \(path)") { cursor in
+                var current = try cursor.first()
+                while let entry = current {
+                    names.append(String(decoding: entry.key, as: UTF8.self))
+                    current = try cursor.next()
+                }
+            }
+            stateLock.lock()
+            var known = databases
+            stateLock.unlock()
+            if let catalog = catalogDatabase { known[Catalog.databaseName] = catalog }
+            let databases = try names.compactMap { name -> DatabaseStatistics? in
+                guard let database = known[name] else { return nil }   // not opened by this build
+                var stat = MDB_stat()
+                try transaction.check(mdb_stat(transaction.txn, database, &stat), "reading the statistics of \(name)")
+                return DatabaseStatistics(name: name, entries: stat.ms_entries, depth: Int(stat.ms_depth),
+                                          branchPages: stat.ms_branch_pages, leafPages: stat.ms_leaf_pages,
+                                          overflowPages: stat.ms_overflow_pages)
+            }
+            // The free list (database 0): each value is a page-number list, its count first.
+            var freePages = 0
+            try transaction.withCursor(0, "reading the free list of \(path)") { cursor in
+                var current = try cursor.first()
+                while let entry = current {
+                    guard entry.value.count >= MemoryLayout<Int>.size else {
+                        throw CofferError.storage(code: MDB_CORRUPTED, message: "a free-list entry of \(path) is damaged")
+                    }
+                    let count = entry.value.loadUnaligned(as: Int.self)
+                    guard count >= 0, count <= entry.value.count / MemoryLayout<Int>.size else {
+                        throw CofferError.storage(code: MDB_CORRUPTED, message: "a free-list entry of \(path) is damaged")
+                    }
+                    freePages += count
+                    current = try cursor.next()
+                }
+            }
+            return StoreStatistics(pageSize: Int(environment.ms_psize), mapSize: info.me_mapsize,
+                                   pagesUsed: info.me_last_pgno + 1, freePages: freePages,
+                                   readersUsed: Int(info.me_numreaders), maximumReaders: Int(info.me_maxreaders),
+                                   databases: databases)
+        }
+    }
+
+    /// Writes a compacted copy of the store into the directory `destination` (created when
+    /// missing; it must not hold a store): free pages are left out and pages renumbered, so
+    /// the copy is as small as the data. A consistent snapshot; writers go on meanwhile.
+    ///
+    /// ```swift
+    /// try store.copy(to: "/backups/coffer-2026-11-22")
+    /// let copy = try Store(directory: "/backups/coffer-2026-11-22")
+    /// ```
+    ///
+    /// - Throws: ``CofferError/invalidOperation(message:)`` when `destination` already holds
+    ///   a data file; ``CofferError/storage(code:message:)`` when LMDB cannot write it.
+    public func copy(to destination: String) throws {
+        try FileManager.default.createDirectory(atPath: destination, withIntermediateDirectories: true)
+        guard !FileManager.default.fileExists(atPath: destination + "/data.mdb") else {
+            throw CofferError.invalidOperation(message: "\(destination) already holds a store; copy into an empty directory")
+        }
+        gate.lockShared()
+        defer { gate.unlock() }
+        guard !isClosed else { throw CofferError.storeClosed(path: path) }
+        let rc = mdb_env_copy2(env, destination, UInt32(MDB_CP_COMPACT))
+        guard rc == 0 else {
+            throw CofferError.storage(code: rc, message: "cannot copy \(path) to \(destination): \(LMDB.message(rc))")
+        }
+    }
+}
