@@ -121,6 +121,38 @@ import Testing
         }
     }
 
+    /// The same selectors on stored data, without the Swift type (what `coffer query`
+    /// runs): the same objects in the same order, rendered from the catalog.
+    @Test func catalogQueriesMatchTypedSelectorQueries() throws {
+        try withPals { box, _ in
+            let store = box.store
+            let selectors = [#"{}"#, #"{"name": "mike"}"#, #"{"age": {"$gt": 7, "$lt": 14}}"#, #"{"pets": {"$all": ["dog", "cat"]}}"#,
+                             #"{"$text": {"$search": "doctor"}, "age": {"$gt": 20}}"#, #"{"town": {"$exists": false}}"#,
+                             #"{"$nor": [{"name": "mike"}]}"#, #"{"_id": {"$in": [2, 4]}}"#]
+            for selector in selectors {
+                for (sort, skip, limit) in [([], 0, nil), ([("age", SortDirection.descending)], 1, 2)] as [([(String, SortDirection)], Int, Int?)] {
+                    var ids: [Id] = []
+                    try store.query(entity: "Pal", selector: selector, sort: sort, skip: skip, limit: limit) { line in
+                        guard case .object(let members)? = try? JSONParser.parse(Array(line.utf8)),
+                              case .number(let id)? = members.first(where: { $0.key == "id" })?.value, let value = id.uint64 else {
+                            Issue.record("not an object with an id: \(line)")
+                            return
+                        }
+                        ids.append(value)
+                    }
+                    #expect(ids == (try box.query(selector: selector, sort: sort, skip: skip, limit: limit).build().findIds()), "\(selector)")
+                }
+            }
+            var lines: [String] = []
+            try store.query(entity: "Pal", selector: #"{"name": "anna"}"#, fields: ["name", "born"]) { lines.append($0) }
+            #expect(lines == [#"{"name":"anna","born":"2001-09-09T01:46:40.000Z"}"#])
+            #expect(try store.explain(entity: "Pal", selector: #"{"$text": {"$search": "doctor"}}"#).contains("full-text match on comment"))
+            #expect(throws: CofferError.self) { try store.query(entity: "Nobody", selector: "{}") { _ in } }
+            #expect(throws: CofferError.self) { try store.query(entity: "Pal", selector: "{}", fields: ["nope"]) { _ in } }
+            #expect(throws: CofferError.self) { try store.query(entity: "Pal", selector: #"{"age": {"$mod": [0, 1]}}"#) { _ in } }
+        }
+    }
+
     @Test func invalidSortAndPaging() throws {
         try withPals { box, _ in
             #expect(throws: CofferError.self) { try box.query(selector: "{}", sort: [("nope", .ascending)]) }

@@ -63,9 +63,9 @@ extension Query {
     }
 
     /// The full-text steps that rank: those not under a negation.
-    static func rankingSteps(in node: ConditionNode) -> [TextMatchLink<E>] {
+    static func rankingSteps(in node: ConditionNode) -> [TextMatchLink] {
         switch node {
-        case .link(let step): return (step.link as? TextMatchLink<E>).map { [$0] } ?? []
+        case .link(let step): return (step.link as? TextMatchLink).map { [$0] } ?? []
         case .and(let nodes), .or(let nodes): return nodes.flatMap { rankingSteps(in: $0) }
         case .leaf, .invalid, .not: return []
         }

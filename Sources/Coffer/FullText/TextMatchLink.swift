@@ -2,14 +2,22 @@
 /// the searched properties (or, without a built index, from their records) and becomes an
 /// id-list condition, so it combines with every other condition, ordering, paging, links,
 /// property queries and projections, and `describe()` shows it.
-struct TextMatchLink<E: Entity>: QueryLink {
+///
+/// It is not generic over the entity (selector queries on stored data have no Swift type):
+/// it carries the schema, and finds the binding with `binding`.
+struct TextMatchLink: QueryLink {
     let position = 0   // the object's id
+    let schema: EntitySchema
+    /// The searched entity's binding in a transaction.
+    let binding: @Sendable (Transaction, Store) throws -> EntityBinding?
     /// The searched properties' positions.
     let properties: [Int]
     let text: String
     let search: Result<TextSearch, CofferError>
 
-    init(properties: [Int], text: String) {
+    init(schema: EntitySchema, properties: [Int], text: String, binding: @escaping @Sendable (Transaction, Store) throws -> EntityBinding?) {
+        self.schema = schema
+        self.binding = binding
         self.properties = properties
         self.text = text
         search = Result { () throws(CofferError) -> TextSearch in
@@ -33,8 +41,7 @@ struct TextMatchLink<E: Entity>: QueryLink {
 
     /// An evaluator over the searched properties, reading the calling thread's transaction.
     func evaluator(in transaction: Transaction, store: Store, ranking: Bool = false) throws -> TextSearchEvaluator {
-        guard let binding = try store.binding(for: E.self, in: transaction) else { return TextSearchEvaluator(sources: [], ranking: ranking) }
-        let schema = E.cofferSchema
+        guard let binding = try binding(transaction, store) else { return TextSearchEvaluator(sources: [], ranking: ranking) }
         let sources = try properties.compactMap { position -> TextSearchEvaluator.Source? in
             guard let tokenizer = schema.properties[position].fullText else { return nil }
             if let index = binding.textIndexes.first(where: { $0.position == position }) {
@@ -56,7 +63,7 @@ struct TextMatchLink<E: Entity>: QueryLink {
     }
 
     var summary: String {
-        let names = properties.map { E.cofferSchema.properties[$0].name }.joined(separator: ", ")
+        let names = properties.map { schema.properties[$0].name }.joined(separator: ", ")
         let search = (try? self.search.get())?.summary ?? text
         return "full-text match on \(names) for \(search) (answered from the postings, then checked as an id list)"
     }
@@ -71,7 +78,14 @@ struct TextMatchLink<E: Entity>: QueryLink {
         return nil
     }
 
-    var dependencies: Set<String> { [E.cofferSchema.storedName] }
+    var dependencies: Set<String> { [schema.storedName] }
+
+    /// A link for the entity type `E`.
+    static func of<E: Entity>(_ type: E.Type, properties: [Int], text: String) -> TextMatchLink {
+        TextMatchLink(schema: E.cofferSchema, properties: properties, text: text) { transaction, store in
+            try store.binding(for: E.self, in: transaction)
+        }
+    }
 }
 
 extension Property where Value: StringQueryable {
@@ -90,7 +104,7 @@ extension Property where Value: StringQueryable {
         guard schema.fullText != nil else {
             return QueryCondition(.invalid("\(self) has no @FullText index; matches(_:) searches full-text properties only"))
         }
-        return QueryCondition(.link(LinkStep(link: TextMatchLink<E>(properties: [index], text: search))))
+        return QueryCondition(.link(LinkStep(link: TextMatchLink.of(E.self, properties: [index], text: search))))
     }
 }
 
@@ -107,6 +121,6 @@ extension QueryCondition {
         guard !properties.isEmpty else {
             return QueryCondition(.invalid("\(E.cofferSchema.name) has no @FullText property; matchesText(_:) needs one"))
         }
-        return QueryCondition(.link(LinkStep(link: TextMatchLink<E>(properties: properties, text: search))))
+        return QueryCondition(.link(LinkStep(link: TextMatchLink.of(E.self, properties: properties, text: search))))
     }
 }

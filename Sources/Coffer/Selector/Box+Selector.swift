@@ -52,27 +52,11 @@ extension Box {
     }
 
     private func query(selectorBytes: [UInt8], sort: [(String, SortDirection)], skip: Int, limit: Int?) throws -> QueryBuilder<E> {
-        let compiler = SelectorCompiler<E>()
-        let document: JSONNode
-        do {
-            document = try JSONParser.parse(selectorBytes)
-        } catch {
-            throw compiler.error("", "the selector is not valid JSON: \(error)")
-        }
-        guard skip >= 0 else { throw compiler.error("skip", "skip must not be negative (got \(skip))") }
-        if let limit, limit < 0 { throw compiler.error("limit", "limit must not be negative (got \(limit))") }
+        let compiler = SelectorCompiler.of(E.self)
+        let document = try compiler.parse(selectorBytes)
+        try compiler.checkPaging(skip: skip, limit: limit)
         var builder = QueryBuilder(box: self, condition: try compiler.condition(document))
-        for (name, direction) in sort {
-            let schema = E.cofferSchema
-            let wanted = name == "_id" ? schema.properties.first { $0.flags.contains(.id) }?.storedName : name
-            guard let position = schema.properties.firstIndex(where: { $0.storedName == wanted && !$0.flags.contains(.toMany) }) else {
-                throw compiler.error("sort", "\(schema.name) has no property \(name) to sort by")
-            }
-            guard !compiler.isArray(schema.properties[position]) else {
-                throw compiler.error("sort", "\(name) is an array; sort by a single value")
-            }
-            builder.orders.append(QueryOrder(position: position, flags: direction == .descending ? .descending : []))
-        }
+        builder.orders = try compiler.orders(sort)
         builder.skip = skip
         builder.limit = limit
         return builder

@@ -18,8 +18,43 @@ import Foundation
 ///   numbers within its range, a `Date` an ISO 8601 string, a `UUID` its string form, an
 ///   optional also `null`. Everything else throws ``CofferError/invalidSelector(message:)``
 ///   naming the path and the operator.
-struct SelectorCompiler<E: Entity> {
-    let schema = E.cofferSchema
+///
+/// It is not generic: it compiles against a schema (a type's, or one read from the catalog)
+/// and finds the entity's binding for `$text` with `binding`.
+struct SelectorCompiler {
+    let schema: EntitySchema
+    let binding: @Sendable (Transaction, Store) throws -> EntityBinding?
+
+    /// A compiler for the entity type `E`.
+    static func of<E: Entity>(_ type: E.Type) -> SelectorCompiler {
+        SelectorCompiler(schema: E.cofferSchema) { transaction, store in try store.binding(for: E.self, in: transaction) }
+    }
+
+    /// The selector document in `bytes`.
+    func parse(_ bytes: [UInt8]) throws -> JSONNode {
+        do {
+            return try JSONParser.parse(bytes)
+        } catch {
+            throw self.error("", "the selector is not valid JSON: \(error)")
+        }
+    }
+
+    func checkPaging(skip: Int, limit: Int?) throws {
+        guard skip >= 0 else { throw error("skip", "skip must not be negative (got \(skip))") }
+        if let limit, limit < 0 { throw error("limit", "limit must not be negative (got \(limit))") }
+    }
+
+    /// The orderings of `sort`, by stored names (`_id` is the id).
+    func orders(_ sort: [(String, SortDirection)]) throws -> [QueryOrder] {
+        try sort.map { name, direction in
+            let wanted = name == "_id" ? schema.properties.first { $0.flags.contains(.id) }?.storedName : name
+            guard let position = schema.properties.firstIndex(where: { $0.storedName == wanted && !$0.flags.contains(.toMany) }) else {
+                throw error("sort", "\(schema.name) has no property \(name) to sort by")
+            }
+            guard !isArray(schema.properties[position]) else { throw error("sort", "\(name) is an array; sort by a single value") }
+            return QueryOrder(position: position, flags: direction == .descending ? .descending : [])
+        }
+    }
 
     /// The condition of `selector`; nil for `{}` (every object).
     func condition(_ selector: JSONNode) throws -> ConditionNode? {
@@ -81,7 +116,7 @@ struct SelectorCompiler<E: Entity> {
         }
         let properties = schema.properties.indices.filter { schema.properties[$0].fullText != nil }
         guard !properties.isEmpty else { throw error(path, "$text needs a @FullText property, and \(schema.name) has none") }
-        let link = TextMatchLink<E>(properties: properties, text: search)
+        let link = TextMatchLink(schema: schema, properties: properties, text: search, binding: binding)
         if let failure = link.buildError { throw error(path, "\(failure)") }
         return .link(LinkStep(link: link))
     }

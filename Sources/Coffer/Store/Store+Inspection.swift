@@ -129,20 +129,12 @@ extension Store {
                 while let entry = current, limit.map({ written < $0 }) ?? true {
                     // A damaged key or record is shown as such: the dump goes on.
                     let id = IdKey(entry.key)?.id
-                    var parts = ["\"id\":\(id.map(String.init) ?? "null")"]
-                    if id == nil { parts.append("\"$corrupt\":\(FieldDescription.quoted("a key of \(entry.key.count) bytes is not an id"))") }
-                    var fields: [String] = []
-                    do {
-                        try RecordFields(bytes: entry.value, entity: entity.name, id: id ?? 0).forEach { storedId, field in
-                            guard let property = byId[storedId] else { return }
-                            fields.append("\(FieldDescription.quoted(property.name)):\(FieldDescription.json(field, type: property.type))")
-                        }
-                        parts += fields
-                    } catch CofferError.corruptRecord(_, _, let reason) {
-                        parts += fields
-                        parts.append("\"$corrupt\":\(FieldDescription.quoted(reason))")
+                    var object = try Self.jsonObject(id: id, record: entry.value, entity: entity, byId: byId, fields: nil)
+                    if id == nil {
+                        object.removeLast()
+                        object += ",\"$corrupt\":\(FieldDescription.quoted("a key of \(entry.key.count) bytes is not an id"))}"
                     }
-                    try body("{" + parts.joined(separator: ",") + "}")
+                    try body(object)
                     written += 1
                     current = try cursor.next()
                 }
@@ -154,5 +146,26 @@ extension Store {
         stateLock.lock()
         defer { stateLock.unlock() }
         return databases[name]
+    }
+
+    /// One stored object as a JSON object, from its catalog entry alone: `"id"` first, then
+    /// the properties with values (`fields`: only those stored names), a damaged record's
+    /// readable fields followed by `"$corrupt": "reason"`.
+    static func jsonObject(id: Id?, record: UnsafeRawBufferPointer, entity: CatalogEntity, byId: [UInt16: CatalogProperty],
+                           fields: Set<String>?) throws -> String {
+        let showsId = fields.map { $0.contains("id") || $0.contains("_id") } ?? true
+        var parts = showsId ? ["\"id\":\(id.map(String.init) ?? "null")"] : []
+        var values: [String] = []
+        do {
+            try RecordFields(bytes: record, entity: entity.name, id: id ?? 0).forEach { storedId, field in
+                guard let property = byId[storedId], fields.map({ $0.contains(property.name) }) ?? true else { return }
+                values.append("\(FieldDescription.quoted(property.name)):\(FieldDescription.json(field, type: property.type))")
+            }
+            parts += values
+        } catch CofferError.corruptRecord(_, _, let reason) {
+            parts += values
+            parts.append("\"$corrupt\":\(FieldDescription.quoted(reason))")
+        }
+        return "{" + parts.joined(separator: ",") + "}"
     }
 }

@@ -354,6 +354,18 @@ extension Store {
 
     /// A binding built from the catalog in a read transaction, without changing anything.
     private func readOnlyBinding(_ schema: EntitySchema, key: ObjectIdentifier, in transaction: Transaction) throws -> EntityBinding? {
+        guard let binding = try makeReadOnlyBinding(schema, in: transaction) else { return nil }
+        // Kept for later reads until this process registers the entity for writing.
+        stateLock.lock()
+        readBindings[key] = binding
+        stateLock.unlock()
+        transaction.bindingCache[key] = binding
+        return binding
+    }
+
+    /// A binding of `schema` built from the catalog in `transaction`, without changing
+    /// anything or keeping it (also for schemas read from the catalog, without a type).
+    func makeReadOnlyBinding(_ schema: EntitySchema, in transaction: Transaction) throws -> EntityBinding? {
         guard let catalog = catalogDatabase,
               let stored = try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(schema.storedName), dbi: catalog, in: transaction)
         else { return nil }
@@ -393,11 +405,6 @@ extension Store {
                 binding.relationTables[position] = RelationTables(forward: forward, reverse: reverse, owner: schema.storedName)
             }
         }
-        // Kept for later reads until this process registers the entity for writing.
-        stateLock.lock()
-        readBindings[key] = binding
-        stateLock.unlock()
-        transaction.bindingCache[key] = binding
         return binding
     }
 

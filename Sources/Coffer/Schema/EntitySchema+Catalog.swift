@@ -1,0 +1,16 @@
+extension EntitySchema {
+    /// The schema of a stored entity as its catalog entry describes it: what code without
+    /// the entity's Swift type (selector queries on stored data, the `coffer` tool) works
+    /// with. The id comes first as `id`; retired properties are left out (their values stay
+    /// in the records); names are stored names.
+    init(catalog entity: CatalogEntity) {
+        var properties = [PropertySchema(name: "id", type: .uint64, swiftType: "Id", flags: .id)]
+        for property in entity.properties where !property.isRetired {
+            properties.append(PropertySchema(
+                name: property.name, type: property.type, isOptional: property.optional, swiftType: property.swiftType,
+                flags: PropertyFlags(rawValue: property.flags), relationTarget: property.target,
+                fullText: property.tokenizer.flatMap(TextTokenizer.init(rawValue:))))
+        }
+        self.init(name: entity.name, properties: properties)
+    }
+}

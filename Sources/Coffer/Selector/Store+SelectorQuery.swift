@@ -1,0 +1,77 @@
+import Foundation
+
+extension Store {
+    /// Runs a Cloudant Query selector on the objects of the entity stored as `entity`, from
+    /// the schema catalog alone (no generated code needed), and calls `body` with each match
+    /// as a JSON object: `{"id":1,"name":"Ada",...}`, ids included, dates in ISO 8601, data
+    /// in base64, nil values left out (as `coffer dump` writes them). What `coffer query` runs.
+    ///
+    /// ```swift
+    /// try store.query(entity: "Person", selector: #"{"age": {"$gte": 18}}"#,
+    ///                 sort: [("age", .descending)], limit: 10, fields: ["name", "age"]) { print($0) }
+    /// ```
+    ///
+    /// Same selector language and errors as `Box.query(selector:sort:skip:limit:)`; the
+    /// planner uses the stored indexes. `fields` keeps only those stored names (`id` or
+    /// `_id` keeps the id).
+    ///
+    /// - Throws: ``CofferError/invalidSelector(message:)`` for a bad selector, sort, page or
+    ///   field; ``CofferError/invalidOperation(message:)`` naming the stored entities when
+    ///   there is none called `entity`.
+    public func query(entity: String, selector: String, sort: [(String, SortDirection)] = [], skip: Int = 0, limit: Int? = nil,
+                      fields: [String]? = nil, _ body: (String) throws -> Void) throws {
+        try withCatalogQuery(entity: entity, selector: selector, sort: sort, skip: skip, limit: limit) { transaction, stored, binding, executor, _ in
+            let byId = Dictionary(stored.properties.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+            let known = Set(stored.properties.map(\.name) + ["id", "_id"])
+            if let unknown = fields?.first(where: { !known.contains($0) }) {
+                throw CofferError.invalidSelector(message: "\(stored.name) selector at fields: \(stored.name) has no property \(unknown)")
+            }
+            for match in try executor.matches(in: transaction, offset: skip, limit: limit) {
+                try body(try Self.jsonObject(id: match.id, record: match.record, entity: stored, byId: byId, fields: fields.map(Set.init)))
+            }
+        }
+    }
+
+    /// How `query(entity:selector:...)` would run: the index or scan it uses and the checks
+    /// on records, as `Query.describe()` tells it. What `coffer query --explain` prints.
+    ///
+    /// ```swift
+    /// print(try store.explain(entity: "Person", selector: #"{"name": "Ada"}"#))
+    /// ```
+    public func explain(entity: String, selector: String, sort: [(String, SortDirection)] = []) throws -> String {
+        var text = "\(entity): nothing stored yet; every query is empty"
+        try withCatalogQuery(entity: entity, selector: selector, sort: sort, skip: 0, limit: nil) { transaction, _, binding, executor, unresolved in
+            // Planned on the resolved condition, described with its link and text steps.
+            let plan = QueryPlanner.plan(condition: executor.condition, orders: executor.orders, binding: binding, transaction: transaction)
+            text = Describe.plan(plan, condition: unresolved, orders: executor.orders, schema: binding.schema)
+        }
+        return text
+    }
+
+    /// Compiles the selector against the catalog's schema of `entity` and hands an executor
+    /// (links resolved in this snapshot) to `body`; does nothing when the entity has no
+    /// table yet.
+    private func withCatalogQuery(entity name: String, selector: String, sort: [(String, SortDirection)], skip: Int, limit: Int?,
+                                  _ body: (Transaction, CatalogEntity, EntityBinding, QueryExecutor, ConditionNode?) throws -> Void) throws {
+        try openTables()   // tables created since the store opened, by any process
+        try performRead { transaction in
+            let entities = try catalogDatabase.map { try Catalog.entities(dbi: $0, in: transaction) } ?? []
+            guard let stored = entities.first(where: { $0.name == name }) else {
+                let known = entities.map(\.name).joined(separator: ", ")
+                throw CofferError.invalidOperation(
+                    message: "the store at \(path) has no entity named \(name); it has: \(known.isEmpty ? "none" : known)")
+            }
+            let schema = EntitySchema(catalog: stored)
+            let compiler = SelectorCompiler(schema: schema) { transaction, store in try store.makeReadOnlyBinding(schema, in: transaction) }
+            let document = try compiler.parse(Array(selector.utf8))
+            try compiler.checkPaging(skip: skip, limit: limit)
+            let condition = try compiler.condition(document)
+            let orders = try compiler.orders(sort)
+            guard let binding = try makeReadOnlyBinding(schema, in: transaction) else { return }
+            let resolved = try condition.map { condition in
+                condition.hasLinks ? try condition.resolvingLinks { try $0.condition(in: transaction, store: self) } : condition
+            }
+            try body(transaction, stored, binding, QueryExecutor(binding: binding, condition: resolved, orders: orders), condition)
+        }
+    }
+}
