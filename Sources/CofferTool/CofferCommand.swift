@@ -9,7 +9,7 @@ struct CofferCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "coffer",
         abstract: "Inspect Coffer stores (read-only), and copy them compacted.",
-        subcommands: [Info.self, Dump.self, Query.self, Check.self, Stat.self, Compact.self]
+        subcommands: [Info.self, Dump.self, Query.self, Export.self, Check.self, Stat.self, Compact.self]
     )
 }
 
@@ -139,6 +139,33 @@ struct Query: ParsableCommand {
         try failing {
             try store.query(entity: entity, selector: selector, sort: order, skip: skip, limit: limit, fields: wanted) { print($0) }
         }
+    }
+}
+
+struct Export: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Every object of an entity (or those matching --selector) as JSON lines, in id order.")
+
+    @Argument(help: "The store directory.")
+    var directory: String
+
+    @Argument(help: "The entity's stored name.")
+    var entity: String
+
+    @Option(help: "Only the objects matching this Cloudant Query selector.")
+    var selector = "{}"
+
+    func run() throws {
+        let store = try openStoreOrFail(directory)
+        defer { try? store.close() }
+        var count = 0
+        try failing {
+            try store.query(entity: entity, selector: selector) { line in
+                print(line)
+                count += 1
+            }
+        }
+        FileHandle.standardError.write(Data("coffer: exported \(count) \(entity) object\(count == 1 ? "" : "s")\n".utf8))
     }
 }
 
