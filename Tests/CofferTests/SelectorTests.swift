@@ -100,7 +100,9 @@ import Testing
         (#"{"age": {"$gt": null}}"#, "cannot compare with null"),
         (#"{"$text": "doctor"}"#, "$text needs {\"$search\""),
         (#"{"$text": {"$search": "\"open"}}"#, "quote"),
-        (#"{"pet.species": "cat"}"#, "dotted paths"),
+        (#"{"pet.species": "cat"}"#, "Pal has no property pet"),
+        (#"{"name.first": "x"}"#, "name is not a to-one link"),
+        (#"{"name.": "x"}"#, "a dotted path needs a name on both sides"),
         (#"{"name": {"$regex": "("}}"#, "is not a valid regular expression"),
         (#"{"age": {"$regex": "1"}}"#, "$regex needs a String property"),
         (#"{"pets": {"$elemMatch": {"$size": 1}}}"#, "inside $elemMatch"),
@@ -150,6 +152,37 @@ import Testing
             #expect(throws: CofferError.self) { try store.query(entity: "Nobody", selector: "{}") { _ in } }
             #expect(throws: CofferError.self) { try store.query(entity: "Pal", selector: "{}", fields: ["nope"]) { _ in } }
             #expect(throws: CofferError.self) { try store.query(entity: "Pal", selector: #"{"age": {"$mod": [0, 1]}}"#) { _ in } }
+        }
+    }
+
+    /// Dotted paths through `ToOne` links: answered through the target's condition, with
+    /// negations as complements at the owner; the same on stored data without types.
+    @Test func dottedPathsThroughToOneLinks() throws {
+        try withStore { (store: Store) throws in
+            let orders = store.box(for: Order.self)
+            let customers = store.box(for: Customer.self)
+            // No customer stored yet: nothing matches a linked condition, and its negation all.
+            try orders.put(Order(date: Date(timeIntervalSinceReferenceDate: 0), total: 5))
+            #expect(try orders.query(selector: #"{"customer.name": "Joe"}"#).build().count() == 0)
+            #expect(try orders.query(selector: #"{"customer.name": {"$ne": "Joe"}}"#).build().count() == 1)
+            let joe = try customers.put(Customer(name: "Joe"))
+            let ann = try customers.put(Customer(name: "Ann"))
+            let placed = try orders.put([Order(date: Date(), total: 10, customer: ToOne(id: joe)),
+                                      Order(date: Date(), total: 20, customer: ToOne(id: ann)),
+                                      Order(date: Date(), total: 30, customer: ToOne(id: joe))])
+            func found(_ selector: String) throws -> [Id] { try orders.query(selector: selector).build().findIds() }
+            #expect(try found(#"{"customer.name": "Joe"}"#) == [placed[0], placed[2]])
+            #expect(try found(#"{"customer.name": {"$in": ["Ann"]}, "total": {"$gt": 5}}"#) == [placed[1]])
+            #expect(try found(#"{"customer.name": {"$ne": "Joe"}}"#) == [1, placed[1]], "an order without a customer is not Joe's")
+            #expect(try found(#"{"customer.name": {"$not": {"$eq": "Ann"}}}"#) == [1, placed[0], placed[2]])
+            #expect(try found(#"{"$or": [{"customer.name": "Ann"}, {"total": 30}]}"#) == [placed[1], placed[2]])
+            #expect(try found(#"{"customer._id": \#(ann)}"#) == [placed[1]])
+            #expect(throws: CofferError.self) { try orders.query(selector: #"{"customer.nmae": "Joe"}"#) }
+            // describe() shows the link step.
+            #expect(try orders.query(selector: #"{"customer.name": "Joe"}"#).build().describe().contains("link customer -> Customer"))
+            var lines: [String] = []
+            try store.query(entity: "Order", selector: #"{"customer.name": "Joe"}"#, fields: ["id"]) { lines.append($0) }
+            #expect(lines == ["{\"id\":\(placed[0])}", "{\"id\":\(placed[2])}"])
         }
     }
 

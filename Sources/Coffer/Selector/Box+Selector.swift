@@ -52,7 +52,7 @@ extension Box {
     }
 
     private func query(selectorBytes: [UInt8], sort: [(String, SortDirection)], skip: Int, limit: Int?) throws -> QueryBuilder<E> {
-        let compiler = SelectorCompiler.of(E.self)
+        let compiler = SelectorCompiler.of(E.self, store: store)
         let document = try compiler.parse(selectorBytes)
         try compiler.checkPaging(skip: skip, limit: limit)
         var builder = QueryBuilder(box: self, condition: try compiler.condition(document))

@@ -24,10 +24,20 @@ import Foundation
 struct SelectorCompiler {
     let schema: EntitySchema
     let binding: @Sendable (Transaction, Store) throws -> EntityBinding?
+    /// The catalog schema of the entity stored under a name (the target of a `ToOne` in a
+    /// dotted path), or nil when nothing of it is stored yet.
+    let catalogSchema: (String) throws -> EntitySchema?
 
     /// A compiler for the entity type `E`.
-    static func of<E: Entity>(_ type: E.Type) -> SelectorCompiler {
-        SelectorCompiler(schema: E.cofferSchema) { transaction, store in try store.binding(for: E.self, in: transaction) }
+    static func of<E: Entity>(_ type: E.Type, store: Store) -> SelectorCompiler {
+        SelectorCompiler(schema: E.cofferSchema, binding: { transaction, store in try store.binding(for: E.self, in: transaction) },
+                         catalogSchema: { name in try store.catalogSchema(storedName: name) })
+    }
+
+    /// A compiler for the catalog schema `schema`, looking targets up in `entities`.
+    static func catalog(_ schema: EntitySchema, entities: [CatalogEntity]) -> SelectorCompiler {
+        SelectorCompiler(schema: schema, binding: { transaction, store in try store.makeReadOnlyBinding(schema, in: transaction) },
+                         catalogSchema: { name in entities.first { $0.name == name }.map(EntitySchema.init(catalog:)) })
     }
 
     /// The selector document in `bytes`.
@@ -103,6 +113,10 @@ struct SelectorCompiler {
                 guard !member.key.hasPrefix("$") else {
                     throw error(at, "unknown operator \(member.key) (combination operators are $and, $or, $nor, $not and $text)")
                 }
+                if let dot = member.key.firstIndex(of: ".") {
+                    return try linkedField(String(member.key[..<dot]), rest: String(member.key[member.key.index(after: dot)...]),
+                                           member.value, path: at)
+                }
                 return try field(member.key, member.value, path: at)
             }
         }
@@ -121,11 +135,48 @@ struct SelectorCompiler {
         return .link(LinkStep(link: link))
     }
 
+    /// A dotted path through a `ToOne`: `rest` is a path in the target. Negating operators
+    /// (`$ne`, `$nin`, `$not`) are complements at the owner (so an owner without a target
+    /// matches `{"customer.name": {"$ne": "Joe"}}`); the others must hold on the target.
+    private func linkedField(_ head: String, rest: String, _ value: JSONNode, path: String) throws -> ConditionNode {
+        guard !head.isEmpty, !rest.isEmpty else { throw error(path, "a dotted path needs a name on both sides of each dot") }
+        guard let position = schema.properties.firstIndex(where: { $0.storedName == head }) else {
+            throw error(path, "\(schema.name) has no property \(head)")
+        }
+        let property = schema.properties[position]
+        guard property.flags.contains(.relation), let targetName = property.relationTarget else {
+            throw error(path, "\(head) is not a to-one link, so \(head).\(rest) names nothing (dotted paths go through ToOne properties)")
+        }
+        func link(_ inner: JSONNode) throws -> ConditionNode {
+            guard let target = try catalogSchema(targetName) else {
+                // Nothing of the target is stored: no owner points at a match.
+                return .leaf(ConditionLeaf(position: position, op: .inList, values: [], caseSensitive: true))
+            }
+            let compiler = SelectorCompiler(schema: target, binding: { transaction, store in try store.makeReadOnlyBinding(target, in: transaction) },
+                                            catalogSchema: catalogSchema)
+            do {
+                let condition = try compiler.condition(.object([JSONMember(key: rest, value: inner)]))
+                return .link(LinkStep(link: CatalogToOneLink(position: position, propertyName: property.name, target: target, targetCondition: condition)))
+            } catch CofferError.invalidSelector(let message) {
+                throw error(path, "through \(head) to \(targetName): " + message)
+            }
+        }
+        guard case .object(let members) = value, !members.isEmpty, members.allSatisfy({ $0.key.hasPrefix("$") }) else {
+            return try link(value)
+        }
+        let nodes = try members.map { member -> ConditionNode in
+            switch member.key {
+            case "$ne": return .not(try link(.object([JSONMember(key: "$eq", value: member.value)])))
+            case "$nin": return .not(try link(.object([JSONMember(key: "$in", value: member.value)])))
+            case "$not": return .not(try link(member.value))
+            default: return try link(.object([member]))
+            }
+        }
+        return nodes.count == 1 ? nodes[0] : .and(nodes)
+    }
+
     /// The position of the property stored as `key`.
     private func position(of key: String, path: String) throws -> Int {
-        if key.contains(".") {
-            throw error(path, "dotted paths through links or embedded values are not supported yet; name a property of \(schema.name)")
-        }
         let wanted = key == "_id" ? schema.properties.first { $0.flags.contains(.id) }?.storedName : key
         guard let position = schema.properties.firstIndex(where: { $0.storedName == wanted }) else {
             let known = schema.properties.filter { !$0.flags.contains(.toMany) }.map(\.storedName).joined(separator: ", ")

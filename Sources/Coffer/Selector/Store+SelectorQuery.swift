@@ -48,6 +48,16 @@ extension Store {
         return text
     }
 
+    /// The catalog schema of the entity stored as `storedName`, or nil when the catalog has
+    /// none (nothing of it stored yet).
+    func catalogSchema(storedName: String) throws -> EntitySchema? {
+        try performRead { transaction in
+            guard let catalog = catalogDatabase,
+                  let entity = try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(storedName), dbi: catalog, in: transaction) else { return nil }
+            return EntitySchema(catalog: entity)
+        }
+    }
+
     /// Compiles the selector against the catalog's schema of `entity` and hands an executor
     /// (links resolved in this snapshot) to `body`; does nothing when the entity has no
     /// table yet.
@@ -62,7 +72,7 @@ extension Store {
                     message: "the store at \(path) has no entity named \(name); it has: \(known.isEmpty ? "none" : known)")
             }
             let schema = EntitySchema(catalog: stored)
-            let compiler = SelectorCompiler(schema: schema) { transaction, store in try store.makeReadOnlyBinding(schema, in: transaction) }
+            let compiler = SelectorCompiler.catalog(schema, entities: entities)
             let document = try compiler.parse(Array(selector.utf8))
             try compiler.checkPaging(skip: skip, limit: limit)
             let condition = try compiler.condition(document)
