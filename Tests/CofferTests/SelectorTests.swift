@@ -178,6 +178,8 @@ import Testing
             #expect(try found(#"{"$or": [{"customer.name": "Ann"}, {"total": 30}]}"#) == [placed[1], placed[2]])
             #expect(try found(#"{"customer._id": \#(ann)}"#) == [placed[1]])
             #expect(throws: CofferError.self) { try orders.query(selector: #"{"customer.nmae": "Joe"}"#) }
+            // A path longer than the limit is refused before it recurses.
+            #expect(throws: CofferError.self) { try orders.query(selector: "{\"customer" + String(repeating: ".orders", count: 5_000) + "\": 1}") }
             // describe() shows the link step.
             #expect(try orders.query(selector: #"{"customer.name": "Joe"}"#).build().describe().contains("link customer -> Customer"))
             var lines: [String] = []

@@ -28,6 +28,9 @@ struct SelectorCompiler {
     /// dotted path), or nil when nothing of it is stored yet.
     let catalogSchema: (String) throws -> EntitySchema?
 
+    /// Links one dotted path may go through.
+    static let maximumPathSteps = 16
+
     /// A compiler for the entity type `E`.
     static func of<E: Entity>(_ type: E.Type, store: Store) -> SelectorCompiler {
         SelectorCompiler(schema: E.cofferSchema, binding: { transaction, store in try store.binding(for: E.self, in: transaction) },
@@ -140,6 +143,10 @@ struct SelectorCompiler {
     /// matches `{"customer.name": {"$ne": "Joe"}}`); the others must hold on the target.
     private func linkedField(_ head: String, rest: String, _ value: JSONNode, path: String) throws -> ConditionNode {
         guard !head.isEmpty, !rest.isEmpty else { throw error(path, "a dotted path needs a name on both sides of each dot") }
+        // Each step compiles the rest recursively: the depth is bounded like JSON nesting.
+        guard rest.utf8.lazy.filter({ $0 == UInt8(ascii: ".") }).count < Self.maximumPathSteps else {
+            throw error(path, "a dotted path may go through at most \(Self.maximumPathSteps) links")
+        }
         guard let position = schema.properties.firstIndex(where: { $0.storedName == head }) else {
             throw error(path, "\(schema.name) has no property \(head)")
         }
