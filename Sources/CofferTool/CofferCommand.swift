@@ -155,17 +155,20 @@ struct Export: ParsableCommand {
     @Option(help: "Only the objects matching this Cloudant Query selector.")
     var selector = "{}"
 
+    @Flag(help: "No progress on standard error.")
+    var quiet = false
+
     func run() throws {
         let store = try openStoreOrFail(directory)
         defer { try? store.close() }
-        var count = 0
+        var progress = Progress(verb: "exported", noun: "\(entity) object", quiet: quiet)
         try failing {
             try store.query(entity: entity, selector: selector) { line in
                 print(line)
-                count += 1
+                progress.advance()
             }
         }
-        FileHandle.standardError.write(Data("coffer: exported \(count) \(entity) object\(count == 1 ? "" : "s")\n".utf8))
+        progress.finish()
     }
 }
 
@@ -212,6 +215,41 @@ struct Compact: ParsableCommand {
         let before = (try? FileManager.default.attributesOfItem(atPath: directory + "/data.mdb")[.size] as? Int) ?? 0
         let after = (try? FileManager.default.attributesOfItem(atPath: output + "/data.mdb")[.size] as? Int) ?? 0
         print("Copied \(directory) (\(formatBytes(before))) to \(output) (\(formatBytes(after)))")
+    }
+}
+
+/// A count of work done on standard error: one line rewritten in place on a terminal, a
+/// plain line every 10,000 otherwise (a log keeps them), nothing with `--quiet`.
+struct Progress {
+    let verb: String
+    let noun: String
+    let quiet: Bool
+    private(set) var count = 0
+    private let isTerminal = isatty(STDERR_FILENO) != 0
+
+    init(verb: String, noun: String, quiet: Bool) {
+        self.verb = verb
+        self.noun = noun
+        self.quiet = quiet
+    }
+
+    mutating func advance() {
+        count += 1
+        guard !quiet else { return }
+        if isTerminal, count % 1_000 == 0 {
+            write("\rcoffer: \(verb) \(count) \(noun)s...")
+        } else if !isTerminal, count % 10_000 == 0 {
+            write("coffer: \(verb) \(count) \(noun)s...\n")
+        }
+    }
+
+    func finish() {
+        guard !quiet else { return }
+        write((isTerminal ? "\r" : "") + "coffer: \(verb) \(count) \(noun)\(count == 1 ? "" : "s")\n")
+    }
+
+    private func write(_ text: String) {
+        FileHandle.standardError.write(Data(text.utf8))
     }
 }
 

@@ -259,6 +259,18 @@ struct ContentChecker {
                 report("\(entity.name).\(index.propertyName): the full-text length entries or statistics do not match the records")
             }
         }
+        // New ids are handed out above the sequence: it must not be below a stored id
+        // (explicit ids from `explicitIdCeiling` up are stored as given and leave it alone).
+        if let catalog = store.catalogDatabase, let highest = ids.filter({ $0 < Transaction.explicitIdCeiling }).max() {
+            do {
+                let sequence = try Catalog.sequence(entity.id, dbi: catalog, in: transaction, entity: entity.name)
+                if sequence < highest {
+                    report("\(entity.name): the id sequence (\(sequence)) is below the stored id \(highest)")
+                }
+            } catch {
+                report("\(error)")
+            }
+        }
         for property in entity.properties where PropertyFlags(rawValue: property.flags).contains(.toMany) {
             let names = RelationTables.names(entity: entity.id, property: property.id)
             guard let forward = store.storedDatabase(names.forward), let reverse = store.storedDatabase(names.reverse) else { continue }
