@@ -3,6 +3,7 @@
 // an expectation fails):
 //   swift run --package-path Examples/ClientScenarios LayerMessages   (query controller)
 //   swift run --package-path Examples/ClientScenarios TextSearch      (full-text search)
+//   swift run --package-path Examples/ClientScenarios CloudantQueries (selector queries)
 import PackageDescription
 
 let package = Package(
@@ -12,6 +13,11 @@ let package = Package(
     targets: [
         .executableTarget(
             name: "LayerMessages",
+            dependencies: [.product(name: "Coffer", package: "coffer")],
+            plugins: [.plugin(name: "CofferPlugin", package: "coffer")]
+        ),
+        .executableTarget(
+            name: "CloudantQueries",
             dependencies: [.product(name: "Coffer", package: "coffer")],
             plugins: [.plugin(name: "CofferPlugin", package: "coffer")]
         ),
