@@ -280,7 +280,7 @@ enum RandomSelector {
         let age = Int.random(in: -6...26, using: &rng)
         let name = RandomCondition.names.randomElement(using: &rng)!
         let fragment = RandomCondition.fragments.randomElement(using: &rng)!
-        func quoted(_ s: String) -> String { JSONNode.quoted(s) }
+        func quoted(_ s: String) -> String { FieldDescription.quoted(s) }
         switch Int.random(in: 0..<16, using: &rng) {
         case 0: return (#"{"age": \#(age)}"#, .ageCompare("==", age))
         case 1: return (#"{"age": {"$ne": \#(age)}}"#, .ageCompare("!=", age))

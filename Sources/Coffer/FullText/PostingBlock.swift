@@ -92,11 +92,12 @@ enum PostingBlock {
         return count
     }
 
-    /// Appends a block's entries to `list`, decoded to `detail`: the search path, one tight
-    /// loop per block. Checks what `Reader` checks; false when the block breaks the format
-    /// (`list` then holds part of it, and the caller throws).
+    /// Appends a block's entries to `list`, decoded to `detail`: the search path, one loop
+    /// per block over `Reader` (ids written into a buffer sized for the block, not appended
+    /// one by one). False when the block breaks the format (`list` then holds part of it,
+    /// and the caller throws).
     static func decode(_ bytes: UnsafeRawBufferPointer, firstId: Id, detail: PostingList.Detail, into list: inout PostingList) -> Bool {
-        guard !bytes.isEmpty else { return false }
+        guard var reader = try? Reader(bytes, firstId: firstId) else { return false }
         // Each entry takes at least three bytes.
         let capacity = bytes.count / 3 + 1
         var damaged = false
@@ -107,50 +108,26 @@ enum PostingBlock {
         // copy the whole array each time instead of growing it geometrically.)
         if detail == .positions { positionEnds.reserveCapacity(capacity) }
         let ids = [Id](unsafeUninitializedCapacity: capacity) { buffer, count in
-            var offset = 0
-            var previous: Id = 0
-            @inline(__always) func varint() -> UInt64? {
-                var value: UInt64 = 0
-                var shift: UInt64 = 0
-                while offset < bytes.count {
-                    let byte = bytes[offset]
-                    offset += 1
-                    guard shift < 63 || (shift == 63 && byte <= 1) else { return nil }
-                    value |= UInt64(byte & 0x7F) << shift
-                    if byte < 0x80 { return value }
-                    shift += 7
+            do {
+                while let entry = try reader.next() {
+                    guard count < capacity else { damaged = true; return }
+                    buffer[count] = entry.id
+                    count += 1
+                    let positions = UnsafeRawBufferPointer(rebasing: bytes[entry.positions])
+                    switch detail {
+                    case .ids:
+                        break
+                    case .counts:
+                        counts.append(positionCount(positions))
+                    case .positions:
+                        let before = list.positions.count
+                        guard decodePositions(positions, into: &list.positions) else { damaged = true; return }
+                        counts.append(list.positions.count - before)
+                        positionEnds.append(list.positions.count)
+                    }
                 }
-                return nil
-            }
-            while offset < bytes.count {
-                guard count < capacity, let delta = varint() else { damaged = true; return }
-                let id: Id
-                if count == 0 {
-                    guard delta == 0 else { damaged = true; return }
-                    id = firstId
-                } else {
-                    let (sum, overflow) = previous.addingReportingOverflow(delta)
-                    guard delta > 0, !overflow else { damaged = true; return }
-                    id = sum
-                }
-                guard let length = varint(), length > 0, length <= UInt64(bytes.count - offset) else { damaged = true; return }
-                let end = offset + Int(length)
-                guard bytes[end - 1] < 0x80 else { damaged = true; return }
-                buffer[count] = id
-                count += 1
-                previous = id
-                switch detail {
-                case .ids:
-                    break
-                case .counts:
-                    counts.append(positionCount(UnsafeRawBufferPointer(rebasing: bytes[offset..<end])))
-                case .positions:
-                    let before = list.positions.count
-                    guard decodePositions(UnsafeRawBufferPointer(rebasing: bytes[offset..<end]), into: &list.positions) else { damaged = true; return }
-                    counts.append(list.positions.count - before)
-                    positionEnds.append(list.positions.count)
-                }
-                offset = end
+            } catch {
+                damaged = true   // Reader.Damage: the caller reports the block
             }
         }
         guard !damaged else { return false }

@@ -1,7 +1,8 @@
 import CLMDB
 
-/// How a query finds its candidates. Whatever the source, every candidate is checked
-/// against the whole condition on its record, so an index only has to return a superset.
+/// How a query finds its candidates. Every candidate is checked against the whole condition
+/// on its record, so an index only has to return a superset — except under an exact plan
+/// (`isExact`: an id list that is the whole condition), whose candidates match by definition.
 struct QueryPlan {
     enum Source {
         /// Every record of the table, in id order.

@@ -27,28 +27,10 @@ indirect enum JSONNode: Sendable, Equatable {
         case .null: return "null"
         case .bool(let value): return value ? "true" : "false"
         case .number(let number): return number.text
-        case .string(let string): return JSONNode.quoted(string)
+        case .string(let string): return FieldDescription.quoted(string)
         case .array(let elements): return "[" + elements.map(\.text).joined(separator: ",") + "]"
-        case .object(let members): return "{" + members.map { JSONNode.quoted($0.key) + ":" + $0.value.text }.joined(separator: ",") + "}"
+        case .object(let members): return "{" + members.map { FieldDescription.quoted($0.key) + ":" + $0.value.text }.joined(separator: ",") + "}"
         }
-    }
-
-    static func quoted(_ string: String) -> String {
-        var result = "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
     }
 }
 

@@ -72,7 +72,7 @@ struct JSONParser {
             guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else { throw failure("expected a member name in quotes") }
             let key = try string()
             skipWhitespace()
-            guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else { throw failure("expected ':' after \(JSONNode.quoted(key))") }
+            guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else { throw failure("expected ':' after \(FieldDescription.quoted(key))") }
             offset += 1
             members.append(JSONMember(key: key, value: try value(depth: depth + 1)))
             skipWhitespace()
