@@ -398,6 +398,29 @@ func plainMatch(_ search: TextSearch, title: [String], body: [String], cache: Te
         }
     }
 
+    /// A flush that fails inside a write (a damaged block), caught by the caller, does not
+    /// let the write commit objects whose postings were dropped: the commit's flush fails
+    /// again and the write rolls back.
+    @Test func aCaughtFlushFailureDoesNotCommitAnIndexWithoutThePostings() throws {
+        try withStore { (store: Store) throws in
+            let articles = store.box(for: Article.self)
+            let first = try articles.put(Article(title: nil, body: "reading books"))
+            try store.performWrite { transaction in
+                let binding = try store.writableBinding(for: Article.self, in: transaction)
+                let index = try #require(binding.textIndexes.first { $0.propertyName == "body" })
+                try Damage.put(transaction, index.database, key: PostingBlock.key("book", first), value: [0xFF])
+            }
+            #expect(throws: CofferError.self) {
+                try store.write {
+                    try articles.put(Article(title: nil, body: "letters and books"))
+                    // The search flushes the pending postings and meets the damaged block.
+                    do { _ = try articles.query { Article.body.matches("book") }.build().findIds() } catch {}
+                }
+            }
+            #expect(try articles.count() == 1, "the write rolled back")
+        }
+    }
+
     /// An index naming an object that is not stored is damage: reading the objects throws.
     @Test func aPostingWithoutARecordIsReportedAsDamage() throws {
         try withStore { (store: Store) throws in

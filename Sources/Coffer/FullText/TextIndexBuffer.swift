@@ -171,18 +171,21 @@ extension Transaction {
     /// full-text index in this transaction and before the transaction commits.
     func flushTextIndexes() throws {
         guard !textBuffers.isEmpty else { return }
-        // Taken out first: a failure leaves no half-flushed buffer to flush twice (the
-        // transaction is then rolled back anyway).
-        let buffers = textBuffers
-        textBuffers = [:]
-        for buffer in buffers.values { try flush(buffer) }
+        for (database, buffer) in textBuffers {
+            try flush(buffer)
+            // Dropped only once merged: after a failure (which a caller inside the write may
+            // catch) the buffer is still there, so the commit's flush merges it again —
+            // merging is idempotent, the latest entry per id wins and the statistics are
+            // written last — and fails again rather than commit an index without it.
+            textBuffers[database] = nil
+        }
     }
 
     /// Flushes one buffer when it has grown large.
     func flushTextIndexIfLarge(_ index: TextIndexBinding) throws {
         guard let buffer = textBuffers[index.database], buffer.entryCount >= TextIndexBuffer.flushThreshold else { return }
-        textBuffers[index.database] = nil
         try flush(buffer)
+        textBuffers[index.database] = nil
     }
 
     /// Forgets the pending changes of an index that is being cleared or deleted.
