@@ -50,26 +50,13 @@ extension Box {
 
     @discardableResult
     private func upsert(_ entity: inout E, by position: Int, in transaction: Transaction, binding: EntityBinding) throws -> Id {
-        let schema = E.cofferSchema
-        let propertyName = schema.properties[position].name
         guard let index = binding.indexes.first(where: { $0.position == position }) else {
+            let schema = E.cofferSchema
             throw CofferError.invalidOperation(
-                message: "\(schema.name).\(propertyName) is not indexed; upsert needs an @Index or @Unique property as its key")
+                message: "\(schema.name).\(schema.properties[position].name) is not indexed; upsert needs an @Index or @Unique property as its key")
         }
-        let buffer = store.recordBuffer
-        var writer = RecordWriter(buffer: buffer, storedIds: binding.storedIds)
-        E.cofferEncode(entity, to: &writer)
-        buffer.adopt(writer)
-        let record = RecordFields(bytes: writer.bytes, entity: schema.name, id: entity.id)
-        guard try record.field(index.storedId) != nil else {
-            throw CofferError.invalidOperation(message: "\(schema.name).\(propertyName) is nil; upsert needs a key value")
-        }
-        let matches = try transaction.matchingIds(index, valueOf: record, table: binding.table)
-        guard matches.count <= 1 else {
-            throw CofferError.ambiguousUpsert(entity: schema.name, property: propertyName,
-                                              value: try record.describe(index), count: matches.count)
-        }
-        entity.id = matches.first ?? 0
+        let copy = entity
+        entity.id = try transaction.upsertTarget(by: index, binding: binding) { writer, _ in E.cofferEncode(copy, to: &writer) } ?? 0
         return try put(&entity, in: transaction, binding: binding)
     }
 }

@@ -1,0 +1,195 @@
+import CLMDB
+import Foundation
+
+/// The timestamps a put gives an object with `@CreatedAt` / `@UpdatedAt` properties: the
+/// stored creation date when the object exists (or now), and now.
+struct PutStamps {
+    let createdAt: Date?
+    let updatedAt: Date
+}
+
+/// The one mutation path of records. `Box.put`/`remove`/`upsert` (typed, through generated
+/// code) and `Store.importObjects` (from JSON, through the catalog) both come here, so
+/// ids, unique constraints, indexes, full-text postings, relation rows and change sets are
+/// kept the same way whoever writes.
+///
+/// Rule: every check that can refuse an object (unique constraints, damaged keys) runs
+/// before anything of that object is written, so a put that throws leaves the transaction
+/// as it was.
+extension Transaction {
+    /// Encodes and stores one object in this write transaction, keeping its indexes, unique
+    /// constraints, full-text postings and timestamps; returns its id.
+    ///
+    /// - Parameters:
+    ///   - id: the object's id; 0 inserts under a new id. Set to the stored id on success
+    ///     (a new id, or the id of the object a `.update` unique conflict redirected to); it
+    ///     may hold anything after a throw (callers restore their own value).
+    ///   - encode: writes the object's fields; called once per attempt, with the timestamps
+    ///     to apply first when the entity has any.
+    @discardableResult
+    func storeObject(id: inout Id, binding: EntityBinding, redirected: Bool = false,
+                     encode: (inout RecordWriter, PutStamps?) -> Void) throws -> Id {
+        let name = binding.schema.name
+        let isNew = id == 0
+        var previous: RecordFields?
+        var canAppend = false
+        if isNew {
+            (id, canAppend) = try nextId(for: binding)
+        } else {
+            try noteStoredId(id, for: binding)
+            previous = try record(id, table: binding.table, entity: name).map { RecordFields(bytes: $0, entity: name, id: id) }
+        }
+        let indexes = binding.indexes
+        prepareKeyBuffers(count: indexes.count)
+        // A damaged previous record cannot say which index entries it has: they are found
+        // by id instead, so overwriting damage repairs the indexes too.
+        var previousIsDamaged = false
+        // Fields of properties this build does not declare (retired here, or added by a
+        // newer build) are carried into the new record, so no build loses another's data.
+        var carried: [(UInt16, RecordFields.Field)] = []
+        if let previous {
+            do {
+                carried = try readStoredRecord(previous, binding: binding, carrying: true)
+            } catch CofferError.corruptRecord {
+                previousIsDamaged = true
+            }
+        }
+        var stamps: PutStamps?
+        if binding.hasTimestamps {
+            let now = Date()
+            var created: Date? = now
+            if let previous, !previousIsDamaged, let storedId = binding.createdAtStoredId,
+               let field = try previous.field(storedId),
+               let seconds = FieldValue.double(field.kind, field.payload) {
+                created = Date(timeIntervalSinceReferenceDate: seconds)
+            }
+            stamps = PutStamps(createdAt: created, updatedAt: now)
+        }
+        let buffer = store.recordBuffer
+        var writer = RecordWriter(buffer: buffer, storedIds: binding.storedIds)
+        encode(&writer, stamps)
+        for (fieldId, field) in carried { writer.appendRaw(fieldId, field) }
+        buffer.adopt(writer)
+        let record = RecordFields(bytes: writer.bytes, entity: name, id: id)
+        for index in indexes where index.isUnique {
+            guard try record.field(index.storedId) != nil else { continue }  // nil never collides
+            let clashes = try matchingIds(index, valueOf: record, table: binding.table, excluding: id)
+            guard let clash = clashes.first else { continue }
+            switch index.property.onConflict ?? .fail {
+            case .fail:
+                throw CofferError.uniqueViolation(entity: name, property: index.property.name, value: try record.describe(index))
+            case .replace:
+                for other in clashes { _ = try removeObject(other, binding: binding) }
+                // Removing reused the key buffers and moved pages: read this object's old keys again.
+                if previous != nil, !previousIsDamaged, let again = try self.record(id, table: binding.table, entity: name) {
+                    _ = try readStoredRecord(RecordFields(bytes: again, entity: name, id: id), binding: binding, carrying: false)
+                }
+            case .update:
+                guard !redirected else {
+                    throw CofferError.uniqueViolation(entity: name, property: index.property.name,
+                                                      value: try record.describe(index) + " (held by another object than the one being updated)")
+                }
+                // Become the stored object: same id, so references to it stay valid.
+                id = clash
+                return try storeObject(id: &id, binding: binding, redirected: true, encode: encode)
+            }
+        }
+        for (position, index) in indexes.enumerated() { try index.writeKey(in: record, to: &newKeys[position]) }
+        // Full-text postings before and after; the stored record is read again here because
+        // a `.replace` above may have moved its page.
+        let oldPostings = try textPostings(of: previous == nil ? nil : id, binding: binding)
+        var key = IdKey(id)
+        let storedId = id
+        try key.withVal { keyVal in
+            var value = MDB_val(record.bytes)
+            // A new id above every stored key can be appended without a search.
+            let flags = canAppend ? UInt32(MDB_APPEND) : 0
+            try check(mdb_put(txn, binding.table, &keyVal, &value, flags), "storing \(name) \(storedId)")
+        }
+        changes.recordPut(binding.schema.storedName, id, isInsert: previous == nil)
+        for (position, index) in indexes.enumerated() {
+            if previousIsDamaged {
+                try deleteIndexEntries(index, of: id, entity: name)
+            } else if previous != nil {
+                guard oldKeys[position] != newKeys[position] else { continue }
+                try deleteIndexEntry(index, key: oldKeys[position], id: id)
+            }
+            try insertIndexEntry(index, key: newKeys[position], id: id)
+        }
+        try applyTextPostings(of: id, binding: binding, old: oldPostings, new: record)
+        return id
+    }
+
+    /// The id of the stored object whose `index` value equals the one `encode` writes (an
+    /// upsert's target), or nil when none has it.
+    ///
+    /// - Throws: ``CofferError/invalidOperation(message:)`` when the key is nil;
+    ///   ``CofferError/ambiguousUpsert(entity:property:value:count:)`` when several
+    ///   objects have it.
+    func upsertTarget(by index: IndexBinding, binding: EntityBinding, encode: (inout RecordWriter, PutStamps?) -> Void) throws -> Id? {
+        let name = binding.schema.name
+        let buffer = store.recordBuffer
+        var writer = RecordWriter(buffer: buffer, storedIds: binding.storedIds)
+        encode(&writer, nil)
+        buffer.adopt(writer)
+        let record = RecordFields(bytes: writer.bytes, entity: name, id: 0)
+        guard try record.field(index.storedId) != nil else {
+            throw CofferError.invalidOperation(message: "\(name).\(index.property.name) is nil; upsert needs a key value")
+        }
+        let matches = try matchingIds(index, valueOf: record, table: binding.table)
+        guard matches.count <= 1 else {
+            throw CofferError.ambiguousUpsert(entity: name, property: index.property.name,
+                                              value: try record.describe(index), count: matches.count)
+        }
+        return matches.first
+    }
+
+    /// Removes one object with its index entries, postings, relation rows and the links
+    /// pointing at it; returns whether it was stored. A damaged record is removed too, its
+    /// index entries found by id.
+    func removeObject(_ id: Id, binding: EntityBinding) throws -> Bool {
+        let name = binding.schema.name
+        if !binding.indexes.isEmpty {
+            guard let bytes = try record(id, table: binding.table, entity: name) else { return false }
+            let indexes = binding.indexes
+            // All keys first: deleting changes pages and invalidates the record's bytes.
+            var isDamaged = false
+            do {
+                _ = try readStoredRecord(RecordFields(bytes: bytes, entity: name, id: id), binding: binding, carrying: false)
+            } catch CofferError.corruptRecord {
+                isDamaged = true
+            }
+            for (position, index) in indexes.enumerated() {
+                if isDamaged {
+                    try deleteIndexEntries(index, of: id, entity: name)
+                } else {
+                    try deleteIndexEntry(index, key: oldKeys[position], id: id)
+                }
+            }
+        }
+        // Read before the record's page changes; nil when nothing was stored.
+        let oldPostings = try textPostings(of: id, binding: binding)
+        var key = IdKey(id)
+        let removed = try key.withVal { keyVal in
+            let rc = mdb_del(txn, binding.table, &keyVal, nil)
+            if rc == MDB_NOTFOUND { return false }
+            try check(rc, "removing \(name) \(id)")
+            return true
+        }
+        if removed {
+            try applyTextPostings(of: id, binding: binding, old: oldPostings, new: nil)
+            changes.recordRemove(binding.schema.storedName, id)
+            try clearLinks(to: id, of: binding)
+            try removeManyToMany(of: id, binding: binding)
+        }
+        return removed
+    }
+
+    /// Makes the relation rows of `owner` in `tables` exactly `targets` (both directions).
+    func replaceRelations(_ tables: RelationTables, owner: Id, targets: [Id]) throws {
+        let wanted = Set(targets)
+        let current = Set(try relatedIds(tables.forward, of: owner))
+        for target in wanted.subtracting(current).sorted() { try addRelation(tables, owner: owner, target: target) }
+        for target in current.subtracting(wanted).sorted() { try removeRelation(tables, owner: owner, target: target) }
+    }
+}
