@@ -16,7 +16,7 @@ enum FieldDescription {
         case .float32, .float64:
             guard let value = FieldValue.double(field.kind, payload) else { return "null" }
             if type == .date {
-                return quoted(ISO8601DateFormatter.cofferFormatter.string(from: Date(timeIntervalSinceReferenceDate: value)))
+                return ISODate.string(seconds: value).map(quoted) ?? number(value)
             }
             return number(value)
         case .bytes:
@@ -56,6 +56,7 @@ enum FieldDescription {
     /// A JSON number, or a string for values JSON cannot hold (NaN, infinities).
     static func number(_ value: Double) -> String {
         guard value.isFinite else { return quoted(String(value)) }
+        if value == 0, value.sign == .minus { return "-0.0" }  // "0" would lose the sign
         if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
         return String(value)
     }
@@ -84,13 +85,4 @@ extension RecordFields {
         guard let field = try field(index.storedId) else { return "nil" }
         return FieldDescription.json(field, type: index.property.type)
     }
-}
-
-extension ISO8601DateFormatter {
-    /// ISO 8601 with fractional seconds, UTC. Formatters are thread-safe for formatting.
-    nonisolated(unsafe) static let cofferFormatter: ISO8601DateFormatter = {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter
-    }()
 }

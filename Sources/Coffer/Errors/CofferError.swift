@@ -74,6 +74,17 @@ public enum CofferError: Error, Sendable, Equatable, CustomStringConvertible {
     /// ```
     case invalidSearch(search: String, reason: String)
 
+    /// A line of an import (``Store/importObjects(entity:jsonLines:upsertBy:progress:)``,
+    /// `coffer import`) was refused: it is not a JSON object, names a property the entity
+    /// does not have, holds a value of the wrong type, leaves out a required property, or
+    /// its write failed (a unique violation, an ambiguous upsert key). Nothing of the import
+    /// is stored. `line` counts from 1.
+    ///
+    /// ```swift
+    /// catch CofferError.invalidImport(let line, let message) { print("line \(line): \(message)") }
+    /// ```
+    case invalidImport(line: Int, message: String)
+
     /// An upsert by an external id found several stored objects with that key.
     ///
     /// ```swift
@@ -140,6 +151,8 @@ public enum CofferError: Error, Sendable, Equatable, CustomStringConvertible {
             return "invalid selector: \(message)"
         case let .invalidSearch(search, reason):
             return "invalid full-text search \(FieldDescription.quoted(search)): \(reason)"
+        case let .invalidImport(line, message):
+            return "import line \(line): \(message); nothing was imported"
         case let .ambiguousUpsert(entity, property, value, count):
             return "\(entity).\(property): \(count) stored objects have the value \(value); upsert needs at most one"
         case let .readOnly(path, operation):

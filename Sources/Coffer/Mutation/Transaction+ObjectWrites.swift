@@ -18,7 +18,8 @@ struct PutStamps {
 /// as it was.
 extension Transaction {
     /// Encodes and stores one object in this write transaction, keeping its indexes, unique
-    /// constraints, full-text postings and timestamps; returns its id.
+    /// constraints, full-text postings and timestamps; returns whether it replaced a stored
+    /// object (false: an insert).
     ///
     /// - Parameters:
     ///   - id: the object's id; 0 inserts under a new id. Set to the stored id on success
@@ -28,7 +29,7 @@ extension Transaction {
     ///     to apply first when the entity has any.
     @discardableResult
     func storeObject(id: inout Id, binding: EntityBinding, redirected: Bool = false,
-                     encode: (inout RecordWriter, PutStamps?) -> Void) throws -> Id {
+                     encode: (inout RecordWriter, PutStamps?) -> Void) throws -> Bool {
         let name = binding.schema.name
         let isNew = id == 0
         var previous: RecordFields?
@@ -117,7 +118,7 @@ extension Transaction {
             try insertIndexEntry(index, key: newKeys[position], id: id)
         }
         try applyTextPostings(of: id, binding: binding, old: oldPostings, new: record)
-        return id
+        return previous != nil
     }
 
     /// The id of the stored object whose `index` value equals the one `encode` writes (an

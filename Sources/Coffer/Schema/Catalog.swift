@@ -85,6 +85,12 @@ struct CatalogProperty: Codable, Equatable {
     var formerNames: [String]? = nil
     /// For a `@FullText` property: the tokenizer its postings were built with.
     var tokenizer: String? = nil
+    /// True when the declaration has a default value (a record without the property reads
+    /// as that default), so an import may leave the property out; nil when it has none.
+    var defaulted: Bool? = nil
+    /// For a `@Unique` property with a conflict strategy other than `.fail`: its raw value,
+    /// so writes without the Swift type (imports) resolve conflicts as the app's puts do.
+    var onConflict: String? = nil
 
     var isRetired: Bool { retired == true }
 }

@@ -1,14 +1,16 @@
 extension EntitySchema {
     /// The schema of a stored entity as its catalog entry describes it: what code without
     /// the entity's Swift type (selector queries on stored data, the `coffer` tool) works
-    /// with. The id comes first as `id`; retired properties are left out (their values stay
-    /// in the records); names are stored names.
-    init(catalog entity: CatalogEntity) {
+    /// with. The id comes first as `id`; names are stored names. Retired properties are
+    /// left out (their values stay in the records), unless `includingRetired` (an import
+    /// writes whole objects, their values included).
+    init(catalog entity: CatalogEntity, includingRetired: Bool = false) {
         var properties = [PropertySchema(name: "id", type: .uint64, swiftType: "Id", flags: .id)]
-        for property in entity.properties where !property.isRetired {
+        for property in entity.properties where includingRetired || !property.isRetired {
             properties.append(PropertySchema(
                 name: property.name, type: property.type, isOptional: property.optional, swiftType: property.swiftType,
-                flags: PropertyFlags(rawValue: property.flags), relationTarget: property.target,
+                flags: PropertyFlags(rawValue: property.flags), onConflict: property.onConflict.flatMap(ConflictStrategy.init(rawValue:)),
+                hasDefault: property.defaulted == true, relationTarget: property.target,
                 fullText: property.tokenizer.flatMap(TextTokenizer.init(rawValue:))))
         }
         self.init(name: entity.name, properties: properties)

@@ -132,12 +132,6 @@ public struct PropertySchema: Sendable, Equatable {
     /// ```
     public let backlinkProperty: String?
 
-    /// Whether the declaration has a default value, which old records without this property
-    /// decode to.
-    ///
-    /// ```swift
-    /// Person.tags.schema.hasDefault   // true for `var tags: [String] = []`
-    /// ```
     /// The tokenizer of the property's `@FullText` index, or nil.
     ///
     /// ```swift
@@ -145,6 +139,12 @@ public struct PropertySchema: Sendable, Equatable {
     /// ```
     public let fullText: TextTokenizer?
 
+    /// Whether the declaration has a default value, which old records without this property
+    /// decode to.
+    ///
+    /// ```swift
+    /// Person.tags.schema.hasDefault   // true for `var tags: [String] = []`
+    /// ```
     public let hasDefault: Bool
 
     /// Creates a property description; called by generated code.

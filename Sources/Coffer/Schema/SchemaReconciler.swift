@@ -39,7 +39,8 @@ enum SchemaReconciler {
                     id: previous.id, name: property.storedName, type: property.type,
                     optional: property.isOptional, swiftType: property.swiftType, flags: property.flags.rawValue,
                     target: property.relationTarget, keys: keyVersion(property, previous: previous),
-                    formerNames: formerNames.isEmpty ? nil : formerNames, tokenizer: property.fullText?.rawValue))
+                    formerNames: formerNames.isEmpty ? nil : formerNames, tokenizer: property.fullText?.rawValue,
+                    defaulted: defaulted(property), onConflict: conflict(property)))
             } else {
                 if stored != nil && !property.isOptional && !property.hasDefault {
                     throw CofferError.schemaMismatch(
@@ -55,7 +56,7 @@ enum SchemaReconciler {
                     id: result.lastPropertyId, name: property.storedName, type: property.type,
                     optional: property.isOptional, swiftType: property.swiftType, flags: property.flags.rawValue,
                     target: property.relationTarget, keys: keyVersion(property, previous: nil),
-                    tokenizer: property.fullText?.rawValue))
+                    tokenizer: property.fullText?.rawValue, defaulted: defaulted(property), onConflict: conflict(property)))
             }
         }
         for old in stored?.properties ?? [] where !matched.contains(old.id) {
@@ -69,6 +70,18 @@ enum SchemaReconciler {
         }
         result.properties = properties
         return result
+    }
+
+    /// The catalog's `defaulted` flag: set only for properties with a default (so catalogs
+    /// of entities without defaults are written as before).
+    private static func defaulted(_ property: PropertySchema) -> Bool? {
+        property.hasDefault && property.relationTarget == nil ? true : nil
+    }
+
+    /// The catalog's conflict strategy: recorded only when it is not the default `.fail`.
+    private static func conflict(_ property: PropertySchema) -> String? {
+        guard let strategy = property.onConflict, strategy != .fail else { return nil }
+        return strategy.rawValue
     }
 
     /// The key version an indexed property's index has once registration is done: kept when

@@ -11,7 +11,7 @@ struct CatalogToOneLink: QueryLink {
 
     func condition(in transaction: Transaction, store: Store) throws -> ConditionNode {
         var ids: [QueryValue] = []
-        if let binding = try store.makeReadOnlyBinding(target, in: transaction) {
+        if let binding = try store.makeCatalogBinding(target, in: transaction) {
             let resolved = try targetCondition.map { condition in
                 condition.hasLinks ? try condition.resolvingLinks { try $0.condition(in: transaction, store: store) } : condition
             }

@@ -39,8 +39,8 @@ struct SelectorCompiler {
 
     /// A compiler for the catalog schema `schema`, looking targets up in `entities`.
     static func catalog(_ schema: EntitySchema, entities: [CatalogEntity]) -> SelectorCompiler {
-        SelectorCompiler(schema: schema, binding: { transaction, store in try store.makeReadOnlyBinding(schema, in: transaction) },
-                         catalogSchema: { name in entities.first { $0.name == name }.map(EntitySchema.init(catalog:)) })
+        SelectorCompiler(schema: schema, binding: { transaction, store in try store.makeCatalogBinding(schema, in: transaction) },
+                         catalogSchema: { name in entities.first { $0.name == name }.map { EntitySchema(catalog: $0) } })
     }
 
     /// The selector document in `bytes`.
@@ -159,7 +159,7 @@ struct SelectorCompiler {
                 // Nothing of the target is stored: no owner points at a match.
                 return .leaf(ConditionLeaf(position: position, op: .inList, values: [], caseSensitive: true))
             }
-            let compiler = SelectorCompiler(schema: target, binding: { transaction, store in try store.makeReadOnlyBinding(target, in: transaction) },
+            let compiler = SelectorCompiler(schema: target, binding: { transaction, store in try store.makeCatalogBinding(target, in: transaction) },
                                             catalogSchema: catalogSchema)
             do {
                 let condition = try compiler.condition(.object([JSONMember(key: rest, value: inner)]))
@@ -380,8 +380,8 @@ struct SelectorCompiler {
             guard case .string(let string) = value else { throw mismatch("a string") }
             return .string(string)
         case .date:
-            guard case .string(let string) = value, let date = Self.date(string) else { throw mismatch("an ISO 8601 date string") }
-            return .double(date.timeIntervalSinceReferenceDate)
+            guard case .string(let string) = value, let seconds = ISODate.seconds(from: string) else { throw mismatch("an ISO 8601 date string") }
+            return .double(seconds)
         case .uuid:
             guard case .string(let string) = value, let uuid = UUID(uuidString: string) else { throw mismatch("a UUID string") }
             return .uuid(uuid)
@@ -389,17 +389,4 @@ struct SelectorCompiler {
             throw error(path, "\(property.storedName) is \(property.swiftType), which selectors cannot compare")
         }
     }
-
-    /// An ISO 8601 date, with or without fractional seconds, or a plain `yyyy-MM-dd` day (UTC).
-    static func date(_ text: String) -> Date? {
-        let withFraction = ISO8601DateFormatter()
-        withFraction.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = withFraction.date(from: text) { return date }
-        let plain = ISO8601DateFormatter()
-        if let date = plain.date(from: text) { return date }
-        let day = ISO8601DateFormatter()
-        day.formatOptions = [.withFullDate]
-        return day.date(from: text)
-    }
 }
-

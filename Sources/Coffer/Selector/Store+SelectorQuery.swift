@@ -26,8 +26,11 @@ extension Store {
             if let unknown = fields?.first(where: { !known.contains($0) }) {
                 throw CofferError.invalidSelector(message: "\(stored.name) selector at fields: \(stored.name) has no property \(unknown)")
             }
+            let fieldSet = fields.map(Set.init)
+            let relations = relationColumns(of: stored, fields: fieldSet)
             for match in try executor.matches(in: transaction, offset: skip, limit: limit) {
-                try body(try Self.jsonObject(id: match.id, record: match.record, entity: stored, byId: byId, fields: fields.map(Set.init)))
+                try body(try Self.jsonObject(id: match.id, record: match.record, entity: stored, byId: byId, fields: fieldSet,
+                                             relations: relations, in: transaction))
             }
         }
     }
@@ -77,7 +80,7 @@ extension Store {
             try compiler.checkPaging(skip: skip, limit: limit)
             let condition = try compiler.condition(document)
             let orders = try compiler.orders(sort)
-            guard let binding = try makeReadOnlyBinding(schema, in: transaction) else { return }
+            guard let binding = try makeCatalogBinding(schema, in: transaction) else { return }
             let resolved = try condition.map { condition in
                 condition.hasLinks ? try condition.resolvingLinks { try $0.condition(in: transaction, store: self) } : condition
             }

@@ -123,15 +123,17 @@ extension Store {
             guard let table = storedDatabase(Catalog.tableName(entity.id)) else { return }
             // A damaged catalog may list one id twice: the first entry wins, never a trap.
             let byId = Dictionary(entity.properties.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+            let relations = relationColumns(of: entity, fields: nil)
             try transaction.withCursor(table, "reading \(entity.name)") { cursor in
                 var current = try cursor.first()
                 var written = 0
                 while let entry = current, limit.map({ written < $0 }) ?? true {
                     // A damaged key or record is shown as such: the dump goes on.
                     let id = IdKey(entry.key)?.id
-                    var object = try Self.jsonObject(id: id, record: entry.value, entity: entity, byId: byId, fields: nil)
+                    var object = try Self.jsonObject(id: id, record: entry.value, entity: entity, byId: byId, fields: nil,
+                                                     relations: relations, in: transaction)
                     if id == nil {
-                        object.removeLast()
+                        object.removeLast()  // the closing brace
                         object += ",\"$corrupt\":\(FieldDescription.quoted("a key of \(entry.key.count) bytes is not an id"))}"
                     }
                     try body(object)
@@ -148,11 +150,22 @@ extension Store {
         return databases[name]
     }
 
+    /// The relation tables of `entity`'s to-many properties that this store has opened, by
+    /// stored property name: their target ids are part of the JSON objects.
+    func relationColumns(of entity: CatalogEntity, fields: Set<String>?) -> [(name: String, table: MDB_dbi)] {
+        entity.properties.compactMap { property in
+            guard PropertyFlags(rawValue: property.flags).contains(.toMany), fields.map({ $0.contains(property.name) }) ?? true,
+                  let forward = storedDatabase(RelationTables.names(entity: entity.id, property: property.id).forward) else { return nil }
+            return (property.name, forward)
+        }
+    }
+
     /// One stored object as a JSON object, from its catalog entry alone: `"id"` first, then
-    /// the properties with values (`fields`: only those stored names), a damaged record's
-    /// readable fields followed by `"$corrupt": "reason"`.
+    /// the properties with values (`fields`: only those stored names), then each to-many
+    /// relation of `relations` as an array of target ids; a damaged record's readable
+    /// fields are followed by `"$corrupt": "reason"`. The format imports read back.
     static func jsonObject(id: Id?, record: UnsafeRawBufferPointer, entity: CatalogEntity, byId: [UInt16: CatalogProperty],
-                           fields: Set<String>?) throws -> String {
+                           fields: Set<String>?, relations: [(name: String, table: MDB_dbi)], in transaction: Transaction) throws -> String {
         let showsId = fields.map { $0.contains("id") || $0.contains("_id") } ?? true
         var parts = showsId ? ["\"id\":\(id.map(String.init) ?? "null")"] : []
         var values: [String] = []
@@ -165,6 +178,12 @@ extension Store {
         } catch CofferError.corruptRecord(_, _, let reason) {
             parts += values
             parts.append("\"$corrupt\":\(FieldDescription.quoted(reason))")
+        }
+        if let id {
+            for relation in relations {
+                let targets = try transaction.relatedIds(relation.table, of: id)
+                parts.append("\(FieldDescription.quoted(relation.name)):[\(targets.map(String.init).joined(separator: ","))]")
+            }
         }
         return "{" + parts.joined(separator: ",") + "}"
     }

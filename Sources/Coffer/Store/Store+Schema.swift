@@ -176,7 +176,7 @@ extension Store {
 
     /// Reconciles `schema` with the catalog, creating the entity's table, building new
     /// indexes and deleting dropped ones, all inside `transaction`.
-    private func register(_ schema: EntitySchema, in transaction: Transaction) throws -> EntityBinding {
+    func register(_ schema: EntitySchema, in transaction: Transaction) throws -> EntityBinding {
         guard let catalog = catalogDatabase else {
             throw CofferError.readOnly(path: path, operation: "register \(schema.name)")
         }
@@ -354,7 +354,7 @@ extension Store {
 
     /// A binding built from the catalog in a read transaction, without changing anything.
     private func readOnlyBinding(_ schema: EntitySchema, key: ObjectIdentifier, in transaction: Transaction) throws -> EntityBinding? {
-        guard let binding = try makeReadOnlyBinding(schema, in: transaction) else { return nil }
+        guard let binding = try makeCatalogBinding(schema, in: transaction) else { return nil }
         // Kept for later reads until this process registers the entity for writing.
         stateLock.lock()
         readBindings[key] = binding
@@ -364,8 +364,9 @@ extension Store {
     }
 
     /// A binding of `schema` built from the catalog in `transaction`, without changing
-    /// anything or keeping it (also for schemas read from the catalog, without a type).
-    func makeReadOnlyBinding(_ schema: EntitySchema, in transaction: Transaction) throws -> EntityBinding? {
+    /// anything or keeping it (also for schemas read from the catalog, without a type: the
+    /// selector queries of the tool, and imports, which write through it).
+    func makeCatalogBinding(_ schema: EntitySchema, in transaction: Transaction) throws -> EntityBinding? {
         guard let catalog = catalogDatabase,
               let stored = try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(schema.storedName), dbi: catalog, in: transaction)
         else { return nil }

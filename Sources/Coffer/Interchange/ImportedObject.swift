@@ -1,0 +1,230 @@
+import Foundation
+
+/// One line of an import: a JSON object checked against an entity's catalog schema and
+/// converted to stored values, before anything is written.
+///
+/// The format is what `Store.query(entity:...)`, `dump` and `coffer export` write:
+/// - `"id"` (or `"_id"`): the object's id, an integer from 1; left out or `null` for a new
+///   object.
+/// - A property by its stored name. Integers must be integral and within the stored type's
+///   range; `Float`/`Double` take numbers and the strings `"nan"`, `"inf"`, `"-inf"`; a
+///   `Date` takes ISO 8601 text or a number of seconds since 2001-01-01; `Data` takes
+///   base64; a `UUID` its string form; arrays take arrays of their element type; a `ToOne`
+///   takes the target's id; a to-many relation an array of target ids.
+/// - `null` or leaving a property out stores no value. That is allowed for optionals,
+///   links, relations, `@CreatedAt`/`@UpdatedAt` (stamped as a put stamps them) and
+///   properties declared with a default value; any other property must be present.
+/// - A key the entity does not have, a key given twice, or `"$corrupt"` (an export of a
+///   damaged record) refuses the line.
+struct ImportedObject {
+    /// A stored value of one property.
+    enum Value {
+        case bool(Bool)
+        case signed(Int64)
+        case unsigned(UInt64)
+        case float(Float)
+        case double(Double)
+        case text(String)
+        case data(Data)
+        case uuid(UUID)
+        case strings([String])
+        case integers([Int])
+        case doubles([Double])
+    }
+
+    /// The id the line names, or nil for a new object.
+    var id: Id?
+    /// Values by schema position, in schema order.
+    var fields: [(position: Int, value: Value)] = []
+    /// Target ids of each to-many relation, by schema position (every relation of the
+    /// entity: an absent one is empty).
+    var relations: [(position: Int, targets: [Id])] = []
+    /// Schema positions of the timestamps the line sets itself.
+    var stampedByLine: Set<Int> = []
+
+    /// Checks `node` against `schema` (a catalog schema including retired properties).
+    /// Errors are messages for ``CofferError/invalidImport(line:message:)``.
+    init(_ node: JSONNode, schema: EntitySchema) throws(ImportProblem) {
+        guard case .object(let members) = node else {
+            throw ImportProblem("a line must hold one JSON object, not \(node.kind)")
+        }
+        var seen = Set<String>()
+        var valuesByPosition: [Int: JSONNode] = [:]
+        for member in members {
+            guard seen.insert(member.key).inserted else { throw ImportProblem("\(member.key) is given twice") }
+            if member.key == "id" || member.key == "_id" {
+                guard !seen.contains(member.key == "id" ? "_id" : "id") else { throw ImportProblem("give either id or _id, not both") }
+                if case .null = member.value { continue }
+                guard case .number(let number) = member.value, let id = number.uint64, id >= 1 else {
+                    throw ImportProblem("\(member.key) must be an integer from 1, not \(member.value.text)")
+                }
+                self.id = id
+                continue
+            }
+            if member.key == "$corrupt" {
+                throw ImportProblem("the object was exported from a damaged record (\(member.value.text)); repair or remove the line")
+            }
+            guard let position = schema.properties.firstIndex(where: { $0.storedName == member.key && !$0.flags.contains(.id) }) else {
+                let known = schema.properties.dropFirst().map(\.storedName).joined(separator: ", ")
+                throw ImportProblem("\(schema.name) has no property \(member.key) (its properties: \(known))")
+            }
+            valuesByPosition[position] = member.value
+        }
+        for (position, property) in schema.properties.enumerated() where !property.flags.contains(.id) {
+            let value = valuesByPosition[position] ?? .null
+            if property.flags.contains(.toMany) {
+                relations.append((position, try Self.ids(value, property: property, schema: schema)))
+                continue
+            }
+            if case .null = value {
+                let mayBeAbsent = property.isOptional || property.hasDefault || property.flags.contains(.relation)
+                    || !property.flags.isDisjoint(with: [.createdAt, .updatedAt])
+                guard mayBeAbsent else {
+                    throw ImportProblem("\(schema.name).\(property.storedName) is \(property.swiftType), which is neither optional nor defaulted, so it needs a value")
+                }
+                continue
+            }
+            if !property.flags.isDisjoint(with: [.createdAt, .updatedAt]) { stampedByLine.insert(position) }
+            fields.append((position, try Self.value(value, of: property, schema: schema)))
+        }
+    }
+
+    /// Writes the record's fields; timestamps the line leaves out come from `stamps`.
+    func encode(to writer: inout RecordWriter, stamps: PutStamps?, schema: EntitySchema) {
+        var next = fields.startIndex
+        for (position, property) in schema.properties.enumerated() {
+            if next < fields.endIndex, fields[next].position == position {
+                Self.write(fields[next].value, position, to: &writer)
+                next += 1
+            } else if let stamps, !stampedByLine.contains(position) {
+                if property.flags.contains(.createdAt) {
+                    writer.write(position, stamps.createdAt)
+                } else if property.flags.contains(.updatedAt) {
+                    writer.write(position, stamps.updatedAt)
+                }
+            }
+        }
+    }
+
+    private static func write(_ value: Value, _ position: Int, to writer: inout RecordWriter) {
+        switch value {
+        case .bool(let flag): writer.write(position, flag)
+        case .signed(let integer): writer.writeSigned(position, integer)
+        case .unsigned(let integer): writer.writeUnsigned(position, integer)
+        case .float(let number): writer.write(position, number)
+        case .double(let number): writer.write(position, number)
+        case .text(let text): writer.write(position, text)
+        case .data(let data): writer.write(position, data)
+        case .uuid(let uuid): writer.write(position, uuid)
+        case .strings(let strings): writer.write(position, strings)
+        case .integers(let integers): writer.write(position, integers)
+        case .doubles(let doubles): writer.write(position, doubles)
+        }
+    }
+
+    private static func ids(_ node: JSONNode, property: PropertySchema, schema: EntitySchema) throws(ImportProblem) -> [Id] {
+        if case .null = node { return [] }
+        guard case .array(let elements) = node else {
+            throw ImportProblem("\(schema.name).\(property.storedName) is a to-many relation, so it needs an array of ids, not \(node.text)")
+        }
+        return try elements.map { element throws(ImportProblem) -> Id in
+            guard case .number(let number) = element, let id = number.uint64, id >= 1 else {
+                throw ImportProblem("\(schema.name).\(property.storedName) needs ids (integers from 1), not \(element.text)")
+            }
+            return id
+        }
+    }
+
+    private static func value(_ node: JSONNode, of property: PropertySchema, schema: EntitySchema) throws(ImportProblem) -> Value {
+        func mismatch(_ wanted: String) -> ImportProblem {
+            ImportProblem("\(schema.name).\(property.storedName) is \(property.swiftType), so it needs \(wanted), not \(node.text)")
+        }
+        func signed(_ node: JSONNode, in bounds: ClosedRange<Int64>) throws(ImportProblem) -> Int64 {
+            guard case .number(let number) = node, let integer = number.int64, bounds.contains(integer) else {
+                throw mismatch("an integer within \(bounds.lowerBound)...\(bounds.upperBound)")
+            }
+            return integer
+        }
+        func double(_ node: JSONNode) throws(ImportProblem) -> Double {
+            switch node {
+            case .number(let number): return number.double
+            case .string("nan"): return .nan
+            case .string("inf"): return .infinity
+            case .string("-inf"): return -.infinity
+            default: throw mismatch("a number (or \"nan\", \"inf\", \"-inf\")")
+            }
+        }
+        if property.flags.contains(.relation) {
+            guard case .number(let number) = node, let id = number.uint64, id >= 1 else { throw mismatch("the target's id (an integer from 1) or null") }
+            return .unsigned(id)
+        }
+        switch property.type {
+        case .bool:
+            guard case .bool(let flag) = node else { throw mismatch("true or false") }
+            return .bool(flag)
+        case .int8: return .signed(try signed(node, in: Int64(Int8.min)...Int64(Int8.max)))
+        case .int16: return .signed(try signed(node, in: Int64(Int16.min)...Int64(Int16.max)))
+        case .int32: return .signed(try signed(node, in: Int64(Int32.min)...Int64(Int32.max)))
+        case .int64, .int: return .signed(try signed(node, in: Int64.min...Int64.max))
+        case .uint8, .uint16, .uint32, .uint64, .uint:
+            let maximum: UInt64 = switch property.type {
+            case .uint8: UInt64(UInt8.max)
+            case .uint16: UInt64(UInt16.max)
+            case .uint32: UInt64(UInt32.max)
+            default: UInt64.max
+            }
+            guard case .number(let number) = node, let integer = number.uint64, integer <= maximum else {
+                throw mismatch("an integer within 0...\(maximum)")
+            }
+            return .unsigned(integer)
+        case .float:
+            let wide = try double(node)
+            // A Float stored from a wider number keeps the nearest Float (as assigning in Swift does).
+            return .float(Float(wide))
+        case .double:
+            return .double(try double(node))
+        case .string:
+            guard case .string(let text) = node else { throw mismatch("a string") }
+            return .text(text)
+        case .date:
+            switch node {
+            case .string(let text):
+                guard let seconds = ISODate.seconds(from: text) else { throw mismatch("an ISO 8601 date") }
+                return .double(seconds)
+            case .number(let number):
+                return .double(number.double)
+            default:
+                throw mismatch("an ISO 8601 date or seconds since 2001-01-01")
+            }
+        case .data:
+            guard case .string(let text) = node, let data = Data(base64Encoded: text) else { throw mismatch("base64 text") }
+            return .data(data)
+        case .uuid:
+            guard case .string(let text) = node, let uuid = UUID(uuidString: text) else { throw mismatch("a UUID string") }
+            return .uuid(uuid)
+        case .stringArray:
+            guard case .array(let elements) = node else { throw mismatch("an array of strings") }
+            return .strings(try elements.map { element throws(ImportProblem) -> String in
+                guard case .string(let text) = element else { throw mismatch("an array of strings") }
+                return text
+            })
+        case .intArray:
+            guard case .array(let elements) = node else { throw mismatch("an array of integers") }
+            return .integers(try elements.map { element throws(ImportProblem) -> Int in
+                guard case .number(let number) = element, let integer = number.int64, let exact = Int(exactly: integer) else {
+                    throw mismatch("an array of integers")
+                }
+                return exact
+            })
+        case .doubleArray:
+            guard case .array(let elements) = node else { throw mismatch("an array of numbers") }
+            return .doubles(try elements.map { element throws(ImportProblem) -> Double in try double(element) })
+        }
+    }
+}
+
+/// Why one import line was refused (becomes ``CofferError/invalidImport(line:message:)``).
+struct ImportProblem: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+}
