@@ -90,10 +90,13 @@ extension Store {
     /// writes nothing.
     ///
     /// ```swift
-    /// let report = try store.verify()
+    /// let report = try store.verify { checked in print("\(checked) objects checked") }
     /// print(report.isIntact ? "intact" : report.description)
     /// ```
-    public func verify() throws -> VerificationReport {
+    ///
+    /// `progress`, when given, is called with the number of objects checked so far, every
+    /// 1,000 objects (what `coffer check` shows on standard error).
+    public func verify(progress: ((_ objectsChecked: Int) -> Void)? = nil) throws -> VerificationReport {
         try openTables()
         // The structural walk must check the meta page of a snapshot that a read
         // transaction pins (its pages cannot be reused meanwhile): retry when a commit
@@ -105,7 +108,7 @@ extension Store {
                 guard file.problems.isEmpty else {
                     return VerificationReport(path: path, problems: file.problems, pagesChecked: file.pages, objectsChecked: 0)
                 }
-                var checker = ContentChecker(store: self, transaction: transaction)
+                var checker = ContentChecker(store: self, transaction: transaction, progress: progress)
                 try checker.run()
                 return VerificationReport(path: path, problems: checker.problems, pagesChecked: file.pages, objectsChecked: checker.objects)
             }
@@ -136,10 +139,12 @@ struct ContentChecker {
     let transaction: Transaction
     private(set) var problems: [String] = []
     private(set) var objects = 0
+    let progress: ((Int) -> Void)?
 
-    init(store: Store, transaction: Transaction) {
+    init(store: Store, transaction: Transaction, progress: ((Int) -> Void)? = nil) {
         self.store = store
         self.transaction = transaction
+        self.progress = progress
     }
 
     private mutating func report(_ problem: String) {
@@ -190,6 +195,7 @@ struct ContentChecker {
             var current = try cursor.first()
             while let entry = current {
                 objects += 1
+                if objects % 1_000 == 0 { progress?(objects) }
                 guard let id = IdKey(entry.key)?.id else {
                     report("\(entity.name): a key of \(entry.key.count) bytes is not an id")
                     current = try cursor.next()
