@@ -295,6 +295,12 @@ struct SourceAnalyzer {
                 }
                 property.backlinkProperty = last.declName.baseName.text
                 property.flags.append("backlink")
+                // The source entity's stored name: selector paths through the backlink
+                // (`"orders.total"`) find the source in the catalog by it.
+                if let target = property.toManyTarget {
+                    property.relationTarget = String(target.split(separator: ".").last ?? Substring(target))
+                    property.relationTargetType = target
+                }
             case "FullText":
                 if property.valueType != "String" || property.isEnum {
                     report(attribute, "@FullText needs a String or String? property; '\(property.name)' is '\(property.swiftType)'", &context)

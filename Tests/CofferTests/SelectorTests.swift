@@ -101,7 +101,7 @@ import Testing
         (#"{"$text": "doctor"}"#, "$text needs {\"$search\""),
         (#"{"$text": {"$search": "\"open"}}"#, "quote"),
         (#"{"pet.species": "cat"}"#, "Pal has no property pet"),
-        (#"{"name.first": "x"}"#, "name is not a to-one link"),
+        (#"{"name.first": "x"}"#, "name is not a relation"),
         (#"{"name.": "x"}"#, "a dotted path needs a name on both sides"),
         (#"{"name": {"$regex": "("}}"#, "is not a valid regular expression"),
         (#"{"age": {"$regex": "1"}}"#, "$regex needs a String property"),
@@ -185,6 +185,74 @@ import Testing
             var lines: [String] = []
             try store.query(entity: "Order", selector: #"{"customer.name": "Joe"}"#, fields: ["id"]) { lines.append($0) }
             #expect(lines == ["{\"id\":\(placed[0])}", "{\"id\":\(placed[2])}"])
+        }
+    }
+
+    /// Paths through many-to-many relations and both kinds of backlink: any related object
+    /// matches, negations are complements at the owner; the typed selector, the catalog
+    /// selector (what `coffer query` runs), the typed `linked` DSL and a plain Swift model agree.
+    @Test func dottedPathsThroughToManyAndBacklinks() throws {
+        var rng = SplitMix64(state: 0x70_3A7)
+        try withStore { (store: Store) throws in
+            let customers = store.box(for: Customer.self), orders = store.box(for: Order.self)
+            let students = store.box(for: Student.self), teachers = store.box(for: Teacher.self)
+            let customerIds = try customers.put((0..<12).map { Customer(name: "C\($0)") })
+            var orderModel: [(id: Id, total: Double, customer: Id?)] = []
+            for _ in 0..<60 {
+                let customer = Int.random(in: 0..<5, using: &rng) == 0 ? nil : customerIds.randomElement(using: &rng)
+                let total = Double(Int.random(in: 0..<100, using: &rng))
+                let id = try orders.put(Order(date: Date(), total: total, customer: ToOne(id: customer)))
+                orderModel.append((id, total, customer))
+            }
+            let teacherIds = try teachers.put((0..<8).map { Teacher(name: "T\($0)") })
+            var relationModel: [Id: Set<Id>] = [:]   // student -> teachers
+            var studentNames: [Id: String] = [:]
+            for index in 0..<30 {
+                var student = Student(name: "S\(index)")
+                let chosen = Set((0..<Int.random(in: 0...3, using: &rng)).map { _ in teacherIds.randomElement(using: &rng)! })
+                for teacher in try teachers.get(chosen.sorted()) { student.teachers.append(teacher) }
+                try students.put(&student)
+                relationModel[student.id] = chosen
+                studentNames[student.id] = student.name
+            }
+            let teacherNames = Dictionary(uniqueKeysWithValues: teacherIds.enumerated().map { ($1, "T\($0)") })
+            func agree<E: Entity>(_ box: Box<E>, _ selector: String, _ expected: [Id], typed: [Id]? = nil) throws {
+                let viaSelector = try box.query(selector: selector).build().findIds()
+                #expect(viaSelector == expected, "\(selector)")
+                var viaCatalog: [Id] = []
+                try store.query(entity: E.cofferSchema.storedName, selector: selector, fields: ["id"]) { line in
+                    viaCatalog.append(Id(line.dropFirst(6).dropLast())!)
+                }
+                #expect(viaCatalog == expected, "catalog: \(selector)")
+                if let typed { #expect(typed == expected, "typed DSL: \(selector)") }
+            }
+            for _ in 0..<25 {
+                let limit = Double(Int.random(in: 0..<100, using: &rng))
+                let owners = Set(orderModel.filter { $0.total > limit }.compactMap(\.customer))
+                try agree(customers, #"{"orders.total": {"$gt": \#(Int(limit))}}"#, customerIds.filter(owners.contains),
+                          typed: try customers.query().link(Customer.orders) { Order.total > limit }.build().findIds())
+                try agree(customers, #"{"orders.total": {"$not": {"$gt": \#(Int(limit))}}}"#, customerIds.filter { !owners.contains($0) })
+                let teacher = teacherIds.randomElement(using: &rng)!
+                let taught = relationModel.keys.sorted().filter { relationModel[$0]!.contains(teacher) }
+                try agree(students, #"{"teachers.name": "\#(teacherNames[teacher]!)"}"#, taught,
+                          typed: try students.query().link(Student.teachers) { Teacher.name == teacherNames[teacher]! }.build().findIds())
+                try agree(students, #"{"teachers.name": {"$ne": "\#(teacherNames[teacher]!)"}}"#,
+                          relationModel.keys.sorted().filter { !relationModel[$0]!.contains(teacher) })
+                let pupils = Set(studentNames.keys.shuffled(using: &rng).prefix(3))
+                let teaching = Set(pupils.flatMap { relationModel[$0]! })
+                let names = pupils.map { "\"\(studentNames[$0]!)\"" }.joined(separator: ",")
+                try agree(teachers, #"{"students.name": {"$in": [\#(names)]}}"#, teacherIds.filter(teaching.contains))
+                // Two steps: orders whose customer has some order above the limit.
+                try agree(orders, #"{"customer.orders.total": {"$gt": \#(Int(limit))}}"#,
+                          orderModel.filter { $0.customer.map(owners.contains) ?? false }.map(\.id))
+                // Students who share a teacher with one student.
+                let one = pupils.first!
+                let mates = relationModel.keys.sorted().filter { !relationModel[$0]!.isDisjoint(with: relationModel[one]!) }
+                try agree(students, #"{"teachers.students.name": "\#(studentNames[one]!)"}"#, mates)
+            }
+            #expect(throws: CofferError.self) { try customers.query(selector: #"{"orders": 1}"#) }
+            #expect(throws: CofferError.self) { try customers.query(selector: "{}", sort: [("orders", .ascending)]) }
+            #expect(try customers.query(selector: #"{"orders.total": 1}"#).build().describe().contains("link orders -> Order"))
         }
     }
 

@@ -64,13 +64,13 @@ struct ImportedObject {
             if member.key == "$corrupt" {
                 throw ImportProblem("the object was exported from a damaged record (\(member.value.text)); repair or remove the line")
             }
-            guard let position = schema.properties.firstIndex(where: { $0.storedName == member.key && !$0.flags.contains(.id) }) else {
-                let known = schema.properties.dropFirst().map(\.storedName).joined(separator: ", ")
+            guard let position = schema.properties.firstIndex(where: { $0.storedName == member.key && $0.flags.isDisjoint(with: [.id, .backlink]) }) else {
+                let known = schema.properties.filter { $0.flags.isDisjoint(with: [.id, .backlink]) }.map(\.storedName).joined(separator: ", ")
                 throw ImportProblem("\(schema.name) has no property \(member.key) (its properties: \(known))")
             }
             valuesByPosition[position] = member.value
         }
-        for (position, property) in schema.properties.enumerated() where !property.flags.contains(.id) {
+        for (position, property) in schema.properties.enumerated() where property.flags.isDisjoint(with: [.id, .backlink]) {
             let value = valuesByPosition[position] ?? .null
             if property.flags.contains(.toMany) {
                 relations.append((position, try Self.ids(value, property: property, schema: schema)))

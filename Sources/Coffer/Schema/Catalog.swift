@@ -33,6 +33,10 @@ struct CatalogEntity: Codable, Equatable {
     var name: String
     var lastPropertyId: UInt16
     var properties: [CatalogProperty]
+    /// The `@Backlink` properties the last registering build declares (nothing is stored
+    /// for them): so that selector paths through them (`"orders.total"`) work without the
+    /// Swift type. Nil when there are none.
+    var backlinks: [CatalogBacklink]? = nil
 
     /// Checks what bindings rely on: property ids between 1 and `lastPropertyId`, each
     /// used once, and each name declared once. A damaged entry throws instead of becoming
@@ -63,6 +67,14 @@ struct CatalogEntity: Codable, Equatable {
     func anyProperty(named name: String) -> CatalogProperty? {
         properties.first { $0.name == name } ?? properties.first { $0.formerNames?.contains(name) == true }
     }
+}
+
+/// A `@Backlink` as the catalog records it: `name` on this entity lists the objects of
+/// `source` whose property `link` (a `ToOne` or a many-to-many `ToMany`) points here.
+struct CatalogBacklink: Codable, Equatable {
+    var name: String
+    var source: String
+    var link: String
 }
 
 /// One property as the catalog records it. `id` never changes and is never reused.

@@ -50,7 +50,7 @@ final class EntityBinding: @unchecked Sendable {
         positionCount = Int(catalog.lastPropertyId) + 1
         positionsByStoredId = .allocate(capacity: positionCount)
         positionsByStoredId.initialize(repeating: -1, count: positionCount)
-        for (position, property) in schema.properties.enumerated() where !property.flags.contains(.id) {
+        for (position, property) in schema.properties.enumerated() where property.flags.isDisjoint(with: [.id, .backlink]) {
             // A catalog not yet reconciled (read before this build first writes) may still
             // hold the property under its `@Renamed(from:)` name.
             guard let stored = catalog.anyProperty(named: property.storedName)

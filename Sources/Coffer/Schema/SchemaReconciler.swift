@@ -69,6 +69,11 @@ enum SchemaReconciler {
             properties.append(retired)
         }
         result.properties = properties
+        let backlinks = schema.properties.compactMap { property -> CatalogBacklink? in
+            guard property.flags.contains(.backlink), let source = property.relationTarget, let link = property.backlinkProperty else { return nil }
+            return CatalogBacklink(name: property.storedName, source: source, link: link)
+        }
+        result.backlinks = backlinks.isEmpty ? nil : backlinks
         return result
     }
 

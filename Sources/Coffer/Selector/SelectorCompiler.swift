@@ -61,7 +61,7 @@ struct SelectorCompiler {
     func orders(_ sort: [(String, SortDirection)]) throws -> [QueryOrder] {
         try sort.map { name, direction in
             let wanted = name == "_id" ? schema.properties.first { $0.flags.contains(.id) }?.storedName : name
-            guard let position = schema.properties.firstIndex(where: { $0.storedName == wanted && !$0.flags.contains(.toMany) }) else {
+            guard let position = schema.properties.firstIndex(where: { $0.storedName == wanted && $0.flags.isDisjoint(with: [.toMany, .backlink]) }) else {
                 throw error("sort", "\(schema.name) has no property \(name) to sort by")
             }
             guard !isArray(schema.properties[position]) else { throw error("sort", "\(name) is an array; sort by a single value") }
@@ -138,9 +138,11 @@ struct SelectorCompiler {
         return .link(LinkStep(link: link))
     }
 
-    /// A dotted path through a `ToOne`: `rest` is a path in the target. Negating operators
-    /// (`$ne`, `$nin`, `$not`) are complements at the owner (so an owner without a target
-    /// matches `{"customer.name": {"$ne": "Joe"}}`); the others must hold on the target.
+    /// A dotted path through a relation: a `ToOne`, a many-to-many `ToMany` or a
+    /// `@Backlink` of either (any related object matches); `rest` is a path in the target.
+    /// Negating operators (`$ne`, `$nin`, `$not`) are complements at the owner (so an owner
+    /// without a target matches `{"customer.name": {"$ne": "Joe"}}`); the others must hold
+    /// on a target.
     private func linkedField(_ head: String, rest: String, _ value: JSONNode, path: String) throws -> ConditionNode {
         guard !head.isEmpty, !rest.isEmpty else { throw error(path, "a dotted path needs a name on both sides of each dot") }
         // Each step compiles the rest recursively: the depth is bounded like JSON nesting.
@@ -151,19 +153,23 @@ struct SelectorCompiler {
             throw error(path, "\(schema.name) has no property \(head)")
         }
         let property = schema.properties[position]
-        guard property.flags.contains(.relation), let targetName = property.relationTarget else {
-            throw error(path, "\(head) is not a to-one link, so \(head).\(rest) names nothing (dotted paths go through ToOne properties)")
+        let isRelation = property.flags.contains(.relation) || property.flags.contains(.backlink)
+        guard isRelation, let targetName = property.relationTarget else {
+            throw error(path, "\(head) is not a relation, so \(head).\(rest) names nothing (dotted paths go through ToOne, ToMany and @Backlink properties)")
         }
         func link(_ inner: JSONNode) throws -> ConditionNode {
             guard let target = try catalogSchema(targetName) else {
-                // Nothing of the target is stored: no owner points at a match.
-                return .leaf(ConditionLeaf(position: position, op: .inList, values: [], caseSensitive: true))
+                // Nothing of the target is stored: no owner is related to a match.
+                return .leaf(ConditionLeaf(position: property.flags.contains(.toMany) || property.flags.contains(.backlink) ? 0 : position,
+                                           op: .inList, values: [], caseSensitive: true))
             }
+            let kind = try linkKind(property, position: position, target: target, path: path)
             let compiler = SelectorCompiler(schema: target, binding: { transaction, store in try store.makeCatalogBinding(target, in: transaction) },
                                             catalogSchema: catalogSchema)
             do {
                 let condition = try compiler.condition(.object([JSONMember(key: rest, value: inner)]))
-                return .link(LinkStep(link: CatalogToOneLink(position: position, propertyName: property.name, target: target, targetCondition: condition)))
+                return .link(LinkStep(link: CatalogLink(kind: kind, propertyName: property.name, owner: schema, target: target,
+                                                        targetCondition: condition)))
             } catch CofferError.invalidSelector(let message) {
                 throw error(path, "through \(head) to \(targetName): " + message)
             }
@@ -182,16 +188,31 @@ struct SelectorCompiler {
         return nodes.count == 1 ? nodes[0] : .and(nodes)
     }
 
+    /// How `property` (at `position`) reaches `target`; for a backlink, the source
+    /// property it mirrors must be a link to this entity.
+    private func linkKind(_ property: PropertySchema, position: Int, target: EntitySchema, path: String) throws -> CatalogLink.Kind {
+        if property.flags.contains(.toMany) { return .manyToMany(position: position) }
+        if !property.flags.contains(.backlink) { return .toOne(position: position) }
+        guard let linkName = property.backlinkProperty,
+              let linkPosition = target.properties.firstIndex(where: { $0.storedName == linkName }),
+              target.properties[linkPosition].flags.contains(.relation),
+              target.properties[linkPosition].relationTarget == schema.storedName else {
+            throw error(path, "the backlink \(property.storedName) mirrors \(target.name).\(property.backlinkProperty ?? "?"), which the store does not list as a link to \(schema.name)")
+        }
+        return target.properties[linkPosition].flags.contains(.toMany)
+            ? .manyToManyBacklink(relationPosition: linkPosition) : .toOneBacklink(linkPosition: linkPosition)
+    }
+
     /// The position of the property stored as `key`.
     private func position(of key: String, path: String) throws -> Int {
         let wanted = key == "_id" ? schema.properties.first { $0.flags.contains(.id) }?.storedName : key
         guard let position = schema.properties.firstIndex(where: { $0.storedName == wanted }) else {
-            let known = schema.properties.filter { !$0.flags.contains(.toMany) }.map(\.storedName).joined(separator: ", ")
+            let known = schema.properties.filter { $0.flags.isDisjoint(with: [.toMany, .backlink]) }.map(\.storedName).joined(separator: ", ")
             throw error(path, "\(schema.name) has no property \(key) (stored names: \(known))")
         }
         let property = schema.properties[position]
-        if property.flags.contains(.toMany) {
-            throw error(path, "\(key) is a to-many relation; selectors cannot test it yet")
+        if property.flags.contains(.toMany) || property.flags.contains(.backlink) {
+            throw error(path, "\(key) is a to-many relation: test its objects with a dotted path (\(key).name)")
         }
         return position
     }
