@@ -344,6 +344,26 @@ import Testing
         }
     }
 
+    @Test func anImportThatGrowsTheMapGivesTheSameResultAsOneThatDoesNot() throws {
+        // Full-text and index entries make the import outgrow a 1 MiB map several times.
+        let lines = Data((0..<3_000).map { "{\"title\": \"title \($0) of many words\", \"body\": \"\(String(repeating: "body text \($0) ", count: 8))\"}" }
+            .joined(separator: "\n").utf8)
+        func importInto(_ options: StoreOptions) throws -> (ImportSummary, Data) {
+            try withStore(options: options) { (store: Store) throws in
+                try store.box(for: Article.self).put(Article(title: "seed", body: "registers the entity"))
+                let summary = try store.importObjects(entity: "Article", jsonLines: lines)
+                #expect(try store.verify().isIntact)
+                #expect(try store.box(for: Article.self).query { Article.body.matches("\"text 2999\"") }.build().count() == 1)
+                if options.initialMapSize == 1 << 20 { #expect(try store.info().mapSize > 1 << 20, "the map grew") }
+                return (summary, try export(store, "Article"))
+            }
+        }
+        let grown = try importInto(StoreOptions(initialMapSize: 1 << 20, durability: .noSync))
+        let roomy = try importInto(StoreOptions(durability: .noSync))
+        #expect(grown.0 == ImportSummary(inserted: 3_000, updated: 0))
+        #expect(grown.0 == roomy.0 && grown.1 == roomy.1)
+    }
+
     @Test func progressIsReportedUpToTheLastLine() throws {
         try withStore { (store: Store) throws in
             try store.box(for: Note.self).put(Note(title: "seed"))

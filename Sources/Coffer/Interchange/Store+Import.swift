@@ -95,12 +95,12 @@ extension Store {
                     if replaced { updated += 1 } else { inserted += 1 }
                 } catch let error as JSONParser.Failure {
                     throw CofferError.invalidImport(line: lineNumber, message: "the line is not valid JSON: \(error)")
-                } catch CofferError.invalidImport(let line, let message) {
-                    throw CofferError.invalidImport(line: line, message: message)
                 } catch let error as CofferError {
+                    switch error {
                     // A storage failure (a full map, which the write retries) stays as it is.
-                    if case .storage = error { throw error }
-                    throw CofferError.invalidImport(line: lineNumber, message: error.description)
+                    case .invalidImport, .storage: throw error
+                    default: throw CofferError.invalidImport(line: lineNumber, message: error.description)
+                    }
                 }
                 if offset + 1 - lastReport >= 1000 || offset + 1 == lines.count {
                     lastReport = offset + 1
