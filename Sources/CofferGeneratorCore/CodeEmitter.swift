@@ -1,8 +1,10 @@
 /// Writes the generated Swift file for the analysed entities.
 ///
-/// Per entity: a `static let` `Property` per stored property (named like the property),
-/// the `EntitySchema`, and a straight-line record encoder and decoder. The decoder calls the
-/// memberwise initializer, so stored values never go through reflection or Codable.
+/// Per entity: a `static let` `Property` per stored property (named like the property; for
+/// an embedded value a path struct whose members are its leaves' properties), the
+/// `EntitySchema` (embedded values flattened: a presence field, then the leaves, named by
+/// their paths), and a straight-line record encoder and decoder. The decoder calls the
+/// memberwise initializers, so stored values never go through reflection or Codable.
 struct CodeEmitter {
     var output = ""
 
@@ -37,10 +39,12 @@ struct CodeEmitter {
         // Enums stored by entities become query values (compared by raw value).
         var extended: Set<String> = []
         for entity in entities {
-            for property in entity.properties where property.isEnum {
-                // An enum nested in the entity is written unqualified there: extend it through the entity.
-                let nested = "\(entity.qualifiedName).\(property.valueType)"
-                let qualified = knownEnums.contains(nested) ? nested : property.valueType
+            for field in entity.storedFields() where field.model.isEnum {
+                // An enum nested in the entity (or the embedded type) is written unqualified
+                // there: extend it through that type.
+                let scope = field.path.last?.embeddedType ?? entity.qualifiedName
+                let nested = "\(scope).\(field.model.valueType)"
+                let qualified = knownEnums.contains(nested) ? nested : field.model.valueType
                 guard extended.insert(qualified).inserted else { continue }
                 line()
                 line("extension \(qualified): QueryableValue {}")
@@ -52,21 +56,12 @@ struct CodeEmitter {
     private mutating func emit(_ entity: EntityModel) {
         let access = entity.accessModifier.isEmpty ? "" : entity.accessModifier + " "
         let type = entity.qualifiedName
+        let fields = entity.storedFields()
         line()
         line("extension \(type) {")
-        for (index, property) in entity.properties.enumerated() {
-            if property.isComputedRelation {
-                line("    /// The relation `\(property.name)` (`\(property.swiftType)`), for link queries.")
-            } else {
-                line("    /// The stored property `\(property.name)` (`\(property.swiftType)`), for queries and upserts.")
-            }
-            // Written out, not inferred: inferring it makes the compiler resolve `\Type.name`
-            // while the static of the same name is still being typed (a circular reference).
-            // A property's metadata is no more visible than the property (or the entity).
-            let rank = ["": 0, "package": 1, "public": 2]
-            let level = (rank[entity.accessModifier] ?? 0) <= (rank[property.access] ?? 0) ? entity.accessModifier : property.access
-            let propertyAccess = level.isEmpty ? "" : level + " "
-            line("    \(propertyAccess)static let \(Self.identifier(property.name)): Property<\(type), \(property.swiftType)> = Property(index: \(index), keyPath: \\\(type).\(Self.identifier(property.name)))")
+        var position = 0
+        for property in entity.properties {
+            emitMetadata(property, at: &position, path: [], entity: entity, indent: "    ", isStatic: true)
         }
         line()
         line("    /// The schema of `\(type)`, compared with the store's catalog when first used.")
@@ -79,16 +74,21 @@ struct CodeEmitter {
             line("        storedName: \(Self.literal(String(simple))),")
         }
         line("        properties: [")
-        for property in entity.properties {
-            var arguments = ["name: \(Self.literal(property.name))"]
-            if let stored = property.storedName { arguments.append("storedName: \(Self.literal(stored))") }
+        for field in fields {
+            let property = field.model
+            var arguments = ["name: \(Self.literal(field.name))"]
+            if let stored = field.storedName { arguments.append("storedName: \(Self.literal(stored))") }
             arguments.append("type: .\(property.storageType)")
-            if property.isOptional { arguments.append("isOptional: true") }
-            arguments.append("swiftType: \(Self.literal(property.swiftType))")
+            if field.isOptional { arguments.append("isOptional: true") }
+            arguments.append("swiftType: \(Self.literal(field.swiftType))")
             if !property.flags.isEmpty { arguments.append("flags: [\(property.flags.map { "." + $0 }.joined(separator: ", "))]") }
             if let conflict = property.onConflict { arguments.append("onConflict: .\(conflict)") }
-            if let renamed = property.renamedFrom { arguments.append("renamedFrom: \(Self.literal(renamed))") }
-            if property.defaultValue != nil || property.relationTarget != nil { arguments.append("hasDefault: true") }
+            if let renamed = property.renamedFrom {
+                // A leaf renamed inside an embedded type keeps its path's prefix.
+                let prefix = field.path.map { $0.storedName ?? $0.name }
+                arguments.append("renamedFrom: \(Self.literal((prefix + [renamed]).joined(separator: ".")))")
+            }
+            if field.hasDefault { arguments.append("hasDefault: true") }
             if let target = property.relationTarget { arguments.append("relationTarget: \(Self.literal(target))") }
             if let backlink = property.backlinkProperty { arguments.append("backlinkProperty: \(Self.literal(backlink))") }
             if let tokenizer = property.fullText { arguments.append("fullText: .\(tokenizer)") }
@@ -99,65 +99,65 @@ struct CodeEmitter {
         line()
         line("    /// Writes every stored property of `entity` except `id` into a record.")
         line("    \(access)static func cofferEncode(_ entity: \(type), to writer: inout RecordWriter) {")
-        for (index, property) in entity.properties.enumerated() where !property.isId && !property.isComputedRelation {
-            line("        writer.write(\(index), entity.\(Self.identifier(property.name)))")
+        position = 0
+        var valueNames = 0
+        for property in entity.properties {
+            emitEncode(property, at: &position, value: "entity", indent: "        ", valueNames: &valueNames)
         }
         line("    }")
         line()
         line("    /// Reads an object from a record; fields the schema does not know are skipped.")
         line("    \(access)static func cofferDecode(id: Id, from reader: inout RecordReader) throws -> \(type) {")
-        let stored = entity.properties.enumerated().filter { !$0.element.isId && !$0.element.isComputedRelation }
-        for (_, property) in stored {
-            line("        var \(Self.local(property)): \(property.valueType)? = nil")
+        // A non-optional embedded value without a default is rebuilt from its leaves alone:
+        // its presence flag is not read.
+        let stored = fields.filter { field in
+            let model = field.model
+            return !model.isId && !model.isComputedRelation && !(model.embeddedType != nil && !model.isOptional && model.defaultValue == nil)
+        }
+        var locals: [Int: String] = [:]
+        var taken: Set<String> = []
+        for field in stored {
+            var name = "stored_" + (field.path.map(\.name) + [field.model.name]).joined(separator: "_")
+            if !taken.insert(name).inserted {
+                name += "_\(field.position)"
+                taken.insert(name)
+            }
+            locals[field.position] = name
+            line("        var \(name): \(storedType(field, entity: type))? = nil")
         }
         if stored.isEmpty {
             line("        while try reader.nextField() != nil {}")
         } else {
             line("        while let field = try reader.nextField() {")
             line("            switch field {")
-            for (index, property) in stored {
-                line("            case \(index): \(Self.local(property)) = try reader.value(\(Self.metatype(property.valueType)))")
+            for field in stored {
+                let valueType = storedType(field, entity: type)
+                line("            case \(field.position): \(locals[field.position] ?? "_") = try reader.value(\(Self.metatype(valueType)))")
             }
             line("            default: break")
             line("            }")
             line("        }")
         }
+        position = 0
         var arguments: [String] = []
-        for (index, property) in entity.properties.enumerated() {
-            let label = property.name
-            if property.isId {
-                arguments.append("\(label): id")
-            } else if let target = property.toManyTarget, let backlink = property.backlinkProperty {
-                arguments.append("\(label): ToMany.cofferBacklink(\(target).\(Self.identifier(backlink)), from: reader)")
-            } else if property.toManyTarget != nil {
-                arguments.append("\(label): ToMany.cofferManyToMany(position: \(index), from: reader)")
-            } else if property.isOptional {
-                arguments.append("\(label): \(Self.local(property))")
-            } else if property.relationTarget != nil {
-                // No stored id is no link.
-                arguments.append("\(label): \(Self.local(property)) ?? ToOne(id: nil)")
-            } else if let fallback = property.defaultValue {
-                // An object stored before this property existed gets its declared default.
-                arguments.append("\(label): \(Self.local(property)) ?? (\(fallback))")
-            } else {
-                arguments.append("\(label): \(Self.local(property)) ?? reader.missing(\(index))")
-            }
+        for property in entity.properties {
+            arguments.append("\(property.name): " + decodedValue(property, at: &position, locals: locals))
         }
         let throwsOnMissing = arguments.contains { $0.contains("reader.missing(") }
         line("        return \(throwsOnMissing ? "try " : "")\(type)(")
-        for (position, argument) in arguments.enumerated() {
-            line("            \(argument)\(position == arguments.count - 1 ? "" : ",")")
+        for (index, argument) in arguments.enumerated() {
+            line("            \(argument)\(index == arguments.count - 1 ? "" : ",")")
         }
         line("        )")
         line("    }")
         let links = entity.properties.filter { $0.relationTarget != nil && $0.toManyTarget == nil }
-        let manyToMany = entity.properties.enumerated().filter { $0.element.toManyTarget != nil && $0.element.backlinkProperty == nil }
+        let manyToMany = fields.filter { $0.path.isEmpty && $0.model.toManyTarget != nil && $0.model.backlinkProperty == nil }
         if !manyToMany.isEmpty {
             line()
             line("    /// Applies the changes of many-to-many relations after the entity is stored; called by `put`.")
             line("    \(access)static func cofferPutLinks(_ entity: inout \(type), in store: Store) throws {")
-            for (index, property) in manyToMany {
-                line("        try entity.\(Self.identifier(property.name)).cofferApply(owner: \(type).self, position: \(index), ownerId: entity.id, in: store)")
+            for field in manyToMany {
+                line("        try entity.\(Self.identifier(field.model.name)).cofferApply(owner: \(type).self, position: \(field.position), ownerId: entity.id, in: store)")
             }
             line("    }")
         }
@@ -187,7 +187,119 @@ struct CodeEmitter {
         line("}")
     }
 
-    static func local(_ property: PropertyModel) -> String { "stored_\(property.name)" }
+    /// The type a field is read as: an embedded value's presence flag is a `Bool`.
+    private func storedType(_ field: StoredField, entity: String) -> String {
+        field.model.embeddedType != nil ? "Bool" : codeType(field.model, in: field.path.last?.embeddedType ?? entity, optional: false)
+    }
+
+    /// The Swift type of a field's value in generated code, resolvable from the entity's
+    /// extension: embedded types and enums nested in an embedded type are qualified.
+    private func codeType(_ property: PropertyModel, in scope: String, optional: Bool) -> String {
+        var base = property.embeddedType ?? property.valueType
+        if property.isEnum, knownEnums.contains("\(scope).\(property.valueType)") { base = "\(scope).\(property.valueType)" }
+        return optional ? base + "?" : base
+    }
+
+    /// The `Property` metadata of `property`: a `static let` at the top level; for an
+    /// embedded value, a path struct whose members are its leaves' properties (and, for an
+    /// optional one, `isNil()`/`isNotNil()`).
+    private mutating func emitMetadata(_ property: PropertyModel, at position: inout Int, path: [PropertyModel], entity: EntityModel,
+                                       indent: String, isStatic: Bool) {
+        let type = entity.qualifiedName
+        let field = StoredField(model: property, path: path, position: position)
+        position += 1
+        // A property's metadata is no more visible than the property (or the entity).
+        let rank = ["": 0, "package": 1, "public": 2]
+        var level = entity.accessModifier
+        for step in path + [property] where (rank[step.access] ?? 0) < (rank[level] ?? 0) { level = step.access }
+        let memberAccess = level.isEmpty ? "" : level + " "
+        let staticWord = isStatic ? "static " : ""
+        // `\Person.work?.city`: optional chaining through optional embedded values.
+        var keyPath = "\\\(type)"
+        for step in path { keyPath += "." + Self.identifier(step.name) + (step.isOptional ? "?" : "") }
+        keyPath += "." + Self.identifier(property.name)
+        let scope = path.last?.embeddedType ?? type
+        let valueType = codeType(property, in: scope, optional: field.isOptional)
+        guard property.embeddedType != nil else {
+            if property.isComputedRelation {
+                line("\(indent)/// The relation `\(field.name)` (`\(property.swiftType)`), for link queries.")
+            } else {
+                line("\(indent)/// The stored property `\(field.name)` (`\(field.swiftType)`), for queries and upserts.")
+            }
+            // Written out, not inferred: inferring it makes the compiler resolve `\Type.name`
+            // while the static of the same name is still being typed (a circular reference).
+            line("\(indent)\(memberAccess)\(staticWord)let \(Self.identifier(property.name)): Property<\(type), \(valueType)> = Property(index: \(field.position), keyPath: \(keyPath))")
+            return
+        }
+        let pathType = "CofferPath_" + property.name
+        line("\(indent)/// The leaves of the embedded `\(field.name)` (`\(field.swiftType)`), for queries: `\(type).\(field.name).<leaf>`.")
+        line("\(indent)\(memberAccess)\(staticWord)let \(Self.identifier(property.name)): \(pathType) = \(pathType)()")
+        line()
+        line("\(indent)/// Paths into the embedded `\(field.name)` of `\(type)`.")
+        line("\(indent)\(memberAccess)struct \(pathType): Sendable {")
+        if field.isOptional {
+            let whole = "Property<\(type), \(valueType)>(index: \(field.position), keyPath: \(keyPath))"
+            line("\(indent)    /// Objects whose `\(field.name)` is nil.")
+            line("\(indent)    \(memberAccess)func isNil() -> QueryCondition<\(type)> { \(whole).isNil() }")
+            line("\(indent)    /// Objects whose `\(field.name)` holds a value.")
+            line("\(indent)    \(memberAccess)func isNotNil() -> QueryCondition<\(type)> { \(whole).isNotNil() }")
+        }
+        for child in property.children {
+            emitMetadata(child, at: &position, path: path + [property], entity: entity, indent: indent + "    ", isStatic: false)
+        }
+        line("\(indent)}")
+    }
+
+    /// Writes `property` of `value` (an expression), an embedded value's presence flag
+    /// first and then its leaves, skipping all of them when an optional value is nil.
+    private mutating func emitEncode(_ property: PropertyModel, at position: inout Int, value: String, indent: String, valueNames: inout Int) {
+        let index = position
+        position += 1
+        guard !property.isId && !property.isComputedRelation else { return }
+        let access = value + "." + Self.identifier(property.name)
+        guard property.embeddedType != nil else {
+            line("\(indent)writer.write(\(index), \(access))")
+            return
+        }
+        if property.isOptional {
+            valueNames += 1
+            let name = "embedded\(valueNames)"
+            line("\(indent)if let \(name) = \(access) {")
+            line("\(indent)    writer.write(\(index), true)")
+            for child in property.children { emitEncode(child, at: &position, value: name, indent: indent + "    ", valueNames: &valueNames) }
+            line("\(indent)}")
+            // Nothing written for nil: its leaves' positions are still taken.
+            return
+        }
+        line("\(indent)writer.write(\(index), true)")
+        for child in property.children { emitEncode(child, at: &position, value: access, indent: indent, valueNames: &valueNames) }
+    }
+
+    /// The expression that rebuilds `property` from the decoded locals.
+    private func decodedValue(_ property: PropertyModel, at position: inout Int, locals: [Int: String]) -> String {
+        let index = position
+        position += 1
+        let local = locals[index] ?? "nil"
+        if property.isId { return "id" }
+        if let target = property.toManyTarget, let backlink = property.backlinkProperty {
+            return "ToMany.cofferBacklink(\(target).\(Self.identifier(backlink)), from: reader)"
+        }
+        if property.toManyTarget != nil { return "ToMany.cofferManyToMany(position: \(index), from: reader)" }
+        if let embedded = property.embeddedType {
+            let leaves = property.children.map { child in "\(child.name): " + decodedValue(child, at: &position, locals: locals) }
+            let built = "\(embedded)(\(leaves.joined(separator: ", ")))"
+            if property.isOptional { return "\(local) == true ? \(built) : nil" }
+            // An object stored before this value existed gets its declared default.
+            if let fallback = property.defaultValue { return "\(local) == nil ? (\(fallback)) : \(built)" }
+            return built
+        }
+        if property.isOptional { return local }
+        if property.relationTarget != nil { return "\(local) ?? ToOne(id: nil)" }   // no stored id is no link
+        // An object stored before this property existed gets its declared default.
+        if let fallback = property.defaultValue { return "\(local) ?? (\(fallback))" }
+        return "\(local) ?? reader.missing(\(index))"
+    }
+
 
     /// `[String].self` needs no parentheses; a type with generic arguments does not either.
     static func metatype(_ type: String) -> String { "\(type).self" }

@@ -9,6 +9,47 @@ struct EntityModel {
 
     /// The name the entity is stored under: `@StoredAs`, else the simple type name.
     var storedName: String { explicitStoredName ?? String(qualifiedName.split(separator: ".").last ?? Substring(qualifiedName)) }
+
+    /// Every field the schema lists, in schema order: the properties, each embedded value
+    /// followed by its leaves (depth first). A field's index here is its schema position.
+    func storedFields() -> [StoredField] {
+        var fields: [StoredField] = []
+        func add(_ property: PropertyModel, path: [PropertyModel]) {
+            fields.append(StoredField(model: property, path: path, position: fields.count))
+            for child in property.children { add(child, path: path + [property]) }
+        }
+        for property in properties { add(property, path: []) }
+        return fields
+    }
+}
+
+/// One field of an entity's schema as the generated code addresses it: a property, an
+/// embedded value's presence flag, or a leaf inside embedded values.
+struct StoredField {
+    var model: PropertyModel
+    /// The embedded values the field is inside, outermost first (empty at the top level).
+    var path: [PropertyModel]
+    /// The schema position.
+    var position: Int
+
+    /// The Swift path: `home.location.latitude`.
+    var name: String { (path.map(\.name) + [model.name]).joined(separator: ".") }
+    /// The stored path (`@Name`s applied to each step), or nil when it is `name`.
+    var storedName: String? {
+        let stored = (path.map { $0.storedName ?? $0.name } + [model.storedName ?? model.name]).joined(separator: ".")
+        return stored == name ? nil : stored
+    }
+    /// Nil when the field, or an embedded value it is in, is nil.
+    var isOptional: Bool { model.isOptional || path.contains(where: \.isOptional) }
+    /// Old records without the field read as a default (its own or an enclosing value's).
+    var hasDefault: Bool {
+        model.defaultValue != nil || model.relationTarget != nil || path.contains { $0.defaultValue != nil }
+    }
+    /// The Swift type queries see: the leaf's type, optional under an optional value.
+    var swiftType: String {
+        let base = model.embeddedType ?? model.valueType
+        return isOptional ? base + "?" : base
+    }
 }
 
 /// One stored property of an entity.
@@ -39,6 +80,11 @@ struct PropertyModel {
     var backlinkProperty: String? = nil
     /// For `@FullText`: the tokenizer's case name (`simple`, `porter`).
     var fullText: String? = nil
+    /// For a property whose type is an `Embedded` struct: the struct's qualified name. The
+    /// property itself is stored as a presence flag (`bool`); its leaves are `children`.
+    var embeddedType: String? = nil
+    /// The stored properties of an embedded value (which may be embedded values again).
+    var children: [PropertyModel] = []
 
     /// Not stored in records: computed from the other side.
     var isComputedRelation: Bool { toManyTarget != nil }

@@ -11,6 +11,22 @@ struct SourceAnalyzer {
     /// Raw-value enums by qualified and by simple name -> the raw type.
     private(set) var enumRawTypes: [String: String] = [:]
 
+    /// A struct marked `Embedded`, where it is declared.
+    struct EmbeddedDeclaration {
+        let qualifiedName: String
+        let decl: StructDeclSyntax
+        let file: SourceFile
+        let converter: SourceLocationConverter
+    }
+    /// `Embedded` structs by qualified name.
+    private var embeddedDeclarations: [String: EmbeddedDeclaration] = [:]
+    /// The analysed leaves of each embedded type used so far (nil: it has errors).
+    private var embeddedLeaves: [String: [PropertyModel]?] = [:]
+    /// The embedded types being analysed, outermost first (to find a type containing itself).
+    private var embeddingStack: [String] = []
+    /// Files declaring embedded types that entities use: their imports go into the generated file.
+    private var embeddedFiles: Set<String> = []
+
     static let scalarTypes: [String: String] = [
         "Bool": "bool", "Int": "int", "Int8": "int8", "Int16": "int16", "Int32": "int32", "Int64": "int64",
         "UInt": "uint", "UInt8": "uint8", "UInt16": "uint16", "UInt32": "uint32", "UInt64": "uint64",
@@ -19,12 +35,17 @@ struct SourceAnalyzer {
     ]
     static let arrayTypes: [String: String] = ["String": "stringArray", "Int": "intArray", "Double": "doubleArray"]
     static let supportedList =
-        "Bool, Int, Int8-Int64, UInt, UInt8-UInt64, Float, Double, String, Date, Data, UUID, [String], [Int], [Double], enums with one of those raw types, and optionals of them"
+        "Bool, Int, Int8-Int64, UInt, UInt8-UInt64, Float, Double, String, Date, Data, UUID, [String], [Int], [Double], enums with one of those raw types, structs marked Embedded, and optionals of them"
     static let markers: Set<String> = ["Index", "Unique", "Transient", "Name", "Renamed", "CreatedAt", "UpdatedAt", "Backlink", "FullText"]
 
     init(files: [SourceFile]) {
         let parsed = files.map { file in (file, Parser.parse(source: file.text)) }
-        for (_, tree) in parsed { collectEnums(tree.statements.compactMap { $0.item.as(DeclSyntax.self) }, parents: []) }
+        for (file, tree) in parsed {
+            let declarations = tree.statements.compactMap { $0.item.as(DeclSyntax.self) }
+            collectEnums(declarations, parents: [])
+            let converter = SourceLocationConverter(fileName: file.path, tree: tree)
+            collectEmbedded(declarations, parents: [], file: file, converter: converter)
+        }
         for (file, tree) in parsed {
             let converter = SourceLocationConverter(fileName: file.path, tree: tree)
             var context = FileContext(file: file, converter: converter)
@@ -39,7 +60,90 @@ struct SourceAnalyzer {
                 }
             }
         }
+        for (file, tree) in parsed where embeddedFiles.contains(file.path) {
+            for item in tree.statements {
+                guard let importDecl = item.item.as(ImportDeclSyntax.self) else { continue }
+                let text = importDecl.trimmedDescription
+                if !imports.contains(text) { imports.append(text) }
+            }
+        }
         resolveRelationTargets()
+    }
+
+    // MARK: Embedded types
+
+    private mutating func collectEmbedded(_ declarations: [DeclSyntax], parents: [String], file: SourceFile, converter: SourceLocationConverter) {
+        for declaration in declarations {
+            if let structDecl = declaration.as(StructDeclSyntax.self) {
+                let name = parents + [structDecl.name.text]
+                if Self.conforms(structDecl.inheritanceClause, to: "Embedded") {
+                    let qualified = name.joined(separator: ".")
+                    embeddedDeclarations[qualified] = EmbeddedDeclaration(qualifiedName: qualified, decl: structDecl, file: file, converter: converter)
+                }
+                collectEmbedded(structDecl.memberBlock.members.map(\.decl), parents: name, file: file, converter: converter)
+            } else if let enumDecl = declaration.as(EnumDeclSyntax.self) {
+                collectEmbedded(enumDecl.memberBlock.members.map(\.decl), parents: parents + [enumDecl.name.text], file: file, converter: converter)
+            } else if let classDecl = declaration.as(ClassDeclSyntax.self) {
+                collectEmbedded(classDecl.memberBlock.members.map(\.decl), parents: parents + [classDecl.name.text], file: file, converter: converter)
+            } else if let extensionDecl = declaration.as(ExtensionDeclSyntax.self) {
+                collectEmbedded(extensionDecl.memberBlock.members.map(\.decl),
+                                parents: parents + [extensionDecl.extendedType.trimmedDescription], file: file, converter: converter)
+            }
+        }
+    }
+
+    /// The qualified name of the embedded type a property's written type names, looked up
+    /// as the compiler does: in the declaring type's scope, then each enclosing one, then
+    /// at the top level.
+    private func embeddedType(named written: String, scope: [String]) -> String? {
+        for depth in stride(from: scope.count, through: 0, by: -1) {
+            let candidate = (scope.prefix(depth) + [written]).joined(separator: ".")
+            if embeddedDeclarations[candidate] != nil { return candidate }
+        }
+        return nil
+    }
+
+    /// The leaves of the embedded type `qualifiedName` (analysed once, at the type's own
+    /// lines), or nil when it has errors or contains itself.
+    private mutating func embeddedLeaves(of qualifiedName: String, property: String, at node: some SyntaxProtocol,
+                                         context: inout FileContext) -> [PropertyModel]? {
+        if embeddingStack.contains(qualifiedName) {
+            report(node, "embedded type '\(qualifiedName)' contains itself through '\(property)': an embedded value needs a fixed shape; link to an entity with ToOne instead", &context)
+            return nil
+        }
+        if let known = embeddedLeaves[qualifiedName] { return known }
+        guard let declaration = embeddedDeclarations[qualifiedName] else { return nil }
+        embeddedFiles.insert(declaration.file.path)
+        embeddingStack.append(qualifiedName)
+        defer { embeddingStack.removeLast() }
+        var inner = FileContext(file: declaration.file, converter: declaration.converter)
+        let errorsBefore = diagnostics.count
+        let decl = declaration.decl
+        let name = decl.name.text
+        if let generics = decl.genericParameterClause {
+            report(generics, "embedded type '\(name)' cannot be generic: the generator needs one concrete stored shape", &inner)
+        }
+        var leaves: [PropertyModel] = []
+        for member in decl.memberBlock.members {
+            if let initializer = member.decl.as(InitializerDeclSyntax.self) {
+                report(initializer.initKeyword,
+                       "embedded type '\(name)' declares an initializer inside the struct, which removes the memberwise initializer the generated decoder calls; move the initializer into an extension",
+                       &inner)
+            } else if let variable = member.decl.as(VariableDeclSyntax.self) {
+                leaves += analyzeVariable(variable, owner: "embedded type '\(name)'", scope: qualifiedName.split(separator: ".").map(String.init),
+                                          isEntity: false, context: &inner)
+            }
+        }
+        if leaves.isEmpty && diagnostics.count == errorsBefore {
+            report(decl.name, "embedded type '\(name)' stores nothing: give it a stored property", &inner)
+        }
+        var seen: Set<String> = []
+        for leaf in leaves where !seen.insert(leaf.storedName ?? leaf.name).inserted {
+            report(decl.name, "embedded type '\(name)' stores two properties under the name '\(leaf.storedName ?? leaf.name)'", &inner)
+        }
+        let result: [PropertyModel]? = diagnostics.count == errorsBefore ? leaves : nil
+        embeddedLeaves[qualifiedName] = .some(result)
+        return result
     }
 
     /// Links store their target's stored name: for a target declared with `@StoredAs` in
@@ -94,6 +198,9 @@ struct SourceAnalyzer {
             if let structDecl = declaration.as(StructDeclSyntax.self) {
                 let name = parents + [structDecl.name.text]
                 if Self.conformsToEntity(structDecl.inheritanceClause) {
+                    if Self.conforms(structDecl.inheritanceClause, to: "Embedded") {
+                        report(structDecl.name, "'\(structDecl.name.text)' cannot be both an Entity and Embedded: an entity is stored on its own, an embedded value inside one", &context)
+                    }
                     analyzeEntity(structDecl, qualifiedName: name.joined(separator: "."), context: &context)
                 }
                 walk(structDecl.memberBlock.members.map(\.decl), parents: name, context: &context)
@@ -122,7 +229,11 @@ struct SourceAnalyzer {
     }
 
     static func conformsToEntity(_ clause: InheritanceClauseSyntax?) -> Bool {
-        clause?.inheritedTypes.contains { ["Entity", "Coffer.Entity"].contains($0.type.trimmedDescription) } ?? false
+        conforms(clause, to: "Entity")
+    }
+
+    static func conforms(_ clause: InheritanceClauseSyntax?, to name: String) -> Bool {
+        clause?.inheritedTypes.contains { [name, "Coffer." + name].contains($0.type.trimmedDescription) } ?? false
     }
 
     private mutating func report(_ node: some SyntaxProtocol, _ message: String, _ context: inout FileContext) {
@@ -159,7 +270,7 @@ struct SourceAnalyzer {
                        "entity '\(name)' declares an initializer inside the struct, which removes the memberwise initializer the generated decoder calls; move the initializer into an extension",
                        &context)
             } else if let variable = member.decl.as(VariableDeclSyntax.self) {
-                properties += analyzeVariable(variable, entity: name, context: &context)
+                properties += analyzeVariable(variable, owner: "entity '\(name)'", scope: qualifiedName.split(separator: ".").map(String.init), context: &context)
             }
         }
         if let id = properties.first(where: { $0.name == "id" }) {
@@ -184,7 +295,8 @@ struct SourceAnalyzer {
                                     properties: ordered, explicitStoredName: explicitStoredName))
     }
 
-    private mutating func analyzeVariable(_ variable: VariableDeclSyntax, entity: String, context: inout FileContext) -> [PropertyModel] {
+    private mutating func analyzeVariable(_ variable: VariableDeclSyntax, owner: String, scope: [String], isEntity: Bool = true,
+                                          context: inout FileContext) -> [PropertyModel] {
         let modifiers = variable.modifiers.map(\.name.text)
         if modifiers.contains("static") || modifiers.contains("class") { return [] }
         let attributes = Self.attributes(variable.attributes)
@@ -201,7 +313,7 @@ struct SourceAnalyzer {
                 continue
             }
             guard let pattern = binding.pattern.as(IdentifierPatternSyntax.self) else {
-                report(binding.pattern, "declare stored properties of entity '\(entity)' one name at a time", &context)
+                report(binding.pattern, "declare stored properties of \(owner) one name at a time", &context)
                 continue
             }
             let name = pattern.identifier.text.trimmingCharacters(in: "`")
@@ -217,7 +329,7 @@ struct SourceAnalyzer {
                 continue
             }
             if modifiers.contains("private") || modifiers.contains("fileprivate") {
-                report(pattern, "stored property '\(name)' of entity '\(entity)' cannot be private: the generated code reads it from another file", &context)
+                report(pattern, "stored property '\(name)' of \(owner) cannot be private: the generated code reads it from another file", &context)
                 continue
             }
             if isLet && defaultValue != nil {
@@ -233,14 +345,15 @@ struct SourceAnalyzer {
             // `var a, b: Int`: a binding without a type takes the next written one.
             let typeSyntax = binding.typeAnnotation?.type
                 ?? bindings[index...].lazy.compactMap { $0.initializer == nil ? $0.typeAnnotation?.type : nil }.first
-            guard var property = resolveType(typeSyntax, initializer: binding.initializer?.value, name: name, entity: entity, at: pattern, context: &context) else {
+            guard var property = resolveType(typeSyntax, initializer: binding.initializer?.value, name: name, owner: owner, scope: scope,
+                                             at: pattern, context: &context) else {
                 continue
             }
             property.defaultValue = defaultValue
-            property.isId = name == "id"
+            property.isId = isEntity && name == "id"
             property.access = modifiers.contains("public") || modifiers.contains("open") ? "public" : (modifiers.contains("package") ? "package" : "")
             if property.isId && isLet {
-                report(pattern, "'id' of entity '\(entity)' must be a 'var': put assigns it", &context)
+                report(pattern, "'id' of \(owner) must be a 'var': put assigns it", &context)
             }
             applyMarkers(attributes, to: &property, context: &context)
             if let target = property.toManyTarget, !names.contains("Backlink") {
@@ -248,6 +361,24 @@ struct SourceAnalyzer {
                 property.flags = ["relation", "toMany"]
                 property.relationTarget = String(target.split(separator: ".").last ?? Substring(target))
                 property.relationTargetType = target
+            }
+            if !isEntity {
+                if property.relationTarget != nil || property.toManyTarget != nil {
+                    report(pattern, "'\(name)' of \(owner) is a link or relation ('\(property.swiftType)'); embedded values hold plain values: put the link on the entity", &context)
+                    continue
+                }
+                if let stamp = names.first(where: { $0 == "CreatedAt" || $0 == "UpdatedAt" }) {
+                    report(pattern, "@\(stamp) belongs on an entity's own Date property, not inside \(owner)", &context)
+                    continue
+                }
+            }
+            if let embedded = property.embeddedType {
+                if let marker = names.first(where: { $0 != "Name" && Self.markers.contains($0) }) {
+                    report(pattern, "@\(marker) cannot annotate the embedded value '\(name)'; annotate its leaves inside '\(embedded)' (only @Name renames the whole value)", &context)
+                    continue
+                }
+                guard let leaves = embeddedLeaves(of: embedded, property: name, at: pattern, context: &context) else { continue }
+                property.children = leaves
             }
             result.append(property)
         }
@@ -371,7 +502,7 @@ struct SourceAnalyzer {
     // MARK: Types
 
     private mutating func resolveType(
-        _ type: TypeSyntax?, initializer: ExprSyntax?, name: String, entity: String,
+        _ type: TypeSyntax?, initializer: ExprSyntax?, name: String, owner: String, scope: [String],
         at node: some SyntaxProtocol, context: inout FileContext
     ) -> PropertyModel? {
         func model(_ storage: String, _ valueType: String, optional: Bool, isEnum: Bool = false) -> PropertyModel {
@@ -390,7 +521,7 @@ struct SourceAnalyzer {
                    let storage = Self.scalarTypes[call.calledExpression.trimmedDescription] {
                     return model(storage, call.calledExpression.trimmedDescription, optional: false)
                 }
-                report(node, "property '\(name)' of entity '\(entity)' needs a written type: the generator cannot infer it", &context)
+                report(node, "property '\(name)' of \(owner) needs a written type: the generator cannot infer it", &context)
                 return nil
             }
         }
@@ -406,7 +537,7 @@ struct SourceAnalyzer {
         }
         let written = inner.trimmedDescription
         if inner.is(OptionalTypeSyntax.self) || written.hasPrefix("Optional<") {
-            report(node, "property '\(name)' of entity '\(entity)' has a nested optional '\(type.trimmedDescription)', which cannot be stored", &context)
+            report(node, "property '\(name)' of \(owner) has a nested optional '\(type.trimmedDescription)', which cannot be stored", &context)
             return nil
         }
         let bare = Self.stripModule(written)
@@ -420,7 +551,7 @@ struct SourceAnalyzer {
         if let identifier = inner.as(IdentifierTypeSyntax.self), identifier.name.text == "ToOne",
            let argument = identifier.genericArgumentClause?.arguments.first {
             if optional {
-                report(node, "property '\(name)' of entity '\(entity)' is an optional ToOne; ToOne holds no link by itself: write 'ToOne<...> = nil'", &context)
+                report(node, "property '\(name)' of \(owner) is an optional ToOne; ToOne holds no link by itself: write 'ToOne<...> = nil'", &context)
                 return nil
             }
             var link = model("uint64", written, optional: false)
@@ -433,11 +564,21 @@ struct SourceAnalyzer {
         if let element = Self.arrayElement(inner), let storage = Self.arrayTypes[Self.stripModule(element)] {
             return model(storage, written, optional: optional)
         }
+        if let element = Self.arrayElement(inner), embeddedType(named: element, scope: scope) != nil {
+            report(node, "property '\(name)' of \(owner) is an array of embedded values ('\(type.trimmedDescription)'), which cannot be stored yet; store the elements as entities with a ToMany, or mark it @Transient", &context)
+            return nil
+        }
+        if let embedded = embeddedType(named: bare, scope: scope) {
+            var value = model("bool", written, optional: optional)
+            value.embeddedType = embedded
+            value.flags = ["embedded"]
+            return value
+        }
         if let raw = enumRawTypes[bare] ?? enumRawTypes[String(bare.split(separator: ".").last ?? "")],
            let storage = Self.scalarTypes[Self.stripModule(raw)], raw != "Data", raw != "UUID" {
             return model(storage, written, optional: optional, isEnum: true)
         }
-        report(node, "property '\(name)' of entity '\(entity)' has the unsupported type '\(type.trimmedDescription)'; supported: \(Self.supportedList). Mark it @Transient to keep it out of the store", &context)
+        report(node, "property '\(name)' of \(owner) has the unsupported type '\(type.trimmedDescription)'; supported: \(Self.supportedList). Mark it @Transient to keep it out of the store", &context)
         return nil
     }
 

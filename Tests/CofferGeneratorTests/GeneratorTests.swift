@@ -44,7 +44,7 @@ import Testing
         }
         """)
         #expect(messages == [
-            "Model.swift:4:9: error: property 'children' of entity 'Thing' has the unsupported type '[Thing]'; supported: Bool, Int, Int8-Int64, UInt, UInt8-UInt64, Float, Double, String, Date, Data, UUID, [String], [Int], [Double], enums with one of those raw types, and optionals of them. Mark it @Transient to keep it out of the store",
+            "Model.swift:4:9: error: property 'children' of entity 'Thing' has the unsupported type '[Thing]'; supported: Bool, Int, Int8-Int64, UInt, UInt8-UInt64, Float, Double, String, Date, Data, UUID, [String], [Int], [Double], enums with one of those raw types, structs marked Embedded, and optionals of them. Mark it @Transient to keep it out of the store",
         ])
     }
 

@@ -321,3 +321,41 @@ struct Pal: Entity, Equatable {
     @FullText(.porter) var comment: String = ""
     var born: Date? = nil
 }
+
+/// Embedded values: nested, optional and not, with an indexed leaf, a renamed leaf and an
+/// enum leaf.
+struct GeoPoint: Embedded, Equatable {
+    var latitude: Double
+    var longitude: Double = 0
+}
+
+struct Address: Embedded, Equatable {
+    @Index var city: String
+    @Name("postcode") var zip: String?
+    var location: GeoPoint? = nil
+    var level: Level = .low
+}
+
+struct Resident: Entity, Equatable {
+    var id: Id = 0
+    var name: String
+    var home: Address
+    var work: Address?
+    var origin: GeoPoint = GeoPoint(latitude: 0)
+}
+
+/// An older build of `Resident`: no `work`, no `origin`, and an `Address` without
+/// `location` and `level`.
+enum EmbeddedV1 {
+    struct Address: Embedded {
+        @Index var city: String
+        @Name("postcode") var zip: String?
+    }
+
+    @StoredAs("Resident")
+    struct Resident: Entity {
+        var id: Id = 0
+        var name: String
+        var home: Address
+    }
+}

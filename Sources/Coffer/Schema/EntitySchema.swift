@@ -263,6 +263,10 @@ public struct PropertyFlags: OptionSet, Sendable, Hashable {
     public static let toMany = PropertyFlags(rawValue: 1 << 8)
     /// `@FullText`: a full-text index of postings. ```swift PropertyFlags.fullText ```
     public static let fullText = PropertyFlags(rawValue: 1 << 9)
+    /// Whether an ``Embedded`` value is there (`true`, or absent for nil): its leaves are
+    /// stored as properties of their own, named by their path (`address.city`).
+    /// ```swift PropertyFlags.embedded ```
+    public static let embedded = PropertyFlags(rawValue: 1 << 10)
 }
 
 /// What a put does when a `@Unique` property's value is already held by another object.

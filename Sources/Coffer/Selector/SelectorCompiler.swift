@@ -116,7 +116,8 @@ struct SelectorCompiler {
                 guard !member.key.hasPrefix("$") else {
                     throw error(at, "unknown operator \(member.key) (combination operators are $and, $or, $nor, $not and $text)")
                 }
-                if let dot = member.key.firstIndex(of: ".") {
+                // An embedded leaf's stored name holds dots itself (`home.city`): a property first.
+                if let dot = member.key.firstIndex(of: "."), !schema.properties.contains(where: { $0.storedName == member.key }) {
                     return try linkedField(String(member.key[..<dot]), rest: String(member.key[member.key.index(after: dot)...]),
                                            member.value, path: at)
                 }
