@@ -123,6 +123,9 @@ struct SourceAnalyzer {
         if let generics = decl.genericParameterClause {
             report(generics, "embedded type '\(name)' cannot be generic: the generator needs one concrete stored shape", &inner)
         }
+        if let hidden = decl.modifiers.first(where: { ["private", "fileprivate"].contains($0.name.text) }) {
+            report(hidden, "embedded type '\(name)' cannot be \(hidden.name.text): the generated code in another file must see it", &inner)
+        }
         var leaves: [PropertyModel] = []
         for member in decl.memberBlock.members {
             if let initializer = member.decl.as(InitializerDeclSyntax.self) {
@@ -373,11 +376,12 @@ struct SourceAnalyzer {
                 }
             }
             if let embedded = property.embeddedType {
+                let leaves = embeddedLeaves(of: embedded, property: name, at: pattern, context: &context)
                 if let marker = names.first(where: { $0 != "Name" && Self.markers.contains($0) }) {
                     report(pattern, "@\(marker) cannot annotate the embedded value '\(name)'; annotate its leaves inside '\(embedded)' (only @Name renames the whole value)", &context)
                     continue
                 }
-                guard let leaves = embeddedLeaves(of: embedded, property: name, at: pattern, context: &context) else { continue }
+                guard let leaves else { continue }
                 property.children = leaves
             }
             result.append(property)

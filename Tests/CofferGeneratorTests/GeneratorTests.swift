@@ -48,6 +48,62 @@ import Testing
         ])
     }
 
+    @Test func embeddedTypeErrorsPointAtTheUsersLines() {
+        let recursive = diagnose("""
+        struct Node: Embedded {
+            var label: String
+            var next: Node?
+        }
+        struct Tree: Entity {
+            var id: Id = 0
+            var root: Node
+        }
+        """)
+        #expect(recursive == [
+            "Model.swift:3:9: error: embedded type 'Node' contains itself through 'next': an embedded value needs a fixed shape; link to an entity with ToOne instead",
+        ])
+        let indirect = diagnose("""
+        struct A: Embedded { var b: B }
+        struct B: Embedded { var a: A? }
+        struct Holder: Entity {
+            var id: Id = 0
+            var a: A
+        }
+        """)
+        #expect(indirect == ["Model.swift:2:26: error: embedded type 'A' contains itself through 'a': an embedded value needs a fixed shape; link to an entity with ToOne instead"])
+        let arrays = diagnose("""
+        struct Tag: Embedded { var name: String }
+        struct Post: Entity {
+            var id: Id = 0
+            var tags: [Tag] = []
+        }
+        """)
+        #expect(arrays == ["Model.swift:4:9: error: property 'tags' of entity 'Post' is an array of embedded values ('[Tag]'), which cannot be stored yet; store the elements as entities with a ToMany, or mark it @Transient"])
+        let inside = diagnose("""
+        struct Bad: Embedded {
+            var owner: ToOne<Holder> = nil
+            @CreatedAt var made: Date
+            var weird: NSObject
+            init() { made = Date() }
+        }
+        struct Holder: Entity {
+            var id: Id = 0
+            @Index var bad: Bad
+        }
+        """)
+        #expect(inside == [
+            "Model.swift:2:9: error: 'owner' of embedded type 'Bad' is a link or relation ('ToOne<Holder>'); embedded values hold plain values: put the link on the entity",
+            "Model.swift:3:20: error: @CreatedAt belongs on an entity's own Date property, not inside embedded type 'Bad'",
+            "Model.swift:4:9: error: property 'weird' of embedded type 'Bad' has the unsupported type 'NSObject'; supported: Bool, Int, Int8-Int64, UInt, UInt8-UInt64, Float, Double, String, Date, Data, UUID, [String], [Int], [Double], enums with one of those raw types, structs marked Embedded, and optionals of them. Mark it @Transient to keep it out of the store",
+            "Model.swift:5:5: error: embedded type 'Bad' declares an initializer inside the struct, which removes the memberwise initializer the generated decoder calls; move the initializer into an extension",
+            "Model.swift:9:16: error: @Index cannot annotate the embedded value 'bad'; annotate its leaves inside 'Bad' (only @Name renames the whole value)",
+        ])
+        let hidden = diagnose("private struct Secret: Embedded { var x: Int }\nstruct Keeper: Entity {\n    var id: Id = 0\n    var secret: Secret\n}")
+        #expect(hidden == ["Model.swift:1:1: error: embedded type 'Secret' cannot be private: the generated code in another file must see it"])
+        let both = diagnose("struct Both: Entity, Embedded {\n    var id: Id = 0\n}")
+        #expect(both == ["Model.swift:1:8: error: 'Both' cannot be both an Entity and Embedded: an entity is stored on its own, an embedded value inside one"])
+    }
+
     @Test func genericEntityIsRefused() {
         let messages = diagnose("struct Box<T>: Entity {\n    var id: Id = 0\n}")
         #expect(messages == ["Model.swift:1:11: error: entity 'Box' cannot be generic: the generator needs one concrete stored type"])
