@@ -5,11 +5,18 @@ enum Genre: String, Sendable {
     case fiction, science, history
 }
 
+/// A place, stored inside the entities that use it (see `Embedded`).
+struct Place: Embedded {
+    @Index var city: String
+    var country: String
+}
+
 struct Author: Entity {
     var id: Id = 0
     @Index var name: String
     var born: Int
     var country: String?
+    var birthplace: Place? = nil
 }
 
 struct Book: Entity {

@@ -21,14 +21,19 @@ func run() throws -> Store {
         try books.removeAll()
     }
 
-    var ada = Author(name: "Ada Lovelace", born: 1815, country: "United Kingdom")
-    var ursula = Author(name: "Ursula K. Le Guin", born: 1929)
+    var ada = Author(name: "Ada Lovelace", born: 1815, country: "United Kingdom",
+                     birthplace: Place(city: "London", country: "United Kingdom"))
+    var ursula = Author(name: "Ursula K. Le Guin", born: 1929, birthplace: Place(city: "Berkeley", country: "United States"))
     try authors.put(&ada)
     try authors.put(&ursula)
     print("\nStored 2 authors: ids \(ada.id) and \(ursula.id)")
+    // An embedded struct's leaves are queried (and indexed) by their path.
+    let londoners = try authors.query { Author.birthplace.city == "London" }.build().find().map(\.name)
+    print("Born in London (Author.birthplace.city, indexed): \(londoners)")
 
     // Upsert by an external key (an indexed property): the match is updated, keeping its id.
-    var imported = Author(name: "Ursula K. Le Guin", born: 1929, country: "United States")
+    var imported = Author(name: "Ursula K. Le Guin", born: 1929, country: "United States",
+                          birthplace: Place(city: "Berkeley", country: "United States"))
     try authors.upsert(&imported, by: Author.name)
     print("Upserted \(imported.name) by name: updated id \(imported.id), country \(imported.country ?? "-")")
 
