@@ -43,8 +43,11 @@ struct CodeEmitter {
                 // An enum nested in the entity (or the embedded type) is written unqualified
                 // there: extend it through that type.
                 let scope = field.path.last?.embeddedType ?? entity.qualifiedName
-                let nested = "\(scope).\(field.model.valueType)"
-                let qualified = knownEnums.contains(nested) ? nested : field.model.valueType
+                // An array of enums makes its element type queryable.
+                var enumType = field.model.valueType
+                if enumType.hasPrefix("["), enumType.hasSuffix("]") { enumType = String(enumType.dropFirst().dropLast()) }
+                let nested = "\(scope).\(enumType)"
+                let qualified = knownEnums.contains(nested) ? nested : enumType
                 guard extended.insert(qualified).inserted else { continue }
                 line()
                 line("extension \(qualified): QueryableValue {}")

@@ -33,9 +33,14 @@ struct SourceAnalyzer {
         "Id": "uint64", "Float": "float", "Double": "double", "String": "string", "Date": "date",
         "Data": "data", "UUID": "uuid",
     ]
-    static let arrayTypes: [String: String] = ["String": "stringArray", "Int": "intArray", "Double": "doubleArray"]
+    static let arrayTypes: [String: String] = [
+        "String": "stringArray", "Int": "intArray", "Double": "doubleArray", "Bool": "boolArray",
+        "Int8": "int8Array", "Int16": "int16Array", "Int32": "int32Array", "Int64": "int64Array",
+        "UInt": "uintArray", "UInt8": "uint8Array", "UInt16": "uint16Array", "UInt32": "uint32Array", "UInt64": "uint64Array",
+        "Id": "uint64Array", "Float": "floatArray", "Date": "dateArray", "UUID": "uuidArray",
+    ]
     static let supportedList =
-        "Bool, Int, Int8-Int64, UInt, UInt8-UInt64, Float, Double, String, Date, Data, UUID, [String], [Int], [Double], enums with one of those raw types, structs marked Embedded, and optionals of them"
+        "Bool, Int, Int8-Int64, UInt, UInt8-UInt64, Float, Double, String, Date, Data, UUID, arrays of those but Data, enums with a raw type of those and arrays of them, structs marked Embedded, and optionals of them"
     static let markers: Set<String> = ["Index", "Unique", "Transient", "Name", "Renamed", "CreatedAt", "UpdatedAt", "Backlink", "FullText"]
 
     init(files: [SourceFile]) {
@@ -567,6 +572,11 @@ struct SourceAnalyzer {
         }
         if let element = Self.arrayElement(inner), let storage = Self.arrayTypes[Self.stripModule(element)] {
             return model(storage, written, optional: optional)
+        }
+        if let element = Self.arrayElement(inner).map(Self.stripModule),
+           let raw = enumRawTypes[element] ?? enumRawTypes[String(element.split(separator: ".").last ?? "")],
+           let storage = Self.arrayTypes[Self.stripModule(raw)] {
+            return model(storage, written, optional: optional, isEnum: true)
         }
         if let element = Self.arrayElement(inner), embeddedType(named: element, scope: scope) != nil {
             report(node, "property '\(name)' of \(owner) is an array of embedded values ('\(type.trimmedDescription)'), which cannot be stored yet; store the elements as entities with a ToMany, or mark it @Transient", &context)

@@ -359,3 +359,23 @@ enum EmbeddedV1 {
         var home: Address
     }
 }
+
+/// Arrays of every element type.
+struct Arrays: Entity, Equatable {
+    var id: Id = 0
+    var bools: [Bool] = []
+    var int8s: [Int8] = []
+    var int16s: [Int16] = []
+    var int32s: [Int32] = []
+    var int64s: [Int64] = []
+    var uints: [UInt] = []
+    var uint8s: [UInt8] = []
+    var uint16s: [UInt16] = []
+    var uint32s: [UInt32] = []
+    var uint64s: [UInt64] = []
+    var floats: [Float] = []
+    var dates: [Date] = []
+    var uuids: [UUID] = []
+    var moods: [Mood] = []
+    var levels: [Level]? = nil
+}

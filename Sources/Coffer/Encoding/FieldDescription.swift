@@ -45,11 +45,26 @@ enum FieldDescription {
                 String(Int64(littleEndian: payload.loadUnaligned(fromByteOffset: $0, as: Int64.self)))
             }
             return "[" + values.joined(separator: ",") + "]"
-        case .float64Array:
+        case .uint64Array:
             let values = stride(from: 0, to: payload.count - 7, by: 8).map {
-                number(Double(bitPattern: UInt64(littleEndian: payload.loadUnaligned(fromByteOffset: $0, as: UInt64.self))))
+                String(UInt64(littleEndian: payload.loadUnaligned(fromByteOffset: $0, as: UInt64.self)))
             }
             return "[" + values.joined(separator: ",") + "]"
+        case .float64Array:
+            let values = stride(from: 0, to: payload.count - 7, by: 8).map { offset -> String in
+                let value = Double(bitPattern: UInt64(littleEndian: payload.loadUnaligned(fromByteOffset: offset, as: UInt64.self)))
+                return type == .dateArray ? (ISODate.string(seconds: value).map(quoted) ?? number(value)) : number(value)
+            }
+            return "[" + values.joined(separator: ",") + "]"
+        case .uuidArray:
+            let values = stride(from: 0, to: payload.count - 15, by: 16).map { offset -> String in
+                var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+                withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: payload[offset..<offset + 16])) }
+                return quoted(UUID(uuid: value).uuidString)
+            }
+            return "[" + values.joined(separator: ",") + "]"
+        case .boolArray:
+            return "[" + payload.map { $0 == 0 ? "false" : ($0 == 1 ? "true" : "null") }.joined(separator: ",") + "]"
         }
     }
 

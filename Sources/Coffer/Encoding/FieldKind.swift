@@ -35,6 +35,12 @@ enum FieldKind: UInt8 {
     case int64Array = 16
     /// `u32 byteCount`, then little-endian `Double` bit patterns.
     case float64Array = 17
+    /// `u32 byteCount`, then little-endian `UInt64`s.
+    case uint64Array = 18
+    /// `u32 byteCount`, then 16 raw bytes per UUID.
+    case uuidArray = 19
+    /// `u32 byteCount`, then one byte (0 or 1) per Bool.
+    case boolArray = 20
 
     /// The payload size of a fixed kind, or nil for a length-prefixed kind.
     @inlinable
@@ -46,7 +52,7 @@ enum FieldKind: UInt8 {
         case .int32, .uint32, .float32: return 4
         case .int64, .uint64, .float64: return 8
         case .uuid: return 16
-        case .bytes, .stringArray, .int64Array, .float64Array: return nil
+        case .bytes, .stringArray, .int64Array, .float64Array, .uint64Array, .uuidArray, .boolArray: return nil
         }
     }
 }

@@ -51,7 +51,8 @@ enum IndexKey {
             guard kind == .uuid else { return false }
             key.append(valueTag)
             key.append(contentsOf: payload)
-        case .data, .stringArray, .intArray, .doubleArray:
+        case .data, .stringArray, .intArray, .doubleArray, .boolArray, .int8Array, .int16Array, .int32Array, .int64Array,
+             .uintArray, .uint8Array, .uint16Array, .uint32Array, .uint64Array, .floatArray, .dateArray, .uuidArray:
             return false
         }
         return true
@@ -60,7 +61,8 @@ enum IndexKey {
     /// Whether `type` can be indexed.
     static func isIndexable(_ type: PropertyType) -> Bool {
         switch type {
-        case .data, .stringArray, .intArray, .doubleArray: return false
+        case .data: return false
+        case _ where type.elementType != nil: return false
         default: return true
         }
     }

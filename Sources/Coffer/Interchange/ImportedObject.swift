@@ -30,6 +30,9 @@ struct ImportedObject {
         case strings([String])
         case integers([Int])
         case doubles([Double])
+        case unsignedIntegers([UInt64])
+        case uuids([UUID])
+        case bools([Bool])
     }
 
     /// The id the line names, or nil for a new object.
@@ -119,6 +122,9 @@ struct ImportedObject {
         case .strings(let strings): writer.write(position, strings)
         case .integers(let integers): writer.write(position, integers)
         case .doubles(let doubles): writer.write(position, doubles)
+        case .unsignedIntegers(let integers): writer.write(position, integers)
+        case .uuids(let uuids): writer.write(position, uuids)
+        case .bools(let bools): writer.write(position, bools)
         }
     }
 
@@ -219,6 +225,27 @@ struct ImportedObject {
         case .doubleArray:
             guard case .array(let elements) = node else { throw mismatch("an array of numbers") }
             return .doubles(try elements.map { element throws(ImportProblem) -> Double in try double(element) })
+        case .boolArray, .int8Array, .int16Array, .int32Array, .int64Array, .uintArray, .uint8Array, .uint16Array,
+             .uint32Array, .uint64Array, .floatArray, .dateArray, .uuidArray:
+            guard case .array(let elements) = node, let elementType = property.type.elementType else { throw mismatch("an array") }
+            // Each element as the single value of the element type would be, with the same checks.
+            let element = PropertySchema(name: property.name, storedName: property.storedName, type: elementType,
+                                         swiftType: "an element of \(property.swiftType)")
+            let values = try elements.map { element0 throws(ImportProblem) -> Value in try Self.value(element0, of: element, schema: schema) }
+            switch property.type {
+            case .boolArray:
+                return .bools(values.map { if case .bool(let flag) = $0 { return flag } else { return false } })
+            case .uintArray, .uint8Array, .uint16Array, .uint32Array, .uint64Array:
+                return .unsignedIntegers(values.map { if case .unsigned(let integer) = $0 { return integer } else { return 0 } })
+            case .floatArray:
+                return .doubles(values.map { if case .float(let number) = $0 { return Double(number) } else { return 0 } })
+            case .dateArray:
+                return .doubles(values.map { if case .double(let seconds) = $0 { return seconds } else { return 0 } })
+            case .uuidArray:
+                return .uuids(values.map { if case .uuid(let uuid) = $0 { return uuid } else { return UUID() } })
+            default:
+                return .integers(values.map { if case .signed(let integer) = $0 { return Int(integer) } else { return 0 } })
+            }
         }
     }
 }

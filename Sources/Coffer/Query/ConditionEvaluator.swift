@@ -280,6 +280,8 @@ enum FieldOperand {
     case uuid([UInt8])
     case stringArray([UnsafeRawBufferPointer])
     case numberArray([Number])
+    case uuidArray([[UInt8]])
+    case boolArray([Bool])
     case other
 
     /// The operand for a stored field, or nil when the field's kind cannot hold a value of
@@ -313,6 +315,16 @@ enum FieldOperand {
             self = .numberArray(stride(from: 0, to: field.payload.count - 7, by: 8).map {
                 .double(Double(bitPattern: UInt64(littleEndian: field.payload.loadUnaligned(fromByteOffset: $0, as: UInt64.self))))
             })
+        case .uint64Array:
+            self = .numberArray(stride(from: 0, to: field.payload.count - 7, by: 8).map {
+                .unsigned(UInt64(littleEndian: field.payload.loadUnaligned(fromByteOffset: $0, as: UInt64.self)))
+            })
+        case .uuidArray:
+            self = .uuidArray(stride(from: 0, to: field.payload.count - 15, by: 16).map { Array(field.payload[$0..<$0 + 16]) })
+        case .boolArray:
+            // A byte other than 0 or 1 is damage, as a kind that does not fit.
+            guard field.payload.allSatisfy({ $0 <= 1 }) else { return nil }
+            self = .boolArray(field.payload.map { $0 == 1 })
         }
     }
 
@@ -329,8 +341,11 @@ enum FieldOperand {
         case .bytes: return type == .string || type == .data
         case .uuid: return type == .uuid
         case .stringArray: return type == .stringArray
-        case .int64Array: return type == .intArray
-        case .float64Array: return type == .doubleArray
+        case .int64Array: return [.intArray, .int8Array, .int16Array, .int32Array, .int64Array].contains(type)
+        case .float64Array: return [.doubleArray, .floatArray, .dateArray].contains(type)
+        case .uint64Array: return [.uintArray, .uint8Array, .uint16Array, .uint32Array, .uint64Array].contains(type)
+        case .uuidArray: return type == .uuidArray
+        case .boolArray: return type == .boolArray
         }
     }
 
@@ -371,6 +386,8 @@ enum FieldOperand {
         switch self {
         case .stringArray(let items): return items.map { .string($0) }
         case .numberArray(let items): return items.map { .number($0) }
+        case .uuidArray(let items): return items.map { .uuid($0) }
+        case .boolArray(let items): return items.map { .bool($0) }
         default: return []
         }
     }
@@ -379,6 +396,8 @@ enum FieldOperand {
         switch self {
         case .stringArray(let items): return items.count
         case .numberArray(let items): return items.count
+        case .uuidArray(let items): return items.count
+        case .boolArray(let items): return items.count
         default: return 0
         }
     }

@@ -149,12 +149,13 @@ extension Property where Value: DateQueryable {
     public func isAfter(_ date: Date) -> QueryCondition<E> { QueryCondition(index, .compare(.greater), [date.queryValue]) }
 }
 
-/// Arrays of String, Int or Double, optional or not: the values element conditions apply to.
+/// Arrays of any storable element type (enums included), optional or not: the values
+/// element conditions apply to.
 public protocol ArrayQueryable: Sendable {
     /// The element type. ```swift [String].Element ```
     associatedtype QueryElement: QueryableValue
 }
-extension Array: ArrayQueryable where Element: QueryableValue & RecordArrayElement {
+extension Array: ArrayQueryable where Element: QueryableValue {
     /// The element type.
     public typealias QueryElement = Element
 }

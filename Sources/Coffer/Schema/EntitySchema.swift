@@ -230,6 +230,59 @@ public enum PropertyType: String, Sendable, Codable, CaseIterable {
     case intArray
     /// `[Double]`. ```swift PropertyType.doubleArray ```
     case doubleArray
+    /// `[Bool]`. ```swift PropertyType.boolArray ```
+    case boolArray
+    /// `[Int8]`. ```swift PropertyType.int8Array ```
+    case int8Array
+    /// `[Int16]`. ```swift PropertyType.int16Array ```
+    case int16Array
+    /// `[Int32]`. ```swift PropertyType.int32Array ```
+    case int32Array
+    /// `[Int64]`. ```swift PropertyType.int64Array ```
+    case int64Array
+    /// `[UInt]`. ```swift PropertyType.uintArray ```
+    case uintArray
+    /// `[UInt8]`. ```swift PropertyType.uint8Array ```
+    case uint8Array
+    /// `[UInt16]`. ```swift PropertyType.uint16Array ```
+    case uint16Array
+    /// `[UInt32]`. ```swift PropertyType.uint32Array ```
+    case uint32Array
+    /// `[UInt64]`. ```swift PropertyType.uint64Array ```
+    case uint64Array
+    /// `[Float]`. ```swift PropertyType.floatArray ```
+    case floatArray
+    /// `[Date]`. ```swift PropertyType.dateArray ```
+    case dateArray
+    /// `[UUID]`. ```swift PropertyType.uuidArray ```
+    case uuidArray
+
+    /// For an array type, the type of its elements; nil for a single value.
+    ///
+    /// ```swift
+    /// PropertyType.dateArray.elementType   // .date
+    /// ```
+    public var elementType: PropertyType? {
+        switch self {
+        case .stringArray: return .string
+        case .intArray: return .int
+        case .doubleArray: return .double
+        case .boolArray: return .bool
+        case .int8Array: return .int8
+        case .int16Array: return .int16
+        case .int32Array: return .int32
+        case .int64Array: return .int64
+        case .uintArray: return .uint
+        case .uint8Array: return .uint8
+        case .uint16Array: return .uint16
+        case .uint32Array: return .uint32
+        case .uint64Array: return .uint64
+        case .floatArray: return .float
+        case .dateArray: return .date
+        case .uuidArray: return .uuid
+        default: return nil
+        }
+    }
 }
 
 /// Annotations that change how a property is stored.

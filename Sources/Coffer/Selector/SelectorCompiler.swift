@@ -219,7 +219,7 @@ struct SelectorCompiler {
     }
 
     func isArray(_ property: PropertySchema) -> Bool {
-        [.stringArray, .intArray, .doubleArray].contains(property.type)
+        property.type.elementType != nil
     }
 
     /// A field member: an object of operators, or a value (implicit `$eq`).
@@ -350,13 +350,7 @@ struct SelectorCompiler {
 
     /// An element value of an array property.
     private func element(_ value: JSONNode, of property: PropertySchema, path: String) throws -> QueryValue {
-        let elementType: PropertyType
-        switch property.type {
-        case .stringArray: elementType = .string
-        case .intArray: elementType = .int
-        default: elementType = .double
-        }
-        return try convert(value, to: elementType, property: property, path: path)
+        try convert(value, to: property.type.elementType ?? property.type, property: property, path: path)
     }
 
     private func scalar(_ value: JSONNode, of property: PropertySchema, path: String) throws -> QueryValue {
