@@ -408,6 +408,9 @@ struct SourceAnalyzer {
             case "Index":
                 property.flags.append("indexed")
             case "Unique":
+                if property.storageType.hasSuffix("Array") {
+                    report(attribute, "@Unique needs a single value; '\(property.name)' is an array ('\(property.swiftType)'): @Index indexes its elements", &context)
+                }
                 property.flags += ["unique", "indexed"]
                 property.onConflict = "fail"
                 if case .argumentList(let arguments) = attribute.arguments, let argument = arguments.first {

@@ -104,6 +104,11 @@ import Testing
         #expect(both == ["Model.swift:1:8: error: 'Both' cannot be both an Entity and Embedded: an entity is stored on its own, an embedded value inside one"])
     }
 
+    @Test func uniqueArraysAreRefused() {
+        let messages = diagnose("struct Post: Entity {\n    var id: Id = 0\n    @Unique var tags: [String] = []\n}")
+        #expect(messages == ["Model.swift:3:5: error: @Unique needs a single value; 'tags' is an array ('[String]'): @Index indexes its elements"])
+    }
+
     @Test func genericEntityIsRefused() {
         let messages = diagnose("struct Box<T>: Entity {\n    var id: Id = 0\n}")
         #expect(messages == ["Model.swift:1:11: error: entity 'Box' cannot be generic: the generator needs one concrete stored type"])

@@ -379,3 +379,26 @@ struct Arrays: Entity, Equatable {
     var moods: [Mood] = []
     var levels: [Level]? = nil
 }
+
+/// Element indexes: `@Index` on arrays (one entry per distinct element).
+struct Tagged: Entity, Equatable {
+    var id: Id = 0
+    var name: String = ""
+    @Index var tags: [String] = []
+    @Index var codes: [Int32]? = nil
+    @Index var flags: [Bool] = []
+    @Index var moods: [Mood] = []
+}
+
+/// `Tagged` as an older build declared it, without the indexes.
+enum TaggedV1 {
+    @StoredAs("Tagged")
+    struct Tagged: Entity {
+        var id: Id = 0
+        var name: String = ""
+        var tags: [String] = []
+        var codes: [Int32]? = nil
+        var flags: [Bool] = []
+        var moods: [Mood] = []
+    }
+}

@@ -62,7 +62,7 @@ enum IndexKey {
     static func isIndexable(_ type: PropertyType) -> Bool {
         switch type {
         case .data: return false
-        case _ where type.elementType != nil: return false
+        case _ where type.elementType != nil: return true   // an element index
         default: return true
         }
     }

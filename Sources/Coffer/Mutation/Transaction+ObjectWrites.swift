@@ -113,9 +113,10 @@ extension Transaction {
                 try deleteIndexEntries(index, of: id, entity: name)
             } else if previous != nil {
                 guard oldKeys[position] != newKeys[position] else { continue }
-                try deleteIndexEntry(index, key: oldKeys[position], id: id)
+                try updateIndexEntries(index, old: oldKeys[position], new: newKeys[position], id: id)
+                continue
             }
-            try insertIndexEntry(index, key: newKeys[position], id: id)
+            try insertIndexEntries(index, keys: newKeys[position], id: id)
         }
         try applyTextPostings(of: id, binding: binding, old: oldPostings, new: record)
         return previous != nil
@@ -164,7 +165,7 @@ extension Transaction {
                 if isDamaged {
                     try deleteIndexEntries(index, of: id, entity: name)
                 } else {
-                    try deleteIndexEntry(index, key: oldKeys[position], id: id)
+                    try deleteIndexEntries(index, keys: oldKeys[position], id: id)
                 }
             }
         }

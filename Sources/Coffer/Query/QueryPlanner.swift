@@ -53,7 +53,7 @@ enum QueryPlanner {
         // No condition can use an index: an index can still give the order.
         if orders.count == 1, let order = orders.first, order.flags.isDisjoint(with: [.descending, .nullsLast, .nullsZero, .unsigned]),
            let index = usableIndex(order.position, binding: binding, transaction: transaction),
-           ![.string, .float, .double].contains(index.property.type) {
+           !index.isElementIndex, ![.string, .float, .double].contains(index.property.type) {
             return QueryPlan(source: .indexOrder(index))
         }
         return QueryPlan(source: .scan)
@@ -84,6 +84,12 @@ enum QueryPlanner {
             }
         }
         guard let index = usableIndex(leaf.position, binding: binding, transaction: transaction) else { return nil }
+        if index.isElementIndex {
+            // Entries per element: only "holds this element" can use them.
+            guard case .containsElement = leaf.op, let elementType = property.type.elementType,
+                  let value = leaf.values.first, let encoded = IndexKey.encode(value, type: elementType) else { return nil }
+            return (1, QueryPlan(source: .index(index, [.prefix(encoded, exact: true)]), leaf: text))
+        }
         let type = property.type
         let isString = type == .string
         func key(_ value: QueryValue) -> [UInt8]? { IndexKey.encode(value, type: type) }

@@ -16,6 +16,10 @@ final class IndexBinding: @unchecked Sendable {
     let createdInTransaction: Int
 
     let isUnique: Bool
+    /// An index on an array property: one entry per distinct element (as Cloudant indexes
+    /// arrays), none for an empty or nil array. Its key buffers hold a key *set* (see
+    /// `IndexKeySet`), and only `containsElement` conditions use it.
+    let isElementIndex: Bool
 
     init(position: Int, storedId: UInt16, property: PropertySchema, database: MDB_dbi, createdInTransaction: Int) {
         self.position = position
@@ -24,6 +28,7 @@ final class IndexBinding: @unchecked Sendable {
         self.database = database
         self.createdInTransaction = createdInTransaction
         isUnique = property.flags.contains(.unique)
+        isElementIndex = property.type.elementType != nil
     }
 
     static func databaseName(entity: UInt32, property: UInt16) -> String { "index.\(entity).\(property)" }
@@ -44,9 +49,18 @@ final class IndexBinding: @unchecked Sendable {
         try writeKey(of: try record.field(storedId), in: record, to: &key)
     }
 
-    /// Replaces `key`'s contents with the index key of `field` (nil: the nil key).
+    /// Replaces `key`'s contents with the index key of `field` (nil: the nil key; for an
+    /// element index, the key set of its elements, empty for nil).
     func writeKey(of field: RecordFields.Field?, in record: RecordFields, to key: inout [UInt8]) throws {
         key.removeAll(keepingCapacity: true)
+        if isElementIndex {
+            guard let field else { return }
+            guard let elementType = property.type.elementType,
+                  IndexKeySet.encode(elementType, kind: field.kind, payload: field.payload, into: &key) else {
+                throw record.damage("property \(property.name) holds a \(field.kind) value, which a \(property.type.rawValue) index cannot hold")
+            }
+            return
+        }
         guard let field else {
             key.append(IndexKey.nilTag)
             return
@@ -75,9 +89,14 @@ extension Transaction {
         }
         try record.forEach { fieldId, field in
             if carrying && !binding.declares(fieldId) { carried.append((fieldId, field)) }
-            for (position, index) in indexes.enumerated() where index.storedId == fieldId && oldKeys[position].count == 1 {
+            for (position, index) in indexes.enumerated() where index.storedId == fieldId && oldKeys[position] == [IndexKey.nilTag] {
                 try index.writeKey(of: field, in: record, to: &oldKeys[position])
             }
+        }
+        // An element index of a record without the field has no entries: the empty set (a
+        // key set is never the single nil byte, so the check above still tells them apart).
+        for (position, index) in indexes.enumerated() where index.isElementIndex && oldKeys[position] == [IndexKey.nilTag] {
+            oldKeys[position].removeAll(keepingCapacity: true)
         }
         return carried
     }
@@ -99,6 +118,29 @@ extension Transaction {
             }
             try check(mdb_put(txn, index.database, &keyVal, &empty, 0), "updating the index on \(index.property.name)")
         }
+    }
+
+    /// Adds the entries of `keys` (one key, or an element index's key set) for `id`.
+    func insertIndexEntries(_ index: IndexBinding, keys: [UInt8], id: Id) throws {
+        guard index.isElementIndex else { return try insertIndexEntry(index, key: keys, id: id) }
+        for key in IndexKeySet.keys(keys) { try insertIndexEntry(index, key: key, id: id) }
+    }
+
+    /// Removes the entries of `keys` (one key, or an element index's key set) for `id`.
+    func deleteIndexEntries(_ index: IndexBinding, keys: [UInt8], id: Id) throws {
+        guard index.isElementIndex else { return try deleteIndexEntry(index, key: keys, id: id) }
+        for key in IndexKeySet.keys(keys) { try deleteIndexEntry(index, key: key, id: id) }
+    }
+
+    /// Moves `id`'s entries from `old` keys to `new` ones, touching only what changed.
+    func updateIndexEntries(_ index: IndexBinding, old: [UInt8], new: [UInt8], id: Id) throws {
+        guard index.isElementIndex else {
+            try deleteIndexEntry(index, key: old, id: id)
+            return try insertIndexEntry(index, key: new, id: id)
+        }
+        let before = Set(IndexKeySet.keys(old)), after = Set(IndexKeySet.keys(new))
+        for key in before.subtracting(after) { try deleteIndexEntry(index, key: key, id: id) }
+        for key in after.subtracting(before) { try insertIndexEntry(index, key: key, id: id) }
     }
 
     /// Removes `key ‖ id` from an index (absent entries are ignored).
@@ -163,6 +205,9 @@ extension Transaction {
     /// cut strings against the records), excluding `excluded`.
     func matchingIds(_ index: IndexBinding, valueOf record: RecordFields, table: MDB_dbi,
                      excluding excluded: Id? = nil) throws -> [Id] {
+        guard !index.isElementIndex else {
+            throw CofferError.invalidOperation(message: "\(record.entity).\(index.property.name) is an array: its index finds elements, not whole values (no @Unique or upsert key)")
+        }
         let key = try index.key(in: record)
         var candidates = try indexIds(index, prefix: key, entity: record.entity).filter { $0 != excluded }
         if IndexKey.isTruncatedString(key[...]) {

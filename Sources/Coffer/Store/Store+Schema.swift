@@ -189,6 +189,10 @@ extension Store {
             throw CofferError.schemaMismatch(entity: schema.name, property: property.name,
                                              stored: "an index", declared: "\(property.swiftType), which cannot be indexed")
         }
+        for property in schema.properties where property.flags.contains(.unique) && property.type.elementType != nil {
+            throw CofferError.schemaMismatch(entity: schema.name, property: property.name,
+                                             stored: "a unique index", declared: "\(property.swiftType), an array (@Index indexes its elements; @Unique is for single values)")
+        }
         let stored = try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(schema.storedName), dbi: catalog, in: transaction)
         var meta = try Catalog.load(CatalogMeta.self, key: Catalog.metaKey, dbi: catalog, in: transaction)
             ?? CatalogMeta(formatVersion: Catalog.formatVersion, lastEntityId: 0)
@@ -301,7 +305,7 @@ extension Store {
                         entity: name, property: index.property.name,
                         value: try record.describe(index) + " (held by ids \(clash) and \(id); the unique index cannot be built)")
                 }
-                try transaction.insertIndexEntry(index, key: index.key(in: record), id: id)
+                try transaction.insertIndexEntries(index, keys: index.key(in: record), id: id)
                 current = try cursor.next()
             }
         }

@@ -206,9 +206,11 @@ struct ContentChecker {
                 do {
                     try record.validate()
                     for index in indexes {
-                        var key = try index.key(in: record)
-                        key += withUnsafeBytes(of: id.bigEndian) { Array($0) }
-                        expected[index.storedId, default: []].insert(key)
+                        let keys = try index.key(in: record)
+                        for var key in index.isElementIndex ? IndexKeySet.keys(keys) : [keys] {
+                            key += withUnsafeBytes(of: id.bigEndian) { Array($0) }
+                            expected[index.storedId, default: []].insert(key)
+                        }
                     }
                     for index in textIndexes {
                         expectedText[index.storedId, default: TextIndexContents()].add(id, try index.postings(in: record))
