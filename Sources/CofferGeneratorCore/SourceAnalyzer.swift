@@ -26,6 +26,14 @@ struct SourceAnalyzer {
     private var embeddingStack: [String] = []
     /// Files declaring embedded types that entities use: their imports go into the generated file.
     private var embeddedFiles: Set<String> = []
+    /// `PropertyConvertible` types by qualified name -> the `StoredValue` type written in
+    /// their declarations (nil: none written). `URL` and `Decimal` come built in.
+    private var convertibleTypes: [String: String?] = ["URL": "String", "Foundation.URL": "String",
+                                                      "Decimal": "String", "Foundation.Decimal": "String"]
+    /// Where each source type conforms to `PropertyConvertible`, for the missing-typealias error.
+    private var conformances: [String: (node: Syntax, file: SourceFile, converter: SourceLocationConverter)] = [:]
+    /// `typealias StoredValue = X` found in any declaration or extension of a type.
+    private var storedValueAliases: [String: String] = [:]
 
     static let scalarTypes: [String: String] = [
         "Bool": "bool", "Int": "int", "Int8": "int8", "Int16": "int16", "Int32": "int32", "Int64": "int64",
@@ -50,6 +58,13 @@ struct SourceAnalyzer {
             collectEnums(declarations, parents: [])
             let converter = SourceLocationConverter(fileName: file.path, tree: tree)
             collectEmbedded(declarations, parents: [], file: file, converter: converter)
+        }
+        for (name, conformance) in conformances {
+            convertibleTypes[name] = .some(storedValueAliases[name])
+            if storedValueAliases[name] == nil {
+                var context = FileContext(file: conformance.file, converter: conformance.converter)
+                report(conformance.node, "'\(name)' conforms to PropertyConvertible but declares no 'typealias StoredValue = ...': the generator needs it (in the type or an extension in this target) to know how the value is stored", &context)
+            }
         }
         for (file, tree) in parsed {
             let converter = SourceLocationConverter(fileName: file.path, tree: tree)
@@ -79,6 +94,7 @@ struct SourceAnalyzer {
 
     private mutating func collectEmbedded(_ declarations: [DeclSyntax], parents: [String], file: SourceFile, converter: SourceLocationConverter) {
         for declaration in declarations {
+            noteConvertible(declaration, parents: parents, file: file, converter: converter)
             if let structDecl = declaration.as(StructDeclSyntax.self) {
                 let name = parents + [structDecl.name.text]
                 if Self.conforms(structDecl.inheritanceClause, to: "Embedded") {
@@ -95,6 +111,43 @@ struct SourceAnalyzer {
                                 parents: parents + [extensionDecl.extendedType.trimmedDescription], file: file, converter: converter)
             }
         }
+    }
+
+    /// Records a declaration's `PropertyConvertible` conformance and its `StoredValue` alias.
+    private mutating func noteConvertible(_ declaration: DeclSyntax, parents: [String], file: SourceFile, converter: SourceLocationConverter) {
+        let named: (name: String, clause: InheritanceClauseSyntax?, members: MemberBlockSyntax)?
+        if let structDecl = declaration.as(StructDeclSyntax.self) {
+            named = (structDecl.name.text, structDecl.inheritanceClause, structDecl.memberBlock)
+        } else if let enumDecl = declaration.as(EnumDeclSyntax.self) {
+            named = (enumDecl.name.text, enumDecl.inheritanceClause, enumDecl.memberBlock)
+        } else if let classDecl = declaration.as(ClassDeclSyntax.self) {
+            named = (classDecl.name.text, classDecl.inheritanceClause, classDecl.memberBlock)
+        } else if let extensionDecl = declaration.as(ExtensionDeclSyntax.self) {
+            // An extension names its type from the top level.
+            named = (extensionDecl.extendedType.trimmedDescription, extensionDecl.inheritanceClause, extensionDecl.memberBlock)
+        } else {
+            named = nil
+        }
+        guard let named else { return }
+        let qualified = declaration.is(ExtensionDeclSyntax.self) ? named.name : (parents + [named.name]).joined(separator: ".")
+        for member in named.members.members {
+            guard let alias = member.decl.as(TypeAliasDeclSyntax.self), alias.name.text == "StoredValue" else { continue }
+            storedValueAliases[qualified] = alias.initializer.value.trimmedDescription
+        }
+        if Self.conforms(named.clause, to: "PropertyConvertible"), conformances[qualified] == nil,
+           let clause = named.clause?.inheritedTypes.first(where: { Self.stripModule($0.type.trimmedDescription).hasSuffix("PropertyConvertible") }) {
+            conformances[qualified] = (Syntax(clause), file, converter)
+        }
+    }
+
+    /// The stored type of the `PropertyConvertible` type a property's written type names
+    /// (looked up like embedded types), or nil when it is not one.
+    private func convertibleStorage(named written: String, scope: [String]) -> String? {
+        for depth in stride(from: scope.count, through: 0, by: -1) {
+            let candidate = (scope.prefix(depth) + [written]).joined(separator: ".")
+            if let stored = convertibleTypes[candidate] { return stored.flatMap { Self.scalarTypes[Self.stripModule($0)] } ?? "" }
+        }
+        return nil
     }
 
     /// The qualified name of the embedded type a property's written type names, looked up
@@ -584,6 +637,14 @@ struct SourceAnalyzer {
         if let element = Self.arrayElement(inner), embeddedType(named: element, scope: scope) != nil {
             report(node, "property '\(name)' of \(owner) is an array of embedded values ('\(type.trimmedDescription)'), which cannot be stored yet; store the elements as entities with a ToMany, or mark it @Transient", &context)
             return nil
+        }
+        if let storage = convertibleStorage(named: bare, scope: scope) {
+            // Its conformance reported a missing or unsupported StoredValue already.
+            guard !storage.isEmpty else {
+                report(node, "property '\(name)' of \(owner) has the type '\(bare)', whose StoredValue is missing or not a scalar type entity properties have", &context)
+                return nil
+            }
+            return model(storage, written, optional: optional)
         }
         if let embedded = embeddedType(named: bare, scope: scope) {
             var value = model("bool", written, optional: optional)

@@ -109,6 +109,34 @@ import Testing
         #expect(messages == ["Model.swift:3:5: error: @Unique needs a single value; 'tags' is an array ('[String]'): @Index indexes its elements"])
     }
 
+    @Test func aConverterWithoutItsStoredValueIsRefused() {
+        let messages = diagnose("""
+        struct Color: PropertyConvertible {
+            init(storedValue: String) throws {}
+            var storedValue: String { "" }
+        }
+        struct Paint: Entity {
+            var id: Id = 0
+            var color: Color
+        }
+        """)
+        #expect(messages == [
+            "Model.swift:1:15: error: 'Color' conforms to PropertyConvertible but declares no 'typealias StoredValue = ...': the generator needs it (in the type or an extension in this target) to know how the value is stored",
+            "Model.swift:7:9: error: property 'color' of entity 'Paint' has the type 'Color', whose StoredValue is missing or not a scalar type entity properties have",
+        ])
+        let fine = diagnose("""
+        struct Money: PropertyConvertible { var cents: Int64 }
+        extension Money { typealias StoredValue = Int64 }
+        struct Wallet: Entity {
+            var id: Id = 0
+            var balance: Money
+            var site: URL?
+            var total: Decimal = 0
+        }
+        """)
+        #expect(fine.isEmpty)
+    }
+
     @Test func genericEntityIsRefused() {
         let messages = diagnose("struct Box<T>: Entity {\n    var id: Id = 0\n}")
         #expect(messages == ["Model.swift:1:11: error: entity 'Box' cannot be generic: the generator needs one concrete stored type"])

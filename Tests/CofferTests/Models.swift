@@ -402,3 +402,37 @@ enum TaggedV1 {
         var moods: [Mood] = []
     }
 }
+
+/// A user type stored through a converter: a color as its hex text.
+struct Color: PropertyConvertible, Equatable, Comparable {
+    typealias StoredValue = String
+    var red: UInt8, green: UInt8, blue: UInt8
+
+    struct NotHex: Error { let text: String }
+
+    init(red: UInt8, green: UInt8, blue: UInt8) {
+        self.red = red
+        self.green = green
+        self.blue = blue
+    }
+
+    init(storedValue hex: String) throws {
+        guard hex.count == 7, hex.first == "#", let rgb = UInt32(hex.dropFirst(), radix: 16) else { throw NotHex(text: hex) }
+        red = UInt8(rgb >> 16 & 0xFF)
+        green = UInt8(rgb >> 8 & 0xFF)
+        blue = UInt8(rgb & 0xFF)
+    }
+
+    var storedValue: String { "#" + [red, green, blue].map { String(format: "%02X", $0) }.joined() }
+
+    static func < (a: Color, b: Color) -> Bool { a.storedValue < b.storedValue }
+}
+
+/// Converted properties: a user converter and the built-in URL and Decimal.
+struct Swatch: Entity, Equatable {
+    var id: Id = 0
+    @Index var color: Color
+    var accent: Color?
+    var link: URL?
+    @Index var price: Decimal = 0
+}
