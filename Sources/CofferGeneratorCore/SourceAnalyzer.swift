@@ -39,7 +39,10 @@ struct SourceAnalyzer {
         "Bool": "bool", "Int": "int", "Int8": "int8", "Int16": "int16", "Int32": "int32", "Int64": "int64",
         "UInt": "uint", "UInt8": "uint8", "UInt16": "uint16", "UInt32": "uint32", "UInt64": "uint64",
         "Id": "uint64", "Float": "float", "Double": "double", "String": "string", "Date": "date",
-        "Data": "data", "UUID": "uuid",
+        "Data": "data", "UUID": "uuid", "JSONValue": "json",
+    ]
+    static let dictionaryTypes: [String: String] = [
+        "String": "stringDictionary", "Int": "intDictionary", "Double": "doubleDictionary", "Bool": "boolDictionary",
     ]
     static let arrayTypes: [String: String] = [
         "String": "stringArray", "Int": "intArray", "Double": "doubleArray", "Bool": "boolArray",
@@ -48,7 +51,7 @@ struct SourceAnalyzer {
         "Id": "uint64Array", "Float": "floatArray", "Date": "dateArray", "UUID": "uuidArray",
     ]
     static let supportedList =
-        "Bool, Int, Int8-Int64, UInt, UInt8-UInt64, Float, Double, String, Date, Data, UUID, arrays of those but Data, enums with a raw type of those and arrays of them, structs marked Embedded, and optionals of them"
+        "Bool, Int, Int8-Int64, UInt, UInt8-UInt64, Float, Double, String, Date, Data, UUID, arrays of those but Data, enums with a raw type of those and arrays of them, JSONValue, [String: String/Int/Double/Bool], structs marked Embedded, PropertyConvertible types, and optionals of them"
     static let markers: Set<String> = ["Index", "Unique", "Transient", "Name", "Renamed", "CreatedAt", "UpdatedAt", "Backlink", "FullText"]
 
     init(files: [SourceFile]) {
@@ -626,6 +629,17 @@ struct SourceAnalyzer {
             link.flags = ["indexed", "relation"]
             return link
         }
+        if let (key, value) = Self.dictionaryTypes(inner) {
+            guard Self.stripModule(key) == "String" else {
+                report(node, "property '\(name)' of \(owner) is a dictionary keyed by '\(key)'; stored dictionaries are keyed by String", &context)
+                return nil
+            }
+            guard let storage = Self.dictionaryTypes[Self.stripModule(value)] else {
+                report(node, "property '\(name)' of \(owner) is a dictionary of '\(value)'; stored dictionaries hold String, Int, Double or Bool values (use JSONValue for anything else)", &context)
+                return nil
+            }
+            return model(storage, written, optional: optional)
+        }
         if let element = Self.arrayElement(inner), let storage = Self.arrayTypes[Self.stripModule(element)] {
             return model(storage, written, optional: optional)
         }
@@ -665,6 +679,18 @@ struct SourceAnalyzer {
             return String(name.dropFirst(prefix.count))
         }
         return name
+    }
+
+    /// The key and value types of `[K: V]` or `Dictionary<K, V>`.
+    static func dictionaryTypes(_ type: TypeSyntax) -> (String, String)? {
+        if let dictionary = type.as(DictionaryTypeSyntax.self) {
+            return (dictionary.key.trimmedDescription, dictionary.value.trimmedDescription)
+        }
+        if let identifier = type.as(IdentifierTypeSyntax.self), identifier.name.text == "Dictionary",
+           let arguments = identifier.genericArgumentClause?.arguments, arguments.count == 2 {
+            return (arguments.first?.argument.trimmedDescription ?? "", arguments.last?.argument.trimmedDescription ?? "")
+        }
+        return nil
     }
 
     static func arrayElement(_ type: TypeSyntax) -> String? {

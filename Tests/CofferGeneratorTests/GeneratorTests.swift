@@ -44,7 +44,7 @@ import Testing
         }
         """)
         #expect(messages == [
-            "Model.swift:4:9: error: property 'children' of entity 'Thing' has the unsupported type '[Thing]'; supported: Bool, Int, Int8-Int64, UInt, UInt8-UInt64, Float, Double, String, Date, Data, UUID, arrays of those but Data, enums with a raw type of those and arrays of them, structs marked Embedded, and optionals of them. Mark it @Transient to keep it out of the store",
+            "Model.swift:4:9: error: property 'children' of entity 'Thing' has the unsupported type '[Thing]'; supported: Bool, Int, Int8-Int64, UInt, UInt8-UInt64, Float, Double, String, Date, Data, UUID, arrays of those but Data, enums with a raw type of those and arrays of them, JSONValue, [String: String/Int/Double/Bool], structs marked Embedded, PropertyConvertible types, and optionals of them. Mark it @Transient to keep it out of the store",
         ])
     }
 
@@ -94,7 +94,7 @@ import Testing
         #expect(inside == [
             "Model.swift:2:9: error: 'owner' of embedded type 'Bad' is a link or relation ('ToOne<Holder>'); embedded values hold plain values: put the link on the entity",
             "Model.swift:3:20: error: @CreatedAt belongs on an entity's own Date property, not inside embedded type 'Bad'",
-            "Model.swift:4:9: error: property 'weird' of embedded type 'Bad' has the unsupported type 'NSObject'; supported: Bool, Int, Int8-Int64, UInt, UInt8-UInt64, Float, Double, String, Date, Data, UUID, arrays of those but Data, enums with a raw type of those and arrays of them, structs marked Embedded, and optionals of them. Mark it @Transient to keep it out of the store",
+            "Model.swift:4:9: error: property 'weird' of embedded type 'Bad' has the unsupported type 'NSObject'; supported: Bool, Int, Int8-Int64, UInt, UInt8-UInt64, Float, Double, String, Date, Data, UUID, arrays of those but Data, enums with a raw type of those and arrays of them, JSONValue, [String: String/Int/Double/Bool], structs marked Embedded, PropertyConvertible types, and optionals of them. Mark it @Transient to keep it out of the store",
             "Model.swift:5:5: error: embedded type 'Bad' declares an initializer inside the struct, which removes the memberwise initializer the generated decoder calls; move the initializer into an extension",
             "Model.swift:9:16: error: @Index cannot annotate the embedded value 'bad'; annotate its leaves inside 'Bad' (only @Name renames the whole value)",
         ])

@@ -436,3 +436,14 @@ struct Swatch: Entity, Equatable {
     var link: URL?
     @Index var price: Decimal = 0
 }
+
+/// Layer's conversations: nested JSON metadata and dictionaries, queried by path.
+struct Conversation: Entity, Equatable {
+    var id: Id = 0
+    @Index var title: String
+    var metadata: JSONValue = [:]
+    var labels: [String: String] = [:]
+    var counts: [String: Int]? = nil
+    var scores: [String: Double] = [:]
+    var flags: [String: Bool] = [:]
+}

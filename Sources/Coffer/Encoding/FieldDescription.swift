@@ -63,6 +63,8 @@ enum FieldDescription {
                 return quoted(UUID(uuid: value).uuidString)
             }
             return "[" + values.joined(separator: ",") + "]"
+        case .document:
+            return DocumentCodec.json(payload) ?? "null"
         case .boolArray:
             return "[" + payload.map { $0 == 0 ? "false" : ($0 == 1 ? "true" : "null") }.joined(separator: ",") + "]"
         }

@@ -41,6 +41,8 @@ enum FieldKind: UInt8 {
     case uuidArray = 19
     /// `u32 byteCount`, then one byte (0 or 1) per Bool.
     case boolArray = 20
+    /// `u32 byteCount`, then one document value (see `DocumentCodec`).
+    case document = 21
 
     /// The payload size of a fixed kind, or nil for a length-prefixed kind.
     @inlinable
@@ -52,7 +54,7 @@ enum FieldKind: UInt8 {
         case .int32, .uint32, .float32: return 4
         case .int64, .uint64, .float64: return 8
         case .uuid: return 16
-        case .bytes, .stringArray, .int64Array, .float64Array, .uint64Array, .uuidArray, .boolArray: return nil
+        case .bytes, .stringArray, .int64Array, .float64Array, .uint64Array, .uuidArray, .boolArray, .document: return nil
         }
     }
 }

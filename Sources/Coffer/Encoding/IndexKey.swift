@@ -52,7 +52,8 @@ enum IndexKey {
             key.append(valueTag)
             key.append(contentsOf: payload)
         case .data, .stringArray, .intArray, .doubleArray, .boolArray, .int8Array, .int16Array, .int32Array, .int64Array,
-             .uintArray, .uint8Array, .uint16Array, .uint32Array, .uint64Array, .floatArray, .dateArray, .uuidArray:
+             .uintArray, .uint8Array, .uint16Array, .uint32Array, .uint64Array, .floatArray, .dateArray, .uuidArray,
+             .json, .stringDictionary, .intDictionary, .doubleDictionary, .boolDictionary:
             return false
         }
         return true
@@ -62,6 +63,7 @@ enum IndexKey {
     static func isIndexable(_ type: PropertyType) -> Bool {
         switch type {
         case .data: return false
+        case _ where type.isDocument: return false
         case _ where type.elementType != nil: return true   // an element index
         default: return true
         }

@@ -33,6 +33,8 @@ struct ImportedObject {
         case unsignedIntegers([UInt64])
         case uuids([UUID])
         case bools([Bool])
+        case json(JSONValue)
+        case document([(String, DocumentCodec.Scalar)])
     }
 
     /// The id the line names, or nil for a new object.
@@ -125,6 +127,9 @@ struct ImportedObject {
         case .unsignedIntegers(let integers): writer.write(position, integers)
         case .uuids(let uuids): writer.write(position, uuids)
         case .bools(let bools): writer.write(position, bools)
+        case .json(let value): writer.write(position, value)
+        case .document(let members):
+            DocumentCodec.writeField(position, to: &writer) { DocumentCodec.writeObject(members, to: &$0) }
         }
     }
 
@@ -225,6 +230,23 @@ struct ImportedObject {
         case .doubleArray:
             guard case .array(let elements) = node else { throw mismatch("an array of numbers") }
             return .doubles(try elements.map { element throws(ImportProblem) -> Double in try double(element) })
+        case .json:
+            return .json(JSONValue(node))
+        case .stringDictionary, .intDictionary, .doubleDictionary, .boolDictionary:
+            guard case .object(let members) = node else { throw mismatch("an object") }
+            var seen = Set<String>()
+            return .document(try members.map { member throws(ImportProblem) -> (String, DocumentCodec.Scalar) in
+                guard seen.insert(member.key).inserted else { throw mismatch("an object without repeated keys") }
+                switch (property.type, member.value) {
+                case (.stringDictionary, .string(let text)): return (member.key, .string(text))
+                case (.intDictionary, .number(let number)):
+                    guard let integer = number.int64 else { throw mismatch("an object of integers") }
+                    return (member.key, .integer(integer))
+                case (.doubleDictionary, .number(let number)): return (member.key, .double(number.double))
+                case (.boolDictionary, .bool(let flag)): return (member.key, .bool(flag))
+                default: throw mismatch("an object of \(property.swiftType.dropFirst(9).dropLast()) values")
+                }
+            })
         case .boolArray, .int8Array, .int16Array, .int32Array, .int64Array, .uintArray, .uint8Array, .uint16Array,
              .uint32Array, .uint64Array, .floatArray, .dateArray, .uuidArray:
             guard case .array(let elements) = node, let elementType = property.type.elementType else { throw mismatch("an array") }

@@ -55,9 +55,19 @@ struct ConditionEvaluator {
         // A property the stored catalog does not know has no values yet: every record is nil.
         let storedId: UInt16? = isId ? nil : binding.storedIds[leaf.position]
         let entity = binding.schema.name
+        let path = leaf.path
         let read: (Id, RecordFields.Field?) throws -> FieldOperand? = { id, field in
             if isId { return .number(.unsigned(id)) }
             guard let field else { return nil }
+            if type.isDocument, field.kind == .document {
+                // A document is read whole: the path's value, nil when it names nothing.
+                switch DocumentCodec.find(path, in: field.payload) {
+                case .value(let node): return FieldOperand(document: node)
+                case .missing: return nil
+                case .damaged:
+                    throw CofferError.corruptRecord(entity: entity, id: id, reason: "the document in property \(property.name) is damaged")
+                }
+            }
             guard let operand = FieldOperand(field, type: type) else {
                 throw CofferError.corruptRecord(entity: entity, id: id,
                                                 reason: "property \(property.name) holds a \(field.kind) value, which a \(property.swiftType) cannot hold")
@@ -282,6 +292,9 @@ enum FieldOperand {
     case numberArray([Number])
     case uuidArray([[UInt8]])
     case boolArray([Bool])
+    /// Values inside a document (an array at a path): strings are owned, not in the record.
+    case text(String)
+    case list([FieldOperand])
     case other
 
     /// The operand for a stored field, or nil when the field's kind cannot hold a value of
@@ -321,6 +334,9 @@ enum FieldOperand {
             })
         case .uuidArray:
             self = .uuidArray(stride(from: 0, to: field.payload.count - 15, by: 16).map { Array(field.payload[$0..<$0 + 16]) })
+        case .document:
+            // Compared only through a path (see `init(document:)`); the whole value is not a scalar.
+            self = .other
         case .boolArray:
             // A byte other than 0 or 1 is damage, as a kind that does not fit.
             guard field.payload.allSatisfy({ $0 <= 1 }) else { return nil }
@@ -346,6 +362,7 @@ enum FieldOperand {
         case .uint64Array: return [.uintArray, .uint8Array, .uint16Array, .uint32Array, .uint64Array].contains(type)
         case .uuidArray: return type == .uuidArray
         case .boolArray: return type == .boolArray
+        case .document: return type.isDocument
         }
     }
 
@@ -378,7 +395,25 @@ enum FieldOperand {
             }
             return ByteSearch.order(Array(CaseFolding.fold(String(decoding: bytes, as: UTF8.self)).utf8), prepared.foldedBytes)
         case (.uuid(let x), .uuid(let y)): return ByteSearch.order(x, y)
+        case (.text(let text), .string):
+            var text = text
+            return text.withUTF8 { FieldOperand.string(UnsafeRawBufferPointer($0)).order(value, caseSensitive: caseSensitive) }
+        case (.list(let items), _):
+            // A value matches an array when an element does (Cloudant's rule): equal orders 0.
+            return items.contains { $0.order(value, caseSensitive: caseSensitive) == 0 } ? 0 : nil
         default: return nil
+        }
+    }
+
+    /// The operand of a value found inside a document.
+    init(document node: DocumentCodec.Node) {
+        switch node {
+        case .null, .object: self = .other
+        case .scalar(.bool(let flag)): self = .bool(flag)
+        case .scalar(.integer(let number)): self = .number(.signed(number))
+        case .scalar(.double(let number)): self = .number(.double(number))
+        case .scalar(.string(let text)): self = .text(text)
+        case .array(let elements): self = .list(elements.map(FieldOperand.init(document:)))
         }
     }
 
@@ -388,6 +423,7 @@ enum FieldOperand {
         case .numberArray(let items): return items.map { .number($0) }
         case .uuidArray(let items): return items.map { .uuid($0) }
         case .boolArray(let items): return items.map { .bool($0) }
+        case .list(let items): return items
         default: return []
         }
     }
@@ -398,6 +434,7 @@ enum FieldOperand {
         case .numberArray(let items): return items.count
         case .uuidArray(let items): return items.count
         case .boolArray(let items): return items.count
+        case .list(let items): return items.count
         default: return 0
         }
     }

@@ -53,7 +53,7 @@ enum Describe {
     }
 
     static func leaf(_ leaf: ConditionLeaf, schema: EntitySchema) -> String {
-        let name = schema.properties[leaf.position].name
+        let name = ([schema.properties[leaf.position].name] + leaf.path.map { "[\(FieldDescription.quoted($0))]" }).joined()
         // Long lists (a link step can produce thousands of ids) are cut.
         var values = leaf.values.prefix(8).map(\.description)
         if leaf.values.count > 8 { values.append("… \(leaf.values.count) values") }

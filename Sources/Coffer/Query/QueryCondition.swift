@@ -159,6 +159,9 @@ struct ConditionLeaf: Sendable {
     /// transaction (a full-text match), so each names a stored object, and a query that
     /// needs only ids need not read the records.
     var idsAreStored = false
+    /// For a document property (``JSONValue``, dictionaries): the object keys leading to the
+    /// value the condition tests (`metadata["first"]["second"]`); empty otherwise.
+    var path: [String] = []
 
     init(position: Int, op: ConditionOp, values: [QueryValue], caseSensitive: Bool) {
         self.position = position

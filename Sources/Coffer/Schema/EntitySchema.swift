@@ -256,6 +256,25 @@ public enum PropertyType: String, Sendable, Codable, CaseIterable {
     case dateArray
     /// `[UUID]`. ```swift PropertyType.uuidArray ```
     case uuidArray
+    /// ``JSONValue``, stored as a binary document. ```swift PropertyType.json ```
+    case json
+    /// `[String: String]`. ```swift PropertyType.stringDictionary ```
+    case stringDictionary
+    /// `[String: Int]`. ```swift PropertyType.intDictionary ```
+    case intDictionary
+    /// `[String: Double]`. ```swift PropertyType.doubleDictionary ```
+    case doubleDictionary
+    /// `[String: Bool]`. ```swift PropertyType.boolDictionary ```
+    case boolDictionary
+
+    /// Whether values are documents (``JSONValue`` or a dictionary), queried by path.
+    ///
+    /// ```swift
+    /// PropertyType.stringDictionary.isDocument   // true
+    /// ```
+    public var isDocument: Bool {
+        [.json, .stringDictionary, .intDictionary, .doubleDictionary, .boolDictionary].contains(self)
+    }
 
     /// For an array type, the type of its elements; nil for a single value.
     ///

@@ -154,6 +154,9 @@ struct SelectorCompiler {
             throw error(path, "\(schema.name) has no property \(head)")
         }
         let property = schema.properties[position]
+        if property.type.isDocument {
+            return try documentField(position, keys: rest.split(separator: ".", omittingEmptySubsequences: false).map(String.init), value, path: path)
+        }
         let isRelation = property.flags.contains(.relation) || property.flags.contains(.backlink)
         guard isRelation, let targetName = property.relationTarget else {
             throw error(path, "\(head) is not a relation, so \(head).\(rest) names nothing (dotted paths go through ToOne, ToMany and @Backlink properties)")
@@ -187,6 +190,22 @@ struct SelectorCompiler {
             }
         }
         return nodes.count == 1 ? nodes[0] : .and(nodes)
+    }
+
+    /// A dotted path into a document property (`"metadata.first.second"`): the operators
+    /// compare the value found there, whatever its JSON type (see `DocumentPath`).
+    private func documentField(_ position: Int, keys: [String], _ value: JSONNode, path: String) throws -> ConditionNode {
+        guard !keys.contains(where: \.isEmpty) else { throw error(path, "a dotted path needs a name on both sides of each dot") }
+        let property = schema.properties[position]
+        let inner = PropertySchema(name: property.name, storedName: property.storedName, type: .json, swiftType: "a document value")
+        let node: ConditionNode
+        if case .object(let members) = value, !members.isEmpty, members.allSatisfy({ $0.key.hasPrefix("$") }) {
+            let nodes = try members.map { try fieldOperator(position, $0.key, $0.value, path: joined(path, $0.key), as: inner) }
+            node = nodes.count == 1 ? nodes[0] : .and(nodes)
+        } else {
+            node = try fieldOperator(position, "$eq", value, path: path, as: inner)
+        }
+        return node.settingPath(keys, at: position)
     }
 
     /// How `property` (at `position`) reaches `target`; for a backlink, the source
@@ -239,8 +258,9 @@ struct SelectorCompiler {
         .leaf(ConditionLeaf(position: position, op: op, values: values, caseSensitive: true))
     }
 
-    private func fieldOperator(_ position: Int, _ op: String, _ value: JSONNode, path: String) throws -> ConditionNode {
-        let property = schema.properties[position]
+    private func fieldOperator(_ position: Int, _ op: String, _ value: JSONNode, path: String,
+                               as declared: PropertySchema? = nil) throws -> ConditionNode {
+        let property = declared ?? schema.properties[position]
         let array = isArray(property)
         switch op {
         case "$eq":
@@ -248,7 +268,7 @@ struct SelectorCompiler {
             if array { return leaf(position, .containsElement, [try element(value, of: property, path: path)]) }
             return leaf(position, .compare(.equal), [try scalar(value, of: property, path: path)])
         case "$ne":
-            return .not(try fieldOperator(position, "$eq", value, path: path))
+            return .not(try fieldOperator(position, "$eq", value, path: path, as: declared))
         case "$lt", "$lte", "$gt", "$gte":
             guard !array else { throw error(path, "\(op) compares single values; \(property.storedName) is an array (use $size, $all, $in or $eq)") }
             let comparison: Comparison = ["$lt": .less, "$lte": .lessOrEqual, "$gt": .greater, "$gte": .greaterOrEqual][op] ?? .equal
@@ -272,7 +292,7 @@ struct SelectorCompiler {
             if candidates.contains(.null) { nodes.append(leaf(position, .isNil)) }
             return nodes.count == 1 ? nodes[0] : .or(nodes)
         case "$nin":
-            return .not(try fieldOperator(position, "$in", value, path: path))
+            return .not(try fieldOperator(position, "$in", value, path: path, as: declared))
         case "$exists":
             guard case .bool(let exists) = value else { throw error(path, "$exists needs true or false, not \(value.text)") }
             return leaf(position, exists ? .isNotNil : .isNil)
@@ -311,7 +331,7 @@ struct SelectorCompiler {
                 throw error(path, "$elemMatch needs an object of operators, not \(value.text)")
             }
             if members.count == 1, members[0].key == "$in" || members[0].key == "$eq" {
-                return try fieldOperator(position, members[0].key, members[0].value, path: joined(path, members[0].key))
+                return try fieldOperator(position, members[0].key, members[0].value, path: joined(path, members[0].key), as: declared)
             }
             // One element must satisfy every comparison.
             var comparisons: [Comparison] = []
@@ -331,7 +351,7 @@ struct SelectorCompiler {
             guard case .object(let members) = value, !members.isEmpty, members.allSatisfy({ $0.key.hasPrefix("$") }) else {
                 throw error(path, "$not on a field needs an object of operators, not \(value.text)")
             }
-            let nodes = try members.map { try fieldOperator(position, $0.key, $0.value, path: joined(path, $0.key)) }
+            let nodes = try members.map { try fieldOperator(position, $0.key, $0.value, path: joined(path, $0.key), as: declared) }
             return .not(nodes.count == 1 ? nodes[0] : .and(nodes))
         default:
             throw error(path, "unknown field operator \(op) (field operators are $eq, $ne, $lt, $lte, $gt, $gte, $in, $nin, $all, $elemMatch, $exists, $size, $mod, $regex and $not)")
@@ -401,8 +421,31 @@ struct SelectorCompiler {
         case .uuid:
             guard case .string(let string) = value, let uuid = UUID(uuidString: string) else { throw mismatch("a UUID string") }
             return .uuid(uuid)
+        case .json:
+            // A value inside a document: compared as what the JSON says it is.
+            switch value {
+            case .bool(let flag): return .bool(flag)
+            case .number(let number): return number.int64.map(QueryValue.signed) ?? .double(number.double)
+            case .string(let string): return .string(string)
+            default: throw error(path, "inside a document, compare with a string, number or boolean, not \(value.text)")
+            }
         default:
             throw error(path, "\(property.storedName) is \(property.swiftType), which selectors cannot compare")
+        }
+    }
+}
+
+extension ConditionNode {
+    /// The same condition with `path` on every leaf at `position` (a document path).
+    func settingPath(_ path: [String], at position: Int) -> ConditionNode {
+        switch self {
+        case .leaf(var leaf):
+            if leaf.position == position { leaf.path = path }
+            return .leaf(leaf)
+        case .and(let nodes): return .and(nodes.map { $0.settingPath(path, at: position) })
+        case .or(let nodes): return .or(nodes.map { $0.settingPath(path, at: position) })
+        case .not(let inner): return .not(inner.settingPath(path, at: position))
+        default: return self
         }
     }
 }

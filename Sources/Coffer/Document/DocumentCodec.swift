@@ -1,0 +1,215 @@
+import Foundation
+
+/// The binary encoding of documents (`JSONValue` and `[String: X]` properties), the payload
+/// of a `document` field:
+///
+///     value  := tag:u8 body
+///     tag 0 null | 1 false | 2 true | 3 Int64 (8 bytes) | 4 Double (8 bytes)
+///         | 5 string (u32 length, UTF-8) | 6 array (u32 count, values)
+///         | 7 object (u32 count, then u32 key length, key UTF-8, value; keys ascending)
+///
+/// Invariant: bytes from disk are untrusted. Every read checks lengths and counts against
+/// the payload's end and nests at most `maximumDepth` levels; damage is nil (decode) or
+/// `.damaged` (find), never a trap and never read as a missing value.
+public enum DocumentCodec {
+    /// A leaf value.
+    public enum Scalar: Sendable, Equatable {
+        /// ```swift DocumentCodec.Scalar.bool(true) ```
+        case bool(Bool)
+        /// ```swift DocumentCodec.Scalar.integer(5) ```
+        case integer(Int64)
+        /// ```swift DocumentCodec.Scalar.double(2.5) ```
+        case double(Double)
+        /// ```swift DocumentCodec.Scalar.string("a") ```
+        case string(String)
+    }
+
+    /// A decoded value.
+    indirect enum Node: Equatable {
+        case null
+        case scalar(Scalar)
+        case array([Node])
+        case object([String: Node])
+    }
+
+    static let maximumDepth = 64
+
+    // MARK: Writing
+
+    /// Writes field `field` of kind `document` whose payload `body` writes.
+    static func writeField(_ field: Int, to writer: inout RecordWriter, _ body: (inout RecordWriter) -> Void) {
+        writer.header(field, .document, payload: 4)
+        let lengthOffset = writer.count
+        writer.append(UInt32(0))
+        body(&writer)
+        let length = UInt32(truncatingIfNeeded: writer.count - lengthOffset - 4)
+        writer.base.storeBytes(of: length.littleEndian, toByteOffset: lengthOffset, as: UInt32.self)
+    }
+
+    static func write(_ value: JSONValue, to writer: inout RecordWriter) {
+        switch value {
+        case .null: writer.reserve(1); writer.append(UInt8(0))
+        case .bool(let flag): write(Scalar.bool(flag), to: &writer)
+        case .number(let number): write(Scalar.double(number), to: &writer)
+        case .string(let text): write(Scalar.string(text), to: &writer)
+        case .array(let elements):
+            writer.reserve(5)
+            writer.append(UInt8(6))
+            writer.append(UInt32(truncatingIfNeeded: elements.count))
+            for element in elements { write(element, to: &writer) }
+        case .object(let members):
+            writer.reserve(5)
+            writer.append(UInt8(7))
+            writer.append(UInt32(truncatingIfNeeded: members.count))
+            for (key, member) in members.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+                writeString(key, to: &writer)
+                write(member, to: &writer)
+            }
+        }
+    }
+
+    static func write(_ scalar: Scalar, to writer: inout RecordWriter) {
+        switch scalar {
+        case .bool(let flag): writer.reserve(1); writer.append(UInt8(flag ? 2 : 1))
+        case .integer(let number): writer.reserve(9); writer.append(UInt8(3)); writer.append(number)
+        case .double(let number): writer.reserve(9); writer.append(UInt8(4)); writer.append(number.bitPattern)
+        case .string(let text):
+            writer.reserve(1)
+            writer.append(UInt8(5))
+            writeString(text, to: &writer)
+        }
+    }
+
+    /// An object of scalars (a dictionary property), keys ascending.
+    static func writeObject(_ members: [(String, Scalar)], to writer: inout RecordWriter) {
+        writer.reserve(5)
+        writer.append(UInt8(7))
+        writer.append(UInt32(truncatingIfNeeded: members.count))
+        for (key, scalar) in members.sorted(by: { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }) {
+            writeString(key, to: &writer)
+            write(scalar, to: &writer)
+        }
+    }
+
+    private static func writeString(_ text: String, to writer: inout RecordWriter) {
+        var text = text
+        text.withUTF8 { utf8 in
+            writer.reserve(4 + utf8.count)
+            writer.append(UInt32(truncatingIfNeeded: utf8.count))
+            writer.append(bytes: UnsafeRawBufferPointer(utf8))
+        }
+    }
+
+    // MARK: Reading
+
+    /// The value of a whole payload, or nil when it is damaged (or has bytes after the value).
+    static func decode(_ payload: UnsafeRawBufferPointer) -> Node? {
+        var cursor = Cursor(bytes: payload)
+        guard let node = cursor.node(depth: 0), cursor.offset == payload.count else { return nil }
+        return node
+    }
+
+    /// What a path names inside a document.
+    enum Found {
+        /// The value at the path: a scalar, or an array of its element values.
+        case value(Node)
+        /// The path names nothing (a missing key, a step into a non-object, or `null`).
+        case missing
+        /// The encoding is damaged.
+        case damaged
+    }
+
+    /// The value at `path` (object keys) inside a payload.
+    static func find(_ path: [String], in payload: UnsafeRawBufferPointer) -> Found {
+        // Documents are small next to a record read: decode, then walk.
+        guard let root = decode(payload) else { return .damaged }
+        var current = root
+        for key in path {
+            guard case .object(let members) = current, let next = members[key] else { return .missing }
+            current = next
+        }
+        if case .null = current { return .missing }
+        return .value(current)
+    }
+
+    struct Cursor {
+        let bytes: UnsafeRawBufferPointer
+        var offset = 0
+
+        mutating func byte() -> UInt8? {
+            guard offset < bytes.count else { return nil }
+            defer { offset += 1 }
+            return bytes[offset]
+        }
+
+        mutating func u32() -> Int? {
+            guard bytes.count - offset >= 4 else { return nil }
+            defer { offset += 4 }
+            return Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+        }
+
+        mutating func u64() -> UInt64? {
+            guard bytes.count - offset >= 8 else { return nil }
+            defer { offset += 8 }
+            return UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+        }
+
+        mutating func string() -> String? {
+            guard let length = u32(), bytes.count - offset >= length else { return nil }
+            defer { offset += length }
+            return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + length]), as: UTF8.self)
+        }
+
+        mutating func node(depth: Int) -> Node? {
+            guard depth < DocumentCodec.maximumDepth, let tag = byte() else { return nil }
+            switch tag {
+            case 0: return .null
+            case 1: return .scalar(.bool(false))
+            case 2: return .scalar(.bool(true))
+            case 3: return u64().map { .scalar(.integer(Int64(bitPattern: $0))) }
+            case 4: return u64().map { .scalar(.double(Double(bitPattern: $0))) }
+            case 5: return string().map { .scalar(.string($0)) }
+            case 6:
+                // Each element takes at least one byte: a larger count is damage.
+                guard let count = u32(), count <= bytes.count - offset else { return nil }
+                var elements: [Node] = []
+                elements.reserveCapacity(count)
+                for _ in 0..<count {
+                    guard let element = node(depth: depth + 1) else { return nil }
+                    elements.append(element)
+                }
+                return .array(elements)
+            case 7:
+                guard let count = u32(), count <= (bytes.count - offset) / 5 else { return nil }
+                var members: [String: Node] = [:]
+                for _ in 0..<count {
+                    guard let key = string(), let value = node(depth: depth + 1), members.updateValue(value, forKey: key) == nil else { return nil }
+                }
+                return .object(members)
+            default:
+                return nil
+            }
+        }
+    }
+
+    // MARK: JSON text
+
+    /// The JSON text of a payload (`coffer dump`, exports), or nil when it is damaged.
+    static func json(_ payload: UnsafeRawBufferPointer) -> String? {
+        decode(payload).map(json)
+    }
+
+    static func json(_ node: Node) -> String {
+        switch node {
+        case .null: return "null"
+        case .scalar(.bool(let flag)): return flag ? "true" : "false"
+        case .scalar(.integer(let number)): return String(number)
+        case .scalar(.double(let number)): return FieldDescription.number(number)
+        case .scalar(.string(let text)): return FieldDescription.quoted(text)
+        case .array(let elements): return "[" + elements.map(json).joined(separator: ",") + "]"
+        case .object(let members):
+            return "{" + members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+                .map { FieldDescription.quoted($0.key) + ":" + json($0.value) }.joined(separator: ",") + "}"
+        }
+    }
+}
