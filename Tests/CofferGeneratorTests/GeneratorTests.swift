@@ -137,6 +137,14 @@ import Testing
         #expect(fine.isEmpty)
     }
 
+    @Test func unsupportedDictionariesAreRefused() {
+        let messages = diagnose("struct Doc: Entity {\n    var id: Id = 0\n    var byNumber: [Int: String] = [:]\n    var nested: [String: [String]] = [:]\n}")
+        #expect(messages == [
+            "Model.swift:3:9: error: property 'byNumber' of entity 'Doc' is a dictionary keyed by 'Int'; stored dictionaries are keyed by String",
+            "Model.swift:4:9: error: property 'nested' of entity 'Doc' is a dictionary of '[String]'; stored dictionaries hold String, Int, Double or Bool values (use JSONValue for anything else)",
+        ])
+    }
+
     @Test func genericEntityIsRefused() {
         let messages = diagnose("struct Box<T>: Entity {\n    var id: Id = 0\n}")
         #expect(messages == ["Model.swift:1:11: error: entity 'Box' cannot be generic: the generator needs one concrete stored type"])
