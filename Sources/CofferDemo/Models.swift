@@ -29,6 +29,8 @@ struct Book: Entity {
     var published: Date
     var tags: [String] = []
     @FullText(.porter) var summary: String = ""
+    /// Free-form details, queried by key: `Book.details["format"] == "paperback"`.
+    var details: [String: String] = [:]
     @Unique var isbn: UUID = UUID()
     @CreatedAt var added: Date = .distantPast
     @UpdatedAt var changed: Date = .distantPast

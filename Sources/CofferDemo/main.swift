@@ -41,17 +41,25 @@ func run() throws -> Store {
     var shelf = [
         Book(title: "Notes on the Analytical Engine", authorName: ada.name, genre: .science, pages: 66,
              rating: 4.8, published: Date(timeIntervalSince1970: -3_960 * day), tags: ["computing", "classic"],
-             summary: "Notes on a calculating machine that could compose music and weave algebraic patterns"),
+             summary: "Notes on a calculating machine that could compose music and weave algebraic patterns",
+             details: ["format": "facsimile", "language": "en"]),
         Book(title: "A Wizard of Earthsea", authorName: ursula.name, genre: .fiction, pages: 183,
              rating: 4.6, published: Date(timeIntervalSince1970: -480 * day), tags: ["fantasy"],
-             summary: "A young wizard learns that naming things gives power, and that his shadow follows him"),
+             summary: "A young wizard learns that naming things gives power, and that his shadow follows him",
+             details: ["format": "paperback", "language": "en"]),
         Book(title: "The Dispossessed", authorName: ursula.name, genre: .fiction, pages: 387,
              rating: 4.7, published: Date(timeIntervalSince1970: 1_600 * day),
-             summary: "A physicist travels between two worlds, one of them an anarchist moon; the machines of both"),
+             summary: "A physicist travels between two worlds, one of them an anarchist moon; the machines of both",
+             details: ["format": "paperback"]),
     ]
     // One transaction for the whole batch: all books are stored, or none.
     try books.put(&shelf)
     print("Stored \(shelf.count) books in one transaction: ids \(shelf.map(\.id))")
+
+    // A dictionary property is queried by key (a missing key is nil).
+    let paperbacks = try books.query { Book.details["format"] == "paperback" }.build().find().map(\.title)
+    let noLanguage = try books.query { Book.details["language"].isNil() }.build().find().map(\.title)
+    print("Paperbacks (Book.details[\"format\"]): \(paperbacks); without a language: \(noLanguage)")
 
     print("\nAll books, in id order:")
     for book in try books.all() {
