@@ -4,6 +4,7 @@
 //   swift run --package-path Examples/ClientScenarios LayerMessages   (query controller)
 //   swift run --package-path Examples/ClientScenarios TextSearch      (full-text search)
 //   swift run --package-path Examples/ClientScenarios CloudantQueries (selector queries)
+//   swift run --package-path Examples/ClientScenarios RichTypes       (embedded, metadata, converters, arrays)
 import PackageDescription
 
 let package = Package(
@@ -18,6 +19,11 @@ let package = Package(
         ),
         .executableTarget(
             name: "CloudantQueries",
+            dependencies: [.product(name: "Coffer", package: "coffer")],
+            plugins: [.plugin(name: "CofferPlugin", package: "coffer")]
+        ),
+        .executableTarget(
+            name: "RichTypes",
             dependencies: [.product(name: "Coffer", package: "coffer")],
             plugins: [.plugin(name: "CofferPlugin", package: "coffer")]
         ),
