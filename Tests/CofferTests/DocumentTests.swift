@@ -79,6 +79,7 @@ import Testing
             try check(Conversation.flags["muted"] == true, #"{"flags.muted": true}"#, { $0.flags["muted"] == true }, "flags")
             #expect(throws: CofferError.self) { try box.query(selector: #"{"metadata.a": {"$gt": [1]}}"#) }
             #expect(throws: CofferError.self) { try box.query(selector: #"{"metadata..a": 1}"#) }
+            #expect(throws: CofferError.self) { try box.query(selector: "{}", sort: [("metadata", .ascending)]) }
             #expect(try box.query { Conversation.metadata["first"]["second"] == "x" }.build().describe().contains(#"metadata["first"]["second"]"#))
         }
     }

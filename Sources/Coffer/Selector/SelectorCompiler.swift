@@ -65,6 +65,7 @@ struct SelectorCompiler {
                 throw error("sort", "\(schema.name) has no property \(name) to sort by")
             }
             guard !isArray(schema.properties[position]) else { throw error("sort", "\(name) is an array; sort by a single value") }
+            guard !schema.properties[position].type.isDocument else { throw error("sort", "\(name) is a document; sort by a single value") }
             return QueryOrder(position: position, flags: direction == .descending ? .descending : [])
         }
     }
