@@ -21,7 +21,8 @@ struct CodeEmitter {
     /// Qualified names of the raw-value enums declared in the sources.
     var knownEnums: Set<String> = []
 
-    mutating func emitFile(imports: [String], entities: [EntityModel], diagnostics: [Diagnostic]) -> String {
+    mutating func emitFile(imports: [String], entities: [EntityModel], documentCodecs: [DocumentCodecModel] = [],
+                           diagnostics: [Diagnostic]) -> String {
         output = Self.header
         var allImports = imports
         for required in ["import Coffer", "import Foundation"] where !allImports.contains(required) {
@@ -36,6 +37,7 @@ struct CodeEmitter {
             line("#sourceLocation()")
         }
         for entity in entities { emit(entity) }
+        for codec in documentCodecs { emit(codec) }
         // Enums stored by entities become query values (compared by raw value).
         var extended: Set<String> = []
         for entity in entities {
@@ -190,6 +192,50 @@ struct CodeEmitter {
         line("}")
     }
 
+    /// The element codec of an embedded type stored in arrays: one document object per
+    /// element, keyed by the leaves' stored names.
+    private mutating func emit(_ codec: DocumentCodecModel) {
+        let type = codec.qualifiedName
+        let access = codec.access.isEmpty ? "" : codec.access + " "
+        line()
+        line("extension \(type): EmbeddedDocument {")
+        line("    /// An element of an array of `\(type)` as a document object.")
+        line("    \(access)static func cofferDocument(_ value: \(type)) -> DocumentNode {")
+        line("        .object([")
+        for leaf in codec.leaves {
+            let write = leaf.isOptional ? "optionalNode" : "node"   // nil optional leaves are left out
+            line("            (\(Self.literal(leaf.storedName ?? leaf.name)), DocumentLeaves.\(write)(value.\(Self.identifier(leaf.name)))),")
+        }
+        line("        ])")
+        line("    }")
+        line()
+        line("    /// The element of a document object; a missing or mistyped leaf is damage.")
+        line("    \(access)static func cofferElement(_ node: DocumentNode) throws -> \(type) {")
+        line("        try \(type)(")
+        for (index, leaf) in codec.leaves.enumerated() {
+            var leafType = leaf.embeddedType ?? leaf.valueType
+            if leaf.isEnum, knownEnums.contains("\(type).\(leaf.valueType)") { leafType = "\(type).\(leaf.valueType)" }
+            if let element = leaf.embeddedArrayElement { leafType = "[\(element)]" }
+            let key = Self.literal(leaf.storedName ?? leaf.name)
+            func read(_ function: String) -> String {
+                "DocumentLeaves.\(function)(\(Self.metatype(leafType)), node[\(key)], \(Self.literal(leaf.name)), in: \(type).self)"
+            }
+            let value: String
+            if leaf.isOptional {
+                value = read("optional")
+            } else if let fallback = leaf.defaultValue {
+                // An element stored before this leaf existed gets its declared default.
+                value = "(" + read("optional") + " ?? (\(fallback)))"
+            } else {
+                value = read("value")
+            }
+            line("            \(leaf.name): \(value)\(index == codec.leaves.count - 1 ? "" : ",")")
+        }
+        line("        )")
+        line("    }")
+        line("}")
+    }
+
     /// The type a field is read as: an embedded value's presence flag is a `Bool`.
     private func storedType(_ field: StoredField, entity: String) -> String {
         field.model.embeddedType != nil ? "Bool" : codeType(field.model, in: field.path.last?.embeddedType ?? entity, optional: false)
@@ -198,7 +244,7 @@ struct CodeEmitter {
     /// The Swift type of a field's value in generated code, resolvable from the entity's
     /// extension: embedded types and enums nested in an embedded type are qualified.
     private func codeType(_ property: PropertyModel, in scope: String, optional: Bool) -> String {
-        var base = property.embeddedType ?? property.valueType
+        var base = property.embeddedType ?? property.embeddedArrayElement.map { "[\($0)]" } ?? property.valueType
         if property.isEnum, knownEnums.contains("\(scope).\(property.valueType)") { base = "\(scope).\(property.valueType)" }
         return optional ? base + "?" : base
     }

@@ -1,3 +1,11 @@
+/// An `Embedded` struct used in an array: its element codec (`EmbeddedDocument`) is generated.
+struct DocumentCodecModel {
+    var qualifiedName: String
+    /// `public` or "" (the conformance's witnesses are as visible as the type).
+    var access: String
+    var leaves: [PropertyModel]
+}
+
 /// What the generator learned about one entity from the source.
 struct EntityModel {
     /// The type name as written from the file's top level, e.g. `Outer.Person`.
@@ -85,6 +93,8 @@ struct PropertyModel {
     var embeddedType: String? = nil
     /// The stored properties of an embedded value (which may be embedded values again).
     var children: [PropertyModel] = []
+    /// For an array of an `Embedded` struct: the struct's qualified name (stored as a document).
+    var embeddedArrayElement: String? = nil
 
     /// Not stored in records: computed from the other side.
     var isComputedRelation: Bool { toManyTarget != nil }

@@ -22,7 +22,8 @@ public enum Generator {
         let analyzer = SourceAnalyzer(files: files)
         var emitter = CodeEmitter()
         emitter.knownEnums = Set(analyzer.enumRawTypes.keys)
-        let code = emitter.emitFile(imports: analyzer.imports, entities: analyzer.entities, diagnostics: analyzer.diagnostics)
+        let code = emitter.emitFile(imports: analyzer.imports, entities: analyzer.entities, documentCodecs: analyzer.documentCodecs,
+                                    diagnostics: analyzer.diagnostics)
         return Result(code: code, diagnostics: analyzer.diagnostics)
     }
 }

@@ -24,6 +24,9 @@ struct SourceAnalyzer {
     private var embeddedLeaves: [String: [PropertyModel]?] = [:]
     /// The embedded types being analysed, outermost first (to find a type containing itself).
     private var embeddingStack: [String] = []
+    /// Embedded types stored as array elements, in the order first needed: their element
+    /// codecs are generated.
+    private(set) var documentCodecs: [DocumentCodecModel] = []
     /// Files declaring embedded types that entities use: their imports go into the generated file.
     private var embeddedFiles: Set<String> = []
     /// `PropertyConvertible` types by qualified name -> the `StoredValue` type written in
@@ -162,6 +165,26 @@ struct SourceAnalyzer {
             if embeddedDeclarations[candidate] != nil { return candidate }
         }
         return nil
+    }
+
+    /// Makes the element codec of `qualifiedName` (and of the embedded types inside it) part
+    /// of the generated file; false when the type has errors or holds what elements cannot.
+    private mutating func requireDocumentCodec(_ qualifiedName: String, property: String, at node: some SyntaxProtocol,
+                                               context: inout FileContext) -> Bool {
+        if documentCodecs.contains(where: { $0.qualifiedName == qualifiedName }) { return true }
+        guard let leaves = embeddedLeaves(of: qualifiedName, property: property, at: node, context: &context),
+              let declaration = embeddedDeclarations[qualifiedName] else { return false }
+        if let dictionary = leaves.first(where: { $0.storageType.hasSuffix("Dictionary") }) {
+            report(node, "'\(property)' holds '\(qualifiedName)' values in an array, and its leaf '\(dictionary.name)' is a dictionary, which array elements cannot hold; use JSONValue for it", &context)
+            return false
+        }
+        let isPublic = declaration.decl.modifiers.contains { ["public", "open"].contains($0.name.text) }
+        documentCodecs.append(DocumentCodecModel(qualifiedName: qualifiedName, access: isPublic ? "public" : "", leaves: leaves))
+        for leaf in leaves {
+            if let inner = leaf.embeddedType ?? leaf.embeddedArrayElement,
+               !requireDocumentCodec(inner, property: property, at: node, context: &context) { return false }
+        }
+        return true
     }
 
     /// The leaves of the embedded type `qualifiedName` (analysed once, at the type's own
@@ -436,6 +459,13 @@ struct SourceAnalyzer {
                     continue
                 }
             }
+            if let element = property.embeddedArrayElement {
+                if let marker = names.first(where: { $0 != "Name" && Self.markers.contains($0) }) {
+                    report(pattern, "@\(marker) cannot annotate '\(name)', an array of embedded values: it is stored as a document and queried by path, not indexed", &context)
+                    continue
+                }
+                guard requireDocumentCodec(element, property: name, at: pattern, context: &context) else { continue }
+            }
             if let embedded = property.embeddedType {
                 let leaves = embeddedLeaves(of: embedded, property: name, at: pattern, context: &context)
                 if let marker = names.first(where: { $0 != "Name" && Self.markers.contains($0) }) {
@@ -648,9 +678,11 @@ struct SourceAnalyzer {
            let storage = Self.arrayTypes[Self.stripModule(raw)] {
             return model(storage, written, optional: optional, isEnum: true)
         }
-        if let element = Self.arrayElement(inner), embeddedType(named: element, scope: scope) != nil {
-            report(node, "property '\(name)' of \(owner) is an array of embedded values ('\(type.trimmedDescription)'), which cannot be stored yet; store the elements as entities with a ToMany, or mark it @Transient", &context)
-            return nil
+        if let element = Self.arrayElement(inner), let embedded = embeddedType(named: element, scope: scope) {
+            // Stored as a document: an array of objects whose members are the leaves.
+            var elements = model("json", written, optional: optional)
+            elements.embeddedArrayElement = embedded
+            return elements
         }
         if let storage = convertibleStorage(named: bare, scope: scope) {
             // Its conformance reported a missing or unsupported StoredValue already.

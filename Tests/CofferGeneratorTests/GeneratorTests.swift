@@ -72,13 +72,18 @@ import Testing
         """)
         #expect(indirect == ["Model.swift:2:26: error: embedded type 'A' contains itself through 'a': an embedded value needs a fixed shape; link to an entity with ToOne instead"])
         let arrays = diagnose("""
-        struct Tag: Embedded { var name: String }
+        struct Tag: Embedded { var name: String; var extra: [String: Int] = [:] }
+        struct Note: Embedded { var text: String }
         struct Post: Entity {
             var id: Id = 0
             var tags: [Tag] = []
+            @Index var notes: [Note] = []
         }
         """)
-        #expect(arrays == ["Model.swift:4:9: error: property 'tags' of entity 'Post' is an array of embedded values ('[Tag]'), which cannot be stored yet; store the elements as entities with a ToMany, or mark it @Transient"])
+        #expect(arrays == [
+            "Model.swift:5:9: error: 'tags' holds 'Tag' values in an array, and its leaf 'extra' is a dictionary, which array elements cannot hold; use JSONValue for it",
+            "Model.swift:6:16: error: @Index cannot annotate 'notes', an array of embedded values: it is stored as a document and queried by path, not indexed",
+        ])
         let inside = diagnose("""
         struct Bad: Embedded {
             var owner: ToOne<Holder> = nil

@@ -447,3 +447,11 @@ struct Conversation: Entity, Equatable {
     var scores: [String: Double] = [:]
     var flags: [String: Bool] = [:]
 }
+
+/// Arrays of embedded values (stored as documents, queried by path, any element matching).
+struct Route: Entity, Equatable {
+    var id: Id = 0
+    var name: String
+    var stops: [Address] = []
+    var detours: [GeoPoint]? = nil
+}

@@ -68,6 +68,26 @@ public enum DocumentCodec {
         }
     }
 
+    static func write(_ node: Node, to writer: inout RecordWriter) {
+        switch node {
+        case .null: writer.reserve(1); writer.append(UInt8(0))
+        case .scalar(let scalar): write(scalar, to: &writer)
+        case .array(let elements):
+            writer.reserve(5)
+            writer.append(UInt8(6))
+            writer.append(UInt32(truncatingIfNeeded: elements.count))
+            for element in elements { write(element, to: &writer) }
+        case .object(let members):
+            writer.reserve(5)
+            writer.append(UInt8(7))
+            writer.append(UInt32(truncatingIfNeeded: members.count))
+            for (key, member) in members.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+                writeString(key, to: &writer)
+                write(member, to: &writer)
+            }
+        }
+    }
+
     static func write(_ scalar: Scalar, to writer: inout RecordWriter) {
         switch scalar {
         case .bool(let flag): writer.reserve(1); writer.append(UInt8(flag ? 2 : 1))
@@ -123,13 +143,27 @@ public enum DocumentCodec {
     static func find(_ path: [String], in payload: UnsafeRawBufferPointer) -> Found {
         // Documents are small next to a record read: decode, then walk.
         guard let root = decode(payload) else { return .damaged }
-        var current = root
-        for key in path {
-            guard case .object(let members) = current, let next = members[key] else { return .missing }
-            current = next
+        guard let found = lookup(path[...], in: root) else { return .missing }
+        return .value(found)
+    }
+
+    /// The value at `path`: an array met before the path ends is searched element by
+    /// element (`addresses.city` on an array of objects), giving the array of what each
+    /// element holds there (so a condition holds when one element matches).
+    private static func lookup(_ path: ArraySlice<String>, in node: Node) -> Node? {
+        guard let key = path.first else {
+            if case .null = node { return nil }
+            return node
         }
-        if case .null = current { return .missing }
-        return .value(current)
+        switch node {
+        case .object(let members):
+            return members[key].flatMap { lookup(path.dropFirst(), in: $0) }
+        case .array(let elements):
+            let found = elements.compactMap { lookup(path, in: $0) }
+            return found.isEmpty ? nil : .array(found)
+        default:
+            return nil
+        }
     }
 
     struct Cursor {

@@ -204,3 +204,32 @@ extension JSONValue {
         }
     }
 }
+
+extension DocumentCodec.Node {
+    /// The node of a `JSONValue` (numbers as doubles).
+    init(_ value: JSONValue) {
+        switch value {
+        case .null: self = .null
+        case .bool(let flag): self = .scalar(.bool(flag))
+        case .number(let number): self = .scalar(.double(number))
+        case .string(let text): self = .scalar(.string(text))
+        case .array(let elements): self = .array(elements.map(DocumentCodec.Node.init))
+        case .object(let members): self = .object(members.mapValues(DocumentCodec.Node.init))
+        }
+    }
+
+    /// The node of parsed JSON, integers kept exact (an import of exported documents).
+    init(_ json: JSONNode) {
+        switch json {
+        case .null: self = .null
+        case .bool(let flag): self = .scalar(.bool(flag))
+        case .number(let number): self = Int64(number.text).map { .scalar(.integer($0)) } ?? .scalar(.double(number.double))
+        case .string(let text): self = .scalar(.string(text))
+        case .array(let elements): self = .array(elements.map(DocumentCodec.Node.init))
+        case .object(let members):
+            self = .object(Dictionary(members.map { ($0.key, DocumentCodec.Node($0.value)) }, uniquingKeysWith: { _, last in last }))
+        }
+    }
+}
+
+extension Array: DocumentProperty where Element: EmbeddedDocument {}

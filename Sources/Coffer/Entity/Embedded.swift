@@ -40,5 +40,10 @@
 /// Rules the generator checks at your line: the struct needs its memberwise initializer (an
 /// `init` goes into an extension), its leaves have the types entity properties have (no
 /// links, relations or timestamps), and it cannot contain itself, directly or through other
-/// embedded structs. Arrays of embedded values are not supported yet.
+/// embedded structs.
+///
+/// An array of embedded values (`var stops: [Address]`) is stored differently: as one
+/// document field holding an object per element (see ``EmbeddedDocument``), queried by path
+/// with any element matching (`Route.stops["city"] == "Oslo"`, `{"stops.city": "Oslo"}`),
+/// not indexed, and shown as a JSON array by the tools.
 public protocol Embedded: Sendable {}

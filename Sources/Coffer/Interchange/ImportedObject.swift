@@ -33,7 +33,7 @@ struct ImportedObject {
         case unsignedIntegers([UInt64])
         case uuids([UUID])
         case bools([Bool])
-        case json(JSONValue)
+        case node(DocumentCodec.Node)
         case document([(String, DocumentCodec.Scalar)])
     }
 
@@ -127,7 +127,7 @@ struct ImportedObject {
         case .unsignedIntegers(let integers): writer.write(position, integers)
         case .uuids(let uuids): writer.write(position, uuids)
         case .bools(let bools): writer.write(position, bools)
-        case .json(let value): writer.write(position, value)
+        case .node(let node): DocumentCodec.writeField(position, to: &writer) { DocumentCodec.write(node, to: &$0) }
         case .document(let members):
             DocumentCodec.writeField(position, to: &writer) { DocumentCodec.writeObject(members, to: &$0) }
         }
@@ -231,7 +231,7 @@ struct ImportedObject {
             guard case .array(let elements) = node else { throw mismatch("an array of numbers") }
             return .doubles(try elements.map { element throws(ImportProblem) -> Double in try double(element) })
         case .json:
-            return .json(JSONValue(node))
+            return .node(DocumentCodec.Node(node))
         case .stringDictionary, .intDictionary, .doubleDictionary, .boolDictionary:
             guard case .object(let members) = node else { throw mismatch("an object") }
             var seen = Set<String>()

@@ -87,6 +87,11 @@ struct ConditionEvaluator {
         case .compare(let comparison):
             let value = values[0]
             return test { operand in
+                if case .list(let items)? = operand {
+                    // Values inside a document array: one element must hold (`!=`: none equals).
+                    if comparison == .notEqual { return !items.contains { $0.order(value, caseSensitive: sensitive) == 0 } }
+                    return items.contains { item in item.order(value, caseSensitive: sensitive).map(comparison.holds) ?? false }
+                }
                 guard let operand, let order = operand.order(value, caseSensitive: sensitive) else {
                     return comparison == .notEqual
                 }
