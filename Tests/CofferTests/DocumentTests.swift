@@ -103,6 +103,27 @@ import Testing
         }
     }
 
+    @Test func checkReportsDamagedPayloadsOfTheNewKinds() throws {
+        try withStore { (store: Store) throws in
+            let box = store.box(for: Conversation.self)
+            let id = try box.put(Conversation(title: "ok"))
+            #expect(try store.verify().isIntact)
+            // A well-framed field whose document is garbage (as damage could leave it).
+            try store.performWrite { transaction in
+                let binding = try store.writableBinding(for: Conversation.self, in: transaction)
+                var same = id
+                try transaction.storeObject(id: &same, binding: binding) { writer, _ in
+                    writer.write(1, "ok")
+                    DocumentCodec.writeField(2, to: &writer) { $0.reserve(3); $0.append(UInt8(7)); $0.append(UInt16(0xFFFF)) }
+                }
+            }
+            let report = try store.verify()
+            #expect(report.problems.contains { $0.contains("damaged document") }, "\(report.problems)")
+            #expect(throws: CofferError.self) { try box.get(id) }
+            #expect(throws: CofferError.self) { try box.query { Conversation.metadata["a"] == 1 }.build().find() }
+        }
+    }
+
     @Test func damagedDocumentsNeverTrapAndAreReportedAsDamage() throws {
         var rng = SplitMix64(state: 0xBAD)
         let buffer = RecordBuffer()

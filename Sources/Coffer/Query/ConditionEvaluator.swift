@@ -56,10 +56,11 @@ struct ConditionEvaluator {
         let storedId: UInt16? = isId ? nil : binding.storedIds[leaf.position]
         let entity = binding.schema.name
         let path = leaf.path
+        let isDocument = type.isDocument
         let read: (Id, RecordFields.Field?) throws -> FieldOperand? = { id, field in
             if isId { return .number(.unsigned(id)) }
             guard let field else { return nil }
-            if type.isDocument, field.kind == .document {
+            if isDocument, field.kind == .document {
                 // A document is read whole: the path's value, nil when it names nothing.
                 switch DocumentCodec.find(path, in: field.payload) {
                 case .value(let node): return FieldOperand(document: node)
@@ -362,9 +363,21 @@ enum FieldOperand {
         case .bytes: return type == .string || type == .data
         case .uuid: return type == .uuid
         case .stringArray: return type == .stringArray
-        case .int64Array: return [.intArray, .int8Array, .int16Array, .int32Array, .int64Array].contains(type)
-        case .float64Array: return [.doubleArray, .floatArray, .dateArray].contains(type)
-        case .uint64Array: return [.uintArray, .uint8Array, .uint16Array, .uint32Array, .uint64Array].contains(type)
+        case .int64Array:
+            switch type {
+            case .intArray, .int8Array, .int16Array, .int32Array, .int64Array: return true
+            default: return false
+            }
+        case .float64Array:
+            switch type {
+            case .doubleArray, .floatArray, .dateArray: return true
+            default: return false
+            }
+        case .uint64Array:
+            switch type {
+            case .uintArray, .uint8Array, .uint16Array, .uint32Array, .uint64Array: return true
+            default: return false
+            }
         case .uuidArray: return type == .uuidArray
         case .boolArray: return type == .boolArray
         case .document: return type.isDocument

@@ -273,7 +273,10 @@ public enum PropertyType: String, Sendable, Codable, CaseIterable {
     /// PropertyType.stringDictionary.isDocument   // true
     /// ```
     public var isDocument: Bool {
-        [.json, .stringDictionary, .intDictionary, .doubleDictionary, .boolDictionary].contains(self)
+        switch self {
+        case .json, .stringDictionary, .intDictionary, .doubleDictionary, .boolDictionary: return true
+        default: return false
+        }
     }
 
     /// For an array type, the type of its elements; nil for a single value.

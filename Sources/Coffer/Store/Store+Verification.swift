@@ -205,6 +205,9 @@ struct ContentChecker {
                 let record = RecordFields(bytes: entry.value, entity: entity.name, id: id)
                 do {
                     try record.validate()
+                    try record.forEach { storedId, field in
+                        if let problem = FieldPayload.problem(field) { throw record.damage("property id \(storedId) holds \(problem)") }
+                    }
                     for index in indexes {
                         let keys = try index.key(in: record)
                         for var key in index.isElementIndex ? IndexKeySet.keys(keys) : [keys] {
