@@ -89,13 +89,13 @@ extension Transaction {
         }
         try record.forEach { fieldId, field in
             if carrying && !binding.declares(fieldId) { carried.append((fieldId, field)) }
-            for (position, index) in indexes.enumerated() where index.storedId == fieldId && oldKeys[position] == [IndexKey.nilTag] {
+            for (position, index) in indexes.enumerated() where index.storedId == fieldId && oldKeys[position].count == 1 {
                 try index.writeKey(of: field, in: record, to: &oldKeys[position])
             }
         }
         // An element index of a record without the field has no entries: the empty set (a
         // key set is never the single nil byte, so the check above still tells them apart).
-        for (position, index) in indexes.enumerated() where index.isElementIndex && oldKeys[position] == [IndexKey.nilTag] {
+        for (position, index) in indexes.enumerated() where index.isElementIndex && oldKeys[position].count == 1 {
             oldKeys[position].removeAll(keepingCapacity: true)
         }
         return carried
