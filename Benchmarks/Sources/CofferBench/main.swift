@@ -1,8 +1,10 @@
 import Foundation
 
-// coffer-bench [--count N] [--json]
+// coffer-bench [--count N] [--repeat N] [--json] [--no-text]
 // Runs Coffer, raw LMDB in C and GRDB on the same workload, each in its own process and
-// fresh directory, and prints objects per second per operation with the ratios.
+// fresh directory, `--repeat` times (default 3, contenders interleaved so drift hits all
+// alike), and prints the median objects per second per operation with the ratios of the
+// medians and each contender's spread ((max - min) / median over the runs).
 
 let contenders = ["coffer", "lmdb", "grdb"]
 
@@ -22,6 +24,12 @@ if let text = value(after: "--count") {
     count = parsed
 }
 guard count >= 10 else { fail("--count must be at least 10") }
+
+var repeats = 3
+if let text = value(after: "--repeat") {
+    guard let parsed = Int(text), (1...50).contains(parsed) else { fail("--repeat needs an integer from 1 to 50") }
+    repeats = parsed
+}
 
 var textCount = 100_000
 if let text = value(after: "--text-count") {
@@ -90,10 +98,35 @@ func runChild<Result: Decodable>(_ arguments: [String], label: String, as type: 
     return result
 }
 
+var runs: [String: [ContenderResult]] = [:]
+for round in 1...repeats {
+    for contender in contenders {
+        runs[contender, default: []].append(runChild(["--contender", contender, "--count", String(count)],
+                                                     label: "\(contender) with \(count) objects (run \(round) of \(repeats))",
+                                                     as: ContenderResult.self))
+    }
+}
+
+/// (max - min) / median, as a percentage.
+func spread(_ values: [Double]) -> Double {
+    let middle = median(values)
+    guard middle > 0, let low = values.min(), let high = values.max() else { return 0 }
+    return (high - low) / middle * 100
+}
+
+/// Each contender's medians (the controller latencies of its median-insert run).
 var results: [String: ContenderResult] = [:]
-for contender in contenders {
-    results[contender] = runChild(["--contender", contender, "--count", String(count)],
-                                  label: "\(contender) with \(count) objects", as: ContenderResult.self)
+for (contender, list) in runs {
+    var combined = ContenderResult()
+    for key in Set(list.flatMap { $0.opsPerSecond.keys }) {
+        combined.opsPerSecond[key] = median(list.compactMap { $0.opsPerSecond[key] })
+    }
+    combined.peakResidentKiB = Int(median(list.map { Double($0.peakResidentKiB) }))
+    combined.fileBytes = Int(median(list.map { Double($0.fileBytes) }))
+    let floors = list.compactMap(\.materializeFloor)
+    combined.materializeFloor = floors.isEmpty ? nil : median(floors)
+    combined.observe = list.sorted { ($0.opsPerSecond["insert"] ?? 0) < ($1.opsPerSecond["insert"] ?? 0) }[list.count / 2].observe
+    results[contender] = combined
 }
 
 var textResults: [String: TextResult] = [:]
@@ -108,15 +141,18 @@ func formatRate(_ value: Double) -> String {
 
 func pad(_ text: String, _ width: Int) -> String { String(repeating: " ", count: max(0, width - text.count)) + text }
 
-print("coffer-bench: \(count) objects, objects per second (higher is better)")
-print(pad("operation", 14) + pad("Coffer", 10) + pad("LMDB (C)", 10) + pad("GRDB", 10) + pad("Coffer/C", 10) + pad("Coffer/GRDB", 13))
+print("coffer-bench: \(count) objects, medians of \(repeats) run\(repeats == 1 ? "" : "s") per contender, objects per second (higher is better)")
+print(pad("operation", 14) + pad("Coffer", 10) + pad("LMDB (C)", 10) + pad("GRDB", 10) + pad("Coffer/C", 10) + pad("Coffer/GRDB", 13)
+      + pad("spread Coffer/C/GRDB", 24))
 for operation in Operation.allCases {
     let key = operation.rawValue
     let coffer = results["coffer"]?.opsPerSecond[key] ?? 0
     let lmdb = results["lmdb"]?.opsPerSecond[key] ?? 0
     let grdb = results["grdb"]?.opsPerSecond[key] ?? 0
+    let spreads = contenders.map { contender in String(format: "%.0f%%", spread((runs[contender] ?? []).compactMap { $0.opsPerSecond[key] })) }
     print(pad(key, 14) + pad(formatRate(coffer), 10) + pad(formatRate(lmdb), 10) + pad(formatRate(grdb), 10)
-          + pad(String(format: "%.2f", coffer / lmdb), 10) + pad(String(format: "%.1f", coffer / grdb), 13))
+          + pad(String(format: "%.2f", coffer / lmdb), 10) + pad(String(format: "%.1f", coffer / grdb), 13)
+          + pad(spreads.joined(separator: "/"), 24))
 }
 print(pad("peak RSS MiB", 14) + contenders.map { pad(String((results[$0]?.peakResidentKiB ?? 0) / 1024), 10) }.joined())
 print(pad("file MiB", 14) + contenders.map { pad(String((results[$0]?.fileBytes ?? 0) >> 20), 10) }.joined())
