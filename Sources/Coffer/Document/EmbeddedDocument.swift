@@ -286,8 +286,12 @@ public enum DocumentLeaves {
     /// A required converted leaf; a stored value the type refuses is damage. ```swift try DocumentLeaves.value(Color.self, node["accent"], "accent", in: Theme.self) ```
     public static func value<V: PropertyConvertible, T>(_ type: V.Type, _ node: DocumentNode?, _ name: String, in owner: T.Type) throws -> V
     where V.StoredValue: DocumentLeaf {
-        guard let node, let stored = V.StoredValue(cofferNode: node), let value = try? V(storedValue: stored) else { throw damage(owner, name, V.self) }
-        return value
+        guard let node, let stored = V.StoredValue(cofferNode: node) else { throw damage(owner, name, V.self) }
+        do {
+            return try V(storedValue: stored)
+        } catch {
+            throw CofferError.corruptRecord(entity: "\(T.self)", id: 0, reason: "an array element's \(name) cannot be read as \(V.self): \(error)")
+        }
     }
     /// An optional converted leaf. ```swift try DocumentLeaves.optional(Color.self, node["accent"], "accent", in: Theme.self) ```
     public static func optional<V: PropertyConvertible, T>(_ type: V.Type, _ node: DocumentNode?, _ name: String, in owner: T.Type) throws -> V?
