@@ -99,6 +99,10 @@ import Testing
                 #expect(throws: CofferError.self) {
                     try target.importObjects(entity: "Conversation", jsonLines: Data(#"{"title": "x", "counts": {"a": 1.5}}"#.utf8))
                 }
+                #expect(throws: CofferError.self) {
+                    try target.importObjects(entity: "Conversation", jsonLines: Data(#"{"title": "x", "metadata": {"a": [{"b": 1, "b": 2}]}}"#.utf8))
+                }
+                #expect(try target.box(for: Conversation.self).all() == all)
             }
         }
     }

@@ -46,28 +46,6 @@ public enum DocumentCodec {
         writer.base.storeBytes(of: length.littleEndian, toByteOffset: lengthOffset, as: UInt32.self)
     }
 
-    static func write(_ value: JSONValue, to writer: inout RecordWriter) {
-        switch value {
-        case .null: writer.reserve(1); writer.append(UInt8(0))
-        case .bool(let flag): write(Scalar.bool(flag), to: &writer)
-        case .number(let number): write(Scalar.double(number), to: &writer)
-        case .string(let text): write(Scalar.string(text), to: &writer)
-        case .array(let elements):
-            writer.reserve(5)
-            writer.append(UInt8(6))
-            writer.append(UInt32(truncatingIfNeeded: elements.count))
-            for element in elements { write(element, to: &writer) }
-        case .object(let members):
-            writer.reserve(5)
-            writer.append(UInt8(7))
-            writer.append(UInt32(truncatingIfNeeded: members.count))
-            for (key, member) in members.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
-                writeString(key, to: &writer)
-                write(member, to: &writer)
-            }
-        }
-    }
-
     static func write(_ node: Node, to writer: inout RecordWriter) {
         switch node {
         case .null: writer.reserve(1); writer.append(UInt8(0))
@@ -100,15 +78,9 @@ public enum DocumentCodec {
         }
     }
 
-    /// An object of scalars (a dictionary property), keys ascending.
+    /// An object of scalars (a dictionary property, or an import's checked members).
     static func writeObject(_ members: [(String, Scalar)], to writer: inout RecordWriter) {
-        writer.reserve(5)
-        writer.append(UInt8(7))
-        writer.append(UInt32(truncatingIfNeeded: members.count))
-        for (key, scalar) in members.sorted(by: { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }) {
-            writeString(key, to: &writer)
-            write(scalar, to: &writer)
-        }
+        write(.object(Dictionary(members.map { ($0.0, Node.scalar($0.1)) }, uniquingKeysWith: { _, last in last })), to: &writer)
     }
 
     private static func writeString(_ text: String, to writer: inout RecordWriter) {

@@ -78,7 +78,7 @@ extension JSONValue: RecordValue {
     /// Writes the value in the document encoding. ```swift value.cofferWrite(3, to: &writer) ```
     @_documentation(visibility: internal)
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
-        DocumentCodec.writeField(field, to: &writer) { DocumentCodec.write(self, to: &$0) }
+        DocumentCodec.writeField(field, to: &writer) { DocumentCodec.write(DocumentCodec.Node(self), to: &$0) }
     }
 
     /// Reads a document field; nil for another kind or a damaged encoding.

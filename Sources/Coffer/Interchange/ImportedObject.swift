@@ -133,6 +133,20 @@ struct ImportedObject {
         }
     }
 
+    /// The first key an object inside `node` (at any depth) gives twice.
+    private static func repeatedKey(in node: JSONNode) -> String? {
+        switch node {
+        case .array(let elements):
+            return elements.lazy.compactMap(repeatedKey).first
+        case .object(let members):
+            var seen = Set<String>()
+            for member in members where !seen.insert(member.key).inserted { return member.key }
+            return members.lazy.compactMap { repeatedKey(in: $0.value) }.first
+        default:
+            return nil
+        }
+    }
+
     private static func ids(_ node: JSONNode, property: PropertySchema, schema: EntitySchema) throws(ImportProblem) -> [Id] {
         if case .null = node { return [] }
         guard case .array(let elements) = node else {
@@ -231,6 +245,8 @@ struct ImportedObject {
             guard case .array(let elements) = node else { throw mismatch("an array of numbers") }
             return .doubles(try elements.map { element throws(ImportProblem) -> Double in try double(element) })
         case .json:
+            // A key given twice would silently lose a value: refused, as at the top level.
+            if let key = Self.repeatedKey(in: node) { throw mismatch("a document without repeated keys (\(FieldDescription.quoted(key)) is given twice)") }
             return .node(DocumentCodec.Node(node))
         case .stringDictionary, .intDictionary, .doubleDictionary, .boolDictionary:
             guard case .object(let members) = node else { throw mismatch("an object") }
