@@ -133,6 +133,17 @@ struct CodeEmitter {
         if stored.isEmpty {
             line("        while try reader.nextField() != nil {}")
         } else {
+            // The straight path: a record written by this schema has its fields in this
+            // order. Whatever it does not take is left to the loop below.
+            for field in fields where !field.model.isId && !field.model.isComputedRelation {
+                guard let local = locals[field.position] else {
+                    // The presence flag of a non-optional embedded value: stepped over.
+                    line("        _ = reader.enter(\(field.position))")
+                    continue
+                }
+                let valueType = storedType(field, entity: type)
+                line("        if reader.enter(\(field.position)) { \(local) = try reader.value(\(Self.metatype(valueType))) }")
+            }
             line("        while let field = try reader.nextField() {")
             line("            switch field {")
             for field in stored {

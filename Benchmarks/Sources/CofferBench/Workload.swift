@@ -1,4 +1,5 @@
 import Foundation
+import RawLMDB
 
 /// The operations every contender runs, in this order, with the objects-per-second each reports.
 enum Operation: String, CaseIterable {
@@ -76,7 +77,11 @@ struct ObserveResult: Codable {
 }
 
 /// Times `body`, checks it did `expected` objects of work, and records objects per second.
+/// Under callgrind, the instructions of `body` go to a dump of their own labelled
+/// `operation objects` (see `Benchmarks/instructions.sh`).
 func measure(_ operation: Operation, objects: Int, into result: inout ContenderResult, _ body: () throws -> Int) throws {
+    bench_callgrind_mark("setup")
+    defer { bench_callgrind_mark("\(operation.rawValue) \(objects)") }
     let start = DispatchTime.now().uptimeNanoseconds
     let done = try body()
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9

@@ -34,7 +34,7 @@ extension Box {
     /// try contacts.upsert(&downloaded, by: Contact.externalId)
     /// ```
     public func upsert<Value>(_ entities: inout [E], by property: Property<E, Value>) throws {
-        let originalIds = entities.map(\.id)
+        let originalIds = entities.map { $0.id }  // a closure: a key path is not specialised
         do {
             try writing { transaction, binding in
                 for index in entities.indices {

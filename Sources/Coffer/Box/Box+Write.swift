@@ -61,7 +61,8 @@ extension Box {
         do {
             try writing { transaction, binding in
                 if originalIds == nil && originals == nil {
-                    if binding.putChangesOnlyIds { originalIds = entities.map(\.id) } else { originals = entities }
+                    // A closure, not `\.id`: a key path read is a runtime call per element.
+                    if binding.putChangesOnlyIds { originalIds = entities.map { $0.id } } else { originals = entities }
                 }
                 restore()  // a retry after map growth starts from the same state
                 for index in entities.indices {
@@ -83,7 +84,7 @@ extension Box {
     public func put(_ entities: [E]) throws -> [Id] {
         var copies = entities
         try put(&copies)
-        return copies.map(\.id)
+        return copies.map { $0.id }
     }
 
     /// Removes the object with `id`; returns whether there was one.

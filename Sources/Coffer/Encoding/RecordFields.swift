@@ -52,9 +52,29 @@ struct RecordFields {
 
     /// The field with stored property id `fieldId`, or nil when the well-formed record has
     /// none (a nil value). Throws when the record is damaged anywhere.
+    ///
+    /// Conditions call this for every scanned record, so it walks the headers inline (no
+    /// closure) and builds a `Field` only for the one asked for; it still walks to the end,
+    /// so damage after the field is found throws too.
     func field(_ fieldId: UInt16) throws -> Field? {
+        guard let base = bytes.baseAddress, bytes.count >= 1 else { throw damage("the record is empty") }
+        let version = base.load(as: UInt8.self)
+        guard version == recordFormatVersion else { throw damage("unknown record format version \(version)") }
+        let end = bytes.count
+        let wanted = Int(fieldId)
         var found: Field?
-        try forEach { current, field in if current == fieldId && found == nil { found = field } }
+        var offset = 1
+        while offset < end {
+            switch FieldHeader.parse(base, at: offset, end: end) {
+            case .failure(let problem):
+                throw damage(problem.reason)
+            case .success(let header):
+                if header.fieldId == wanted && found == nil {
+                    found = Field(kind: header.kind, payload: UnsafeRawBufferPointer(start: base + header.payloadStart, count: header.payloadLength))
+                }
+                offset = header.payloadStart + header.payloadLength
+            }
+        }
         return found
     }
 

@@ -21,6 +21,8 @@ public struct RecordReader {
     /// Schema position for each stored property id; -1 where the schema has no such property.
     @usableFromInline let positions: UnsafePointer<Int16>
     @usableFromInline let positionCount: Int
+    /// Stored property id for each schema position (the writer's table), for ``enter(_:)``.
+    @usableFromInline let storedIds: UnsafePointer<UInt16>
     @usableFromInline var kind: FieldKind = .boolFalse
     @usableFromInline var payload: Int = 0
     @usableFromInline var payloadLength: Int = 0
@@ -43,6 +45,7 @@ public struct RecordReader {
         self.offset = 1
         self.positions = UnsafePointer(binding.positionsByStoredId)
         self.positionCount = binding.positionCount
+        self.storedIds = UnsafePointer(binding.storedIds)
         self.binding = Unmanaged.passUnretained(binding)
         self.id = id
     }
@@ -54,6 +57,7 @@ public struct RecordReader {
         self.offset = field.payload.count
         self.positions = UnsafePointer(binding.positionsByStoredId)
         self.positionCount = binding.positionCount
+        self.storedIds = UnsafePointer(binding.storedIds)
         self.binding = Unmanaged.passUnretained(binding)
         self.id = id
         self.kind = field.kind
@@ -91,6 +95,44 @@ public struct RecordReader {
             }
         }
         return nil
+    }
+
+    /// The straight path of generated decoders: when the next field is the one at schema
+    /// position `field`, moves onto it and returns true; otherwise returns false and leaves
+    /// the reader where it was.
+    ///
+    /// The current schema writes every field in schema order, so a decoder that tries each
+    /// position in order reads such a record with one comparison per field instead of a
+    /// look-up and a dispatch. Whatever it does not take (a field of another build, a field
+    /// out of order, damage) is left to the ``nextField()`` loop that follows, which reads
+    /// from where this stopped and reports damage.
+    ///
+    /// ```swift
+    /// if reader.enter(1) { name = try reader.value(String.self) }
+    /// if reader.enter(2) { age = try reader.value(Int.self) }
+    /// while let field = try reader.nextField() { ... }   // anything left
+    /// ```
+    @inlinable
+    public mutating func enter(_ field: Int) -> Bool {
+        guard end - offset >= 3,
+              UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self)) == storedIds[field],
+              let kind = FieldKind(rawValue: base.load(fromByteOffset: offset + 2, as: UInt8.self)) else { return false }
+        var start = offset + 3
+        let length: Int
+        if let size = kind.fixedSize {
+            length = size
+        } else {
+            guard end - start >= 4 else { return false }
+            length = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: start, as: UInt32.self)))
+            start += 4
+        }
+        guard end - start >= length else { return false }
+        self.kind = kind
+        self.payload = start
+        self.payloadLength = length
+        self.field = field
+        offset = start + length
+        return true
     }
 
     /// Decodes the current field as `V`.

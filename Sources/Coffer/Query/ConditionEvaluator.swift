@@ -6,6 +6,9 @@ struct ConditionEvaluator {
     indirect enum Node {
         case always
         case leaf(storedId: UInt16?, test: (Id, RecordFields.Field?) throws -> Bool)
+        /// A comparison of a numeric property with a number: evaluated inline, without a
+        /// closure or an operand value (the shape of most scan conditions).
+        case number(storedId: UInt16, NumberTest)
         case and([Node])
         case or([Node])
         case not(Node)
@@ -28,6 +31,7 @@ struct ConditionEvaluator {
         switch node {
         case .always: return true
         case .leaf(let storedId, let test): return try test(id, try storedId.flatMap { try fields.field($0) })
+        case .number(let storedId, let test): return try test.holds(for: fields.field(storedId), id: id)
         case .and(let nodes): return try nodes.allSatisfy { try evaluate($0, id: id, fields: fields) }
         case .or(let nodes): return try nodes.contains { try evaluate($0, id: id, fields: fields) }
         case .not(let inner): return try !evaluate(inner, id: id, fields: fields)
@@ -77,6 +81,9 @@ struct ConditionEvaluator {
         }
         let sensitive = leaf.caseSensitive
         let values = leaf.values.map { Self.prepare($0, caseSensitive: sensitive) }
+        if let storedId, !isDocument, let test = NumberTest(leaf.op, values, type: type, property: property, entity: entity) {
+            return .number(storedId: storedId, test)
+        }
         func test(_ body: @escaping (FieldOperand?) -> Bool) -> Node {
             .leaf(storedId: storedId, test: { id, field in body(try read(id, field)) })
         }
@@ -240,6 +247,61 @@ struct ConditionEvaluator {
     }
 }
 
+/// A numeric comparison compiled for the inline path of ``ConditionEvaluator``: the same
+/// answers as the general leaf (`compare`, `between`), including for damage and NaN.
+struct NumberTest {
+    enum Bounds {
+        case compare(Comparison, Number)
+        case between(Number, Number, lowerInclusive: Bool, upperInclusive: Bool)
+    }
+
+    let bounds: Bounds
+    let type: PropertyType
+    let property: PropertySchema
+    let entity: String
+
+    /// Nil unless `op` compares a numeric property with numbers.
+    init?(_ op: ConditionOp, _ values: [PreparedValue], type: PropertyType, property: PropertySchema, entity: String) {
+        switch type {
+        case .int8, .int16, .int32, .int64, .int, .uint8, .uint16, .uint32, .uint64, .uint, .float, .double, .date: break
+        default: return nil
+        }
+        switch (op, values.first, values.dropFirst().first) {
+        case (.compare(let comparison), .number(let value)?, nil):
+            bounds = .compare(comparison, value)
+        case (.between(let lowerInclusive, let upperInclusive), .number(var low)?, .number(var high)?):
+            // Bounds in any order, as the general leaf takes them.
+            if let order = Number.order(low, high), order > 0 { swap(&low, &high) }
+            bounds = .between(low, high, lowerInclusive: lowerInclusive, upperInclusive: upperInclusive)
+        default:
+            return nil
+        }
+        self.type = type
+        self.property = property
+        self.entity = entity
+    }
+
+    @inline(__always)
+    func holds(for field: RecordFields.Field?, id: Id) throws -> Bool {
+        var number: Number?
+        if let field {
+            guard FieldOperand.fits(field.kind, type), let read = FieldOperand.number(field, type: type) else {
+                throw CofferError.corruptRecord(entity: entity, id: id,
+                                                reason: "property \(property.name) holds a \(field.kind) value, which a \(property.swiftType) cannot hold")
+            }
+            number = read
+        }
+        switch bounds {
+        case .compare(let comparison, let value):
+            guard let number, let order = Number.order(number, value) else { return comparison == .notEqual }
+            return comparison.holds(order)
+        case .between(let low, let high, let lowerInclusive, let upperInclusive):
+            guard let number, let lower = Number.order(number, low), let upper = Number.order(number, high) else { return false }
+            return (lowerInclusive ? lower >= 0 : lower > 0) && (upperInclusive ? upper <= 0 : upper < 0)
+        }
+    }
+}
+
 /// A parameter ready for comparisons.
 enum PreparedValue {
     case null
@@ -310,19 +372,8 @@ enum FieldOperand {
         switch field.kind {
         case .boolTrue: self = .bool(true)
         case .boolFalse: self = .bool(false)
-        case .int8, .int16, .int32, .int64, .uint8, .uint16, .uint32, .uint64:
-            switch type {
-            case .uint8, .uint16, .uint32, .uint64, .uint:
-                self = FieldValue.unsigned(field.kind, field.payload).map { .number(.unsigned($0)) } ?? .other
-            default:
-                if let value = FieldValue.signed(field.kind, field.payload) {
-                    self = .number(.signed(value))
-                } else {
-                    self = FieldValue.unsigned(field.kind, field.payload).map { .number(.unsigned($0)) } ?? .other
-                }
-            }
-        case .float32, .float64:
-            self = FieldValue.double(field.kind, field.payload).map { .number(.double($0)) } ?? .other
+        case .int8, .int16, .int32, .int64, .uint8, .uint16, .uint32, .uint64, .float32, .float64:
+            self = FieldOperand.number(field, type: type).map { .number($0) } ?? .other
         case .bytes: self = .string(field.payload)
         case .uuid: self = .uuid(Array(field.payload))
         case .stringArray: self = .stringArray(FieldOperand.strings(field.payload))
@@ -347,6 +398,27 @@ enum FieldOperand {
             // A byte other than 0 or 1 is damage, as a kind that does not fit.
             guard field.payload.allSatisfy({ $0 <= 1 }) else { return nil }
             self = .boolArray(field.payload.map { $0 == 1 })
+        }
+    }
+
+    /// The number a numeric field holds, as the property's family reads it (unsigned
+    /// properties as unsigned; signed ones as signed, or unsigned above `Int64.max`), or nil
+    /// for a field that is not numeric.
+    @inline(__always)
+    static func number(_ field: RecordFields.Field, type: PropertyType) -> Number? {
+        switch field.kind {
+        case .int8, .int16, .int32, .int64, .uint8, .uint16, .uint32, .uint64:
+            switch type {
+            case .uint8, .uint16, .uint32, .uint64, .uint:
+                return FieldValue.unsigned(field.kind, field.payload).map { .unsigned($0) }
+            default:
+                if let value = FieldValue.signed(field.kind, field.payload) { return .signed(value) }
+                return FieldValue.unsigned(field.kind, field.payload).map { .unsigned($0) }
+            }
+        case .float32, .float64:
+            return FieldValue.double(field.kind, field.payload).map { .double($0) }
+        default:
+            return nil
         }
     }
 

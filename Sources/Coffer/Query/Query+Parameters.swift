@@ -75,35 +75,53 @@ extension Query {
         case alias(String)
     }
 
+    /// Replaces the values of the one leaf `target` names. The success path formats no
+    /// names and builds no lists (a look-up loop calls this once per look-up): the parameter's
+    /// name is spelled only for an error.
     private mutating func set(_ target: Target, _ values: [QueryValue], arity: ConditionOp.Arity) throws {
         let schema = E.cofferSchema
-        let name: String
-        let matches: (ConditionLeaf) -> Bool
-        switch target {
-        case .property(let position):
-            name = "\(schema.name).\(schema.properties[position].name)"
-            matches = { $0.position == position }
-        case .alias(let alias):
-            name = alias
-            matches = { $0.alias == alias }
+        func matches(_ leaf: ConditionLeaf) -> Bool {
+            switch target {
+            case .property(let position): return leaf.position == position
+            case .alias(let alias): return leaf.alias == alias
+            }
         }
-        let leaves = (condition?.leaves ?? []).filter(matches)
-        guard let leaf = leaves.first else {
-            throw CofferError.parameterNotFound(entity: schema.name, parameter: name)
+        func name() -> String {
+            switch target {
+            case .property(let position): return "\(schema.name).\(schema.properties[position].name)"
+            case .alias(let alias): return alias
+            }
         }
-        guard leaves.count == 1 else {
+        var found: ConditionLeaf?
+        var count = 0
+        condition?.forEachLeaf { leaf in
+            guard matches(leaf) else { return }
+            if found == nil { found = leaf }
+            count += 1
+        }
+        guard let leaf = found else {
+            throw CofferError.parameterNotFound(entity: schema.name, parameter: name())
+        }
+        guard count == 1 else {
             throw CofferError.parameterNotFound(
-                entity: schema.name, parameter: "\(name) (used by \(leaves.count) conditions; name each with an alias)")
+                entity: schema.name, parameter: "\(name()) (used by \(count) conditions; name each with an alias)")
         }
         guard leaf.op.arity == arity else {
-            throw CofferError.parameterTypeMismatch(entity: schema.name, parameter: name,
+            throw CofferError.parameterTypeMismatch(entity: schema.name, parameter: name(),
                                                     expected: Self.describe(leaf.op.arity), actual: Self.describe(arity))
         }
         let property = schema.properties[leaf.position]
         for value in values {
             guard let expected = Self.mismatch(value, for: leaf, property: property) else { continue }
-            throw CofferError.parameterTypeMismatch(entity: schema.name, parameter: name,
+            throw CofferError.parameterTypeMismatch(entity: schema.name, parameter: name(),
                                                     expected: expected, actual: "\(value.familyName) \(value)")
+        }
+        if case .leaf(var only)? = condition {
+            // The common shape (one condition): change it in place.
+            condition = nil
+            only.values = values
+            condition = .leaf(only)
+            return
         }
         condition = condition?.mapLeaves { candidate in
             guard matches(candidate) else { return candidate }

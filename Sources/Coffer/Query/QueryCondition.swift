@@ -90,6 +90,16 @@ indirect enum ConditionNode: Sendable {
         }
     }
 
+    /// Calls `body` with every leaf, depth first, without collecting them.
+    func forEachLeaf(_ body: (ConditionLeaf) -> Void) {
+        switch self {
+        case .leaf(let leaf): body(leaf)
+        case .and(let nodes), .or(let nodes): for node in nodes { node.forEachLeaf(body) }
+        case .not(let node): node.forEachLeaf(body)
+        case .invalid, .link: break
+        }
+    }
+
     /// Whether the tree holds link steps.
     var hasLinks: Bool {
         switch self {

@@ -47,7 +47,7 @@ enum QueryPlanner {
             if best == nil || candidate.score < best!.score { best = candidate }
         }
         if var plan = best?.plan {
-            if case .leaf? = condition, case .ids = plan.source { plan.isExact = true }
+            if case .leaf(let leaf)? = condition { plan.isExact = isExact(plan.source, for: leaf, binding: binding) }
             return plan
         }
         // No condition can use an index: an index can still give the order.
@@ -57,6 +57,25 @@ enum QueryPlanner {
             return QueryPlan(source: .indexOrder(index))
         }
         return QueryPlan(source: .scan)
+    }
+
+    /// Whether `source` yields exactly the objects matching `leaf` when the leaf is the whole
+    /// condition: an id list, or one whole value of an index whose keys decide equality the
+    /// way the record check does (integers, Bools, UUIDs; case-sensitive strings whose key is
+    /// not cut). Floating-point keys are rechecked (NaN and -0.0), so are cut strings.
+    private static func isExact(_ source: QueryPlan.Source, for leaf: ConditionLeaf, binding: EntityBinding) -> Bool {
+        switch source {
+        case .ids: return true
+        case .index(let index, let spans):
+            guard case .compare(.equal) = leaf.op, leaf.path.isEmpty, !index.isElementIndex, spans.count == 1,
+                  case .prefix(let key, exact: true) = spans[0] else { return false }
+            switch Store.keyFamily(index.property.type) {
+            case "signed", "unsigned", "bool", "uuid": return true
+            case "string": return leaf.caseSensitive && !IndexKey.isTruncatedString(key[...])
+            default: return false
+            }
+        default: return false
+        }
     }
 
     static func usableIndex(_ position: Int, binding: EntityBinding, transaction: Transaction) -> IndexBinding? {

@@ -43,6 +43,9 @@ final class Transaction {
     @exclusivity(unchecked) var incomingRelations: [String: IncomingRelations] = [:]
     /// Full-text index changes not written yet, per index database (see `TextIndexBuffer`).
     @exclusivity(unchecked) var textBuffers: [MDB_dbi: TextIndexBuffer] = [:]
+    /// Cursors on entity tables kept open for updates (see `writeCursor`); LMDB closes a
+    /// write transaction's cursors when it ends.
+    @exclusivity(unchecked) var writeCursors: [MDB_dbi: OpaquePointer] = [:]
     /// Index databases this transaction deleted; forgotten by the store on commit.
     @exclusivity(unchecked) var droppedDatabases: [String] = []
 

@@ -23,4 +23,9 @@ long raw_update(void);
 /// Removes objects 1...n one by one (with their index entries) in one transaction.
 long raw_remove(long n);
 
+/// Under valgrind's callgrind: writes the instructions counted since the last mark to a
+/// dump labelled `label` and starts counting again (scripts/instructions.sh reads them).
+/// Does nothing when not run under valgrind.
+void bench_callgrind_mark(const char *label);
+
 #endif

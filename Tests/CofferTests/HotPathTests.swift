@@ -1,0 +1,192 @@
+@testable import Coffer
+import CLMDB
+import Foundation
+import Testing
+
+/// The fast paths of issue 14 against the general ones they shortcut: the generated decoder's
+/// straight path against records laid out differently, updates written in place through a
+/// cursor against a plain model, and exact index look-ups against scans.
+@Suite struct HotPathTests {
+    /// One stored field as raw bytes: header and payload.
+    struct RawField {
+        var storedId: UInt16
+        var kind: UInt8
+        var payload: [UInt8]
+
+        var bytes: [UInt8] {
+            var out = withUnsafeBytes(of: storedId.littleEndian) { Array($0) } + [kind]
+            if FieldKind(rawValue: kind)?.fixedSize == nil {
+                out += withUnsafeBytes(of: UInt32(payload.count).littleEndian) { Array($0) }
+            }
+            return out + payload
+        }
+    }
+
+    static func fields(of bytes: UnsafeRawBufferPointer) throws -> [RawField] {
+        var fields: [RawField] = []
+        try RecordFields(bytes: bytes, entity: "test", id: 0).forEach { id, field in
+            fields.append(RawField(storedId: id, kind: field.kind.rawValue, payload: Array(field.payload)))
+        }
+        return fields
+    }
+
+    static func randomEverything(_ generator: inout SplitMix64) -> Everything {
+        func maybe<T>(_ value: T) -> T? { Bool.random(using: &generator) ? value : nil }
+        var object = Everything()
+        object.bool = .random(using: &generator)
+        object.int = .random(in: -1_000_000...1_000_000, using: &generator)
+        object.int8 = .random(in: .min ... .max, using: &generator)
+        object.int32 = .random(in: .min ... .max, using: &generator)
+        object.uint64 = .random(in: .min ... .max, using: &generator)
+        object.double = .random(in: -1e6...1e6, using: &generator)
+        object.string = String(repeating: "x", count: Int.random(in: 0...40, using: &generator))
+        object.data = Data((0..<Int.random(in: 0...30, using: &generator)).map { UInt8(truncatingIfNeeded: $0) })
+        object.strings = (0..<Int.random(in: 0...3, using: &generator)).map { "s\($0)" }
+        object.optInt = maybe(.random(in: -5...5, using: &generator))
+        object.optString = maybe("optional")
+        object.optDouble = maybe(2.5)
+        object.optDate = maybe(Date(timeIntervalSinceReferenceDate: 1000))
+        object.optUInt16 = maybe(.random(in: .min ... .max, using: &generator))
+        object.optMood = maybe(Mood.grumpy)
+        return object
+    }
+
+    /// A record whose fields come in another order, with fields of properties this build
+    /// does not know in between, decodes exactly like the record the current schema wrote
+    /// (the straight path takes what it can and the general loop reads the rest).
+    @Test func straightPathAgreesWithTheGeneralReaderOnReorderedRecords() throws {
+        try withStore { (store: Store) throws in
+            let box = store.box(for: Everything.self)
+            var generator = SplitMix64(state: 14)
+            for round in 0..<300 {
+                var object = Self.randomEverything(&generator)
+                try box.put(&object)
+                let expected = try #require(try box.get(object.id))
+                let original: [RawField] = try store.performRead { transaction in
+                    let binding = try #require(try store.binding(for: Everything.self, in: transaction))
+                    let bytes = try #require(try transaction.record(object.id, table: binding.table, entity: "Everything"))
+                    return try Self.fields(of: bytes)
+                }
+                var changed = original
+                switch round % 3 {
+                case 0: changed.shuffle(using: &generator)
+                case 1:
+                    // Unknown fields (a newer build's) at random places.
+                    for _ in 0..<3 {
+                        let unknown = RawField(storedId: UInt16.random(in: 3000...4000, using: &generator), kind: FieldKind.bytes.rawValue, payload: [1, 2, 3])
+                        changed.insert(unknown, at: Int.random(in: 0...changed.count, using: &generator))
+                    }
+                default:
+                    // The last field first: the straight path stops at once.
+                    if let last = changed.popLast() { changed.insert(last, at: 0) }
+                }
+                try Damage.overwriteRecord(store, Everything.self, id: object.id, with: [recordFormatVersion] + changed.flatMap(\.bytes))
+                let decoded = try #require(try box.get(object.id))
+                #expect(String(describing: decoded) == String(describing: expected), "round \(round)")
+            }
+        }
+    }
+
+    /// Damage after fields the straight path took is still reported.
+    @Test func damageAfterTheStraightPathIsReported() throws {
+        try withStore { (store: Store) throws in
+            let box = store.box(for: Note.self)
+            var note = Note(title: "kept", body: "body", rank: 3)
+            try box.put(&note)
+            let fields: [RawField] = try store.performRead { transaction in
+                let binding = try #require(try store.binding(for: Note.self, in: transaction))
+                return try Self.fields(of: try #require(try transaction.record(note.id, table: binding.table, entity: "Note")))
+            }
+            // A whole record, then a header cut off after the last field.
+            try Damage.overwriteRecord(store, Note.self, id: note.id, with: [recordFormatVersion] + fields.flatMap(\.bytes) + [7])
+            #expect { try box.get(note.id) } throws: { Damage.isCorrupt($0, entity: "Note", id: note.id) }
+            // A field whose length runs past the end.
+            var long = fields
+            long[0].payload += [0]
+            var bytes = [recordFormatVersion] + long.flatMap(\.bytes)
+            bytes.removeLast()
+            try Damage.overwriteRecord(store, Note.self, id: note.id, with: bytes)
+            #expect { try box.get(note.id) } throws: { Damage.isCorrupt($0, entity: "Note", id: note.id) }
+        }
+    }
+
+    /// Updates go through a cursor (`MDB_CURRENT`): records growing, shrinking and keeping
+    /// their size, with indexed values changing or not, match a plain model, and so do the
+    /// index look-ups.
+    @Test func inPlaceUpdatesMatchAModel() throws {
+        try withStore { (store: Store) throws in
+            let box = store.box(for: Message.self)
+            var generator = SplitMix64(state: 99)
+            var model: [Id: Message] = [:]
+            var batch = (0..<200).map { Message(conversation: $0 % 7, position: $0, text: String(repeating: "t", count: $0 % 50)) }
+            try box.put(&batch)
+            for message in batch { model[message.id] = message }
+            for round in 0..<40 {
+                try store.write {
+                    for _ in 0..<50 {
+                        let id = Id.random(in: 1...200, using: &generator)
+                        var message = try #require(model[id])
+                        switch Int.random(in: 0..<4, using: &generator) {
+                        case 0: message.text += String(repeating: "g", count: Int.random(in: 1...3000, using: &generator))
+                        case 1: message.text = String(message.text.prefix(Int.random(in: 0...5, using: &generator)))
+                        case 2: message.conversation = Int.random(in: 0..<7, using: &generator)
+                        default: message.position += 1
+                        }
+                        try box.put(&message)
+                        model[id] = message
+                    }
+                }
+                if round % 10 == 9 {
+                    #expect(try box.all() == model.values.sorted { $0.id < $1.id })
+                    for conversation in 0..<7 {
+                        let indexed = try box.query { Message.conversation == conversation }.build().find()
+                        #expect(indexed == model.values.filter { $0.conversation == conversation }.sorted { $0.id < $1.id })
+                    }
+                }
+            }
+            #expect(try store.verify().isIntact)
+        }
+    }
+
+    /// An update whose `.replace` conflict removes another object first still lands on the
+    /// right record (the cursor is not reused after the removal).
+    @Test func replaceConflictDuringAnUpdate() throws {
+        try withStore { (store: Store) throws in
+            let box = store.box(for: Account.self)
+            var a = Account(handle: "a", balance: 1)
+            var b = Account(handle: "b", balance: 2)
+            var c = Account(handle: "c", balance: 3)
+            try box.put(&a); try box.put(&b); try box.put(&c)
+            b.handle = "a"   // takes a's handle: a is removed
+            b.balance = 20
+            try box.put(&b)
+            #expect(try box.get(a.id) == nil)
+            #expect(try box.get(b.id)?.balance == 20)
+            #expect(try box.get(c.id)?.handle == "c")
+            #expect(try box.query { Account.handle == "a" }.build().findIds() == [b.id])
+            #expect(try store.verify().isIntact)
+        }
+    }
+
+    /// A built query whose parameter changes answers as a fresh query and as a scan.
+    @Test func parameterLookUpsMatchScans() throws {
+        try withStore { (store: Store) throws in
+            let box = store.box(for: Message.self)
+            var messages = (0..<300).map { Message(conversation: $0 % 13, position: $0 % 17, text: "m\($0 % 5)") }
+            try box.put(&messages)
+            var indexed = try box.query { Message.conversation == 0 }.build()
+            var scanned = try box.query { Message.position == 0 }.build()
+            for value in -1...14 {
+                try indexed.setParameter(Message.conversation, to: value)
+                try scanned.setParameter(Message.position, to: value)
+                #expect(try indexed.find() == messages.filter { $0.conversation == value })
+                #expect(try indexed.findFirst() == messages.first { $0.conversation == value })
+                #expect(try scanned.find() == messages.filter { $0.position == value })
+            }
+            // A wrong parameter still names itself.
+            #expect { try indexed.setParameter(Message.position, to: 1) } throws: { error in
+                "\(error)".contains("Message.position")
+            }
+        }
+    }
+}
