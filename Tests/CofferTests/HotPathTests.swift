@@ -189,4 +189,102 @@ import Testing
             }
         }
     }
+
+    /// `Box.forEach` visits what `all()` returns; inside a write it can change, remove and
+    /// insert objects of the same box (random sizes force page splits) and stops at the last
+    /// id stored when it began.
+    @Test func forEachWalksAndWritesAlongAModel() throws {
+        try withStore { (store: Store) throws in
+            let box = store.box(for: Message.self)
+            var generator = SplitMix64(state: 7)
+            var messages = (0..<2000).map { Message(conversation: $0 % 11, position: $0, text: String(repeating: "a", count: $0 % 40)) }
+            try box.put(&messages)
+            var visited: [Message] = []
+            try box.forEach { visited.append($0) }
+            #expect(visited == (try box.all()))
+
+            var model = Dictionary(uniqueKeysWithValues: messages.map { ($0.id, $0) })
+            let lastBefore = messages.map(\.id).max() ?? 0
+            var seen: [Id] = []
+            try store.write {
+                try box.forEach { message in
+                    seen.append(message.id)
+                    #expect(model[message.id] == message, "the walk shows the transaction's own changes")
+                    switch Int.random(in: 0..<5, using: &generator) {
+                    case 0:
+                        _ = try box.remove(message.id)
+                        model[message.id] = nil
+                    case 1:
+                        // Remove an object ahead of the walk: it is not visited.
+                        let ahead = message.id + Id.random(in: 1...5, using: &generator)
+                        if model[ahead] != nil {
+                            _ = try box.remove(ahead)
+                            model[ahead] = nil
+                        }
+                    case 2:
+                        var inserted = Message(conversation: 99, position: -1, text: "new")
+                        try box.put(&inserted)
+                        model[inserted.id] = inserted
+                    default:
+                        var changed = message
+                        changed.text = String(repeating: "z", count: Int.random(in: 0...600, using: &generator))
+                        changed.conversation = Int.random(in: 0..<11, using: &generator)
+                        try box.put(&changed)
+                        model[changed.id] = changed
+                    }
+                }
+            }
+            #expect(seen == seen.sorted() && Set(seen).count == seen.count)
+            #expect(seen.allSatisfy { $0 <= lastBefore })
+            #expect(try box.all() == model.values.sorted { $0.id < $1.id })
+            for conversation in [0, 5, 99] {
+                #expect(try box.query { Message.conversation == conversation }.build().find()
+                        == model.values.filter { $0.conversation == conversation }.sorted { $0.id < $1.id })
+            }
+            #expect(try store.verify().isIntact)
+        }
+    }
+
+    /// `Query.forEach` visits the matches; inside a write, a match removed or changed by an
+    /// earlier visit is skipped or shown changed; a throw rolls the write back.
+    @Test func queryForEachInAWrite() throws {
+        try withStore { (store: Store) throws in
+            let box = store.box(for: Message.self)
+            var messages = (0..<300).map { Message(conversation: $0 % 3, position: $0) }
+            try box.put(&messages)
+            let query = try box.query { Message.conversation == 1 }.ordered(by: Message.position, flags: .descending).build()
+            var visited: [Message] = []
+            try query.forEach { visited.append($0) }
+            #expect(visited == (try query.find()))
+
+            var seen: [Int] = []
+            try store.write {
+                try query.forEach { message in
+                    seen.append(message.position)
+                    // Remove the next match down and grow this one.
+                    _ = try box.remove(message.id - 3)
+                    var grown = message
+                    grown.text = String(repeating: "g", count: 2000)
+                    try box.put(&grown)
+                }
+            }
+            #expect(seen == stride(from: 298, through: 1, by: -6).map { $0 })
+            #expect(try box.query { Message.conversation == 1 }.build().count() == seen.count)
+
+            #expect(throws: Boom.self) {
+                try store.write {
+                    try box.forEach { _ = try box.remove($0.id) }
+                    throw Boom()
+                }
+            }
+            #expect(try box.count() == 300 - seen.count)
+        }
+    }
+
+    /// The bit-cast kind decoding agrees with `init(rawValue:)` for every byte.
+    @Test func fieldKindDecodingMatchesRawValues() {
+        for raw in UInt8.min...UInt8.max {
+            #expect(FieldKind.decoded(raw) == FieldKind(rawValue: raw), "byte \(raw)")
+        }
+    }
 }

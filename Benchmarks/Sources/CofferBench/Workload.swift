@@ -53,6 +53,9 @@ struct SeededGenerator: RandomNumberGenerator {
 struct ContenderResult: Codable {
     var opsPerSecond: [String: Double] = [:]
     var peakResidentKiB: Int = 0
+    /// The process's peak resident memory (KiB) when each operation ended: which operation
+    /// set the peak.
+    var peakAfter: [String: Int] = [:]
     var fileBytes: Int = 0
     /// Coffer only: objects per second for building the same Swift values without a store.
     var materializeFloor: Double?
@@ -89,6 +92,7 @@ func measure(_ operation: Operation, objects: Int, into result: inout ContenderR
         throw BenchError.wrongResult("\(operation.rawValue) processed \(done) objects, expected \(objects)")
     }
     result.opsPerSecond[operation.rawValue] = Double(objects) / seconds
+    result.peakAfter[operation.rawValue] = peakResidentKiB()
 }
 
 enum BenchError: Error, CustomStringConvertible {

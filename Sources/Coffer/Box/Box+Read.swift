@@ -44,6 +44,54 @@ extension Box {
         return result
     }
 
+    /// Calls `body` with every object in id order, decoding each as the walk reaches it, so
+    /// memory stays flat however many objects there are (``all()`` builds an array of them
+    /// all).
+    ///
+    /// ```swift
+    /// var total = 0
+    /// try people.forEach { person in total += person.age }
+    ///
+    /// // Change every object without loading them all:
+    /// try store.write {
+    ///     try people.forEach { person in
+    ///         var older = person
+    ///         older.age += 1
+    ///         try people.put(&older)
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// The walk reads one snapshot: the calling `read`/`write` transaction's, or its own.
+    /// Inside `store.write`, `body` may put and remove objects of this box: the walk goes on
+    /// after the object it visited, sees the transaction's own changes to objects it has not
+    /// reached yet, and stops at the highest id stored when it began, so objects inserted
+    /// meanwhile are not visited. A throw from `body` ends the walk and is rethrown.
+    @inlinable
+    public func forEach(_ body: (E) throws -> Void) throws {
+        try walkRecords { reader in try body(try E.cofferDecode(id: reader.id, from: &reader)) }
+    }
+
+    /// Calls `body` with a reader for each record in id order, up to the highest id stored
+    /// when the walk begins; the walk's cursor is LMDB's own, so writes of the same
+    /// transaction in `body` move it consistently (see ``forEach(_:)``).
+    @usableFromInline
+    func walkRecords(_ body: (inout RecordReader) throws -> Void) throws {
+        try reading(empty: ()) { transaction, binding in
+            let name = binding.schema.name
+            let last = try transaction.withCursor(binding.table, "scanning \(name)") { cursor in
+                try cursor.last().map { try IdKey.decode($0.key, entity: name) }
+            }
+            guard let last else { return }
+            try transaction.forEachRecord(binding) { id, bytes in
+                guard id <= last else { return false }
+                var reader = try RecordReader(bytes: bytes, binding: binding, id: id)
+                try body(&reader)
+                return id < last
+            }
+        }
+    }
+
     /// Calls `body` with a reader for the record of `id`, if it is stored.
     @usableFromInline
     func withRecord(_ id: Id, _ body: (inout RecordReader) throws -> Void) throws {

@@ -44,6 +44,19 @@ enum FieldKind: UInt8 {
     /// `u32 byteCount`, then one document value (see `DocumentCodec`).
     case document = 21
 
+    /// The kind a stored byte names, or nil for a byte that names none.
+    ///
+    /// Every field header of every scanned record goes through this, so it is a range check
+    /// and a bit cast instead of the synthesized `init(rawValue:)` (a call per field).
+    /// Sound because the cases are declared in raw-value order from 1 with no gaps, so the
+    /// case index is `raw - 1`; `FieldKindTests` checks every byte against `init(rawValue:)`.
+    @inlinable @inline(__always)
+    static func decoded(_ raw: UInt8) -> FieldKind? {
+        let index = raw &- 1
+        guard index < 21 else { return nil }
+        return unsafeBitCast(index, to: FieldKind.self)
+    }
+
     /// The payload size of a fixed kind, or nil for a length-prefixed kind.
     @inlinable
     var fixedSize: Int? {
@@ -103,12 +116,12 @@ struct FieldHeader {
     }
 
     /// The field starting at `offset` in the `end` bytes at `base`, checked against `end`.
-    @inlinable
+    @inlinable @inline(__always)
     static func parse(_ base: UnsafeRawPointer, at offset: Int, end: Int) -> Result<FieldHeader, Damage> {
         guard end - offset >= 3 else { return .failure(.headerCutOff(at: offset)) }
         let fieldId = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self)))
         let rawKind = base.load(fromByteOffset: offset + 2, as: UInt8.self)
-        guard let kind = FieldKind(rawValue: rawKind) else { return .failure(.unknownKind(rawKind, at: offset)) }
+        guard let kind = FieldKind.decoded(rawKind) else { return .failure(.unknownKind(rawKind, at: offset)) }
         var start = offset + 3
         let length: Int
         if let size = kind.fixedSize {

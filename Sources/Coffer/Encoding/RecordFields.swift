@@ -4,9 +4,12 @@
 ///
 /// Invariant: a record is either well formed or damage. Every walk checks the version byte,
 /// each field header, kind and length against the record's end; damage throws
-/// ``CofferError/corruptRecord(entity:id:reason:)`` naming the entity and id. A walk never
-/// stops early and reports what it found so far: a damaged record can never read as "this
-/// property is nil" (which would make `isNil()` match it, or leave a stale index entry).
+/// ``CofferError/corruptRecord(entity:id:reason:)`` naming the entity and id. A property
+/// is nil only when the whole record was walked intact: a damaged record can never read as
+/// "this property is nil" (which would make `isNil()` match it, or leave a stale index
+/// entry). A field that is found is returned at once (`field(_:)`): the bytes after it do not
+/// change its value, and they are checked whenever the record is decoded, rewritten or
+/// verified.
 ///
 /// The generated decoders use ``RecordReader``, which applies the same checks field by
 /// field.
@@ -51,31 +54,31 @@ struct RecordFields {
     }
 
     /// The field with stored property id `fieldId`, or nil when the well-formed record has
-    /// none (a nil value). Throws when the record is damaged anywhere.
+    /// none (a nil value). Throws at damage before or in the field, and at damage anywhere
+    /// when the field is missing: nil is only ever the answer of a whole, intact record.
     ///
     /// Conditions call this for every scanned record, so it walks the headers inline (no
-    /// closure) and builds a `Field` only for the one asked for; it still walks to the end,
-    /// so damage after the field is found throws too.
+    /// closure) and stops at the field: the fields after it do not change its value (they
+    /// are checked when the record is decoded, rewritten or verified).
     func field(_ fieldId: UInt16) throws -> Field? {
         guard let base = bytes.baseAddress, bytes.count >= 1 else { throw damage("the record is empty") }
         let version = base.load(as: UInt8.self)
         guard version == recordFormatVersion else { throw damage("unknown record format version \(version)") }
         let end = bytes.count
         let wanted = Int(fieldId)
-        var found: Field?
         var offset = 1
         while offset < end {
             switch FieldHeader.parse(base, at: offset, end: end) {
             case .failure(let problem):
                 throw damage(problem.reason)
             case .success(let header):
-                if header.fieldId == wanted && found == nil {
-                    found = Field(kind: header.kind, payload: UnsafeRawBufferPointer(start: base + header.payloadStart, count: header.payloadLength))
+                if header.fieldId == wanted {
+                    return Field(kind: header.kind, payload: UnsafeRawBufferPointer(start: base + header.payloadStart, count: header.payloadLength))
                 }
                 offset = header.payloadStart + header.payloadLength
             }
         }
-        return found
+        return nil
     }
 
     func damage(_ reason: String) -> CofferError {

@@ -112,26 +112,16 @@ public struct RecordReader {
     /// if reader.enter(2) { age = try reader.value(Int.self) }
     /// while let field = try reader.nextField() { ... }   // anything left
     /// ```
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func enter(_ field: Int) -> Bool {
         guard end - offset >= 3,
               UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self)) == storedIds[field],
-              let kind = FieldKind(rawValue: base.load(fromByteOffset: offset + 2, as: UInt8.self)) else { return false }
-        var start = offset + 3
-        let length: Int
-        if let size = kind.fixedSize {
-            length = size
-        } else {
-            guard end - start >= 4 else { return false }
-            length = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: start, as: UInt32.self)))
-            start += 4
-        }
-        guard end - start >= length else { return false }
-        self.kind = kind
-        self.payload = start
-        self.payloadLength = length
+              case .success(let header) = FieldHeader.parse(base, at: offset, end: end) else { return false }
+        kind = header.kind
+        payload = header.payloadStart
+        payloadLength = header.payloadLength
         self.field = field
-        offset = start + length
+        offset = header.payloadStart + header.payloadLength
         return true
     }
 

@@ -94,10 +94,15 @@ extension Query {
         }
         var found: ConditionLeaf?
         var count = 0
-        condition?.forEachLeaf { leaf in
-            guard matches(leaf) else { return }
-            if found == nil { found = leaf }
-            count += 1
+        if case .leaf(let only)? = condition {
+            // The common shape (one condition), without a walk.
+            if matches(only) { found = only; count = 1 }
+        } else {
+            condition?.forEachLeaf { leaf in
+                guard matches(leaf) else { return }
+                if found == nil { found = leaf }
+                count += 1
+            }
         }
         guard let leaf = found else {
             throw CofferError.parameterNotFound(entity: schema.name, parameter: name())

@@ -49,6 +49,26 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
         try collect(offset: skip, limit: limit == 0 ? 0 : 1).first
     }
 
+    /// Calls `body` with each matching object in the query's order (and page, for a
+    /// selector's `skip`/`limit`), decoding each as it is reached: no array of the matches'
+    /// objects is built.
+    ///
+    /// ```swift
+    /// var names: [String] = []
+    /// try query.forEach { person in names.append(person.firstName) }
+    /// ```
+    ///
+    /// The matches are those of one snapshot, found before the first call. Inside
+    /// `store.write`, `body` may put and remove objects: each later match is read again
+    /// when reached, so it shows the transaction's own changes, and a match removed
+    /// meanwhile is skipped.
+    @inlinable
+    public func forEach(_ body: (E) throws -> Void) throws {
+        try forEachMatch(offset: skip, limit: limit, visiting: true) { reader in
+            try body(try E.cofferDecode(id: reader.id, from: &reader))
+        }
+    }
+
     /// The only matching object, or nil when none matches.
     ///
     /// ```swift
@@ -143,11 +163,20 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     }
 
     /// Calls `body` with a reader for each match, ordered and paged, in one snapshot.
+    ///
+    /// `visiting`: `body` runs user code that may write in this (write) transaction, which
+    /// can move the pages the matches point into, so each record is read again by id.
     @usableFromInline
-    func forEachMatch(offset: Int, limit: Int?, _ body: (inout RecordReader) throws -> Void) throws {
+    func forEachMatch(offset: Int, limit: Int?, visiting: Bool = false, _ body: (inout RecordReader) throws -> Void) throws {
         try box.reading(empty: ()) { transaction, binding in
+            let reread = visiting && transaction.isWrite
             for match in try matches(in: transaction, binding: binding, offset: offset, limit: limit) {
-                var reader = try RecordReader(bytes: match.record, binding: binding, id: match.id)
+                var record = match.record
+                if reread {
+                    guard let current = try transaction.record(match.id, table: binding.table, entity: binding.schema.name) else { continue }
+                    record = current
+                }
+                var reader = try RecordReader(bytes: record, binding: binding, id: match.id)
                 try body(&reader)
             }
         }
@@ -186,7 +215,10 @@ extension Transaction {
                 let entry = try IndexEntry.decode(raw.key, index: index, entity: entity)
                 switch span {
                 case .prefix(let prefix, let exact):
-                    guard exact ? entry.value.elementsEqual(prefix) : entry.value.starts(with: prefix) else {
+                    let inSpan = exact
+                        ? entry.value.count == prefix.count && prefix.withUnsafeBytes { ByteSearch.order(entry.value, $0) == 0 }
+                        : entry.value.starts(with: prefix)
+                    guard inSpan else {
                         // A shorter value whose id bytes continue the prefix sorts inside the span.
                         guard raw.key.starts(with: prefix), entry.value.count < prefix.count else { return }
                         current = try cursor.next()

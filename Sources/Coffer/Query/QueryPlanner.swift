@@ -2,7 +2,8 @@ import CLMDB
 
 /// How a query finds its candidates. Every candidate is checked against the whole condition
 /// on its record, so an index only has to return a superset — except under an exact plan
-/// (`isExact`: an id list that is the whole condition), whose candidates match by definition.
+/// (`isExact`: an id list, or one whole value of an index whose keys decide equality, that is
+/// the whole condition), whose candidates match by definition.
 struct QueryPlan {
     enum Source {
         /// Every record of the table, in id order.
@@ -20,9 +21,11 @@ struct QueryPlan {
     var source: Source
     /// The condition leaf the source was chosen for (rendered only by `describe()`).
     var leaf: ConditionLeaf? = nil
-    /// Whether the source yields exactly the stored objects that match the whole condition
-    /// (an id list that is the only condition), so candidates need no check.
+    /// Whether the source yields exactly the stored objects that match the whole condition,
+    /// so candidates need no check (see `QueryPlanner.isExact`).
     var isExact = false
+    /// How selective the source is among a conjunction's candidates: lower is better.
+    var score = 0
 }
 
 /// A part of an index: entries whose value part starts with `prefix` (or equals it), or lies within
@@ -35,20 +38,23 @@ enum IndexSpan {
 
 enum QueryPlanner {
     static func plan(condition: ConditionNode?, orders: [QueryOrder], binding: EntityBinding, transaction: Transaction) -> QueryPlan {
-        let conjuncts: [ConditionLeaf]
+        // No optional tuples and no list of leaves here: a parameterised look-up plans on
+        // every call, and those went through the runtime's generic value witnesses.
         switch condition {
-        case .leaf(let leaf)?: conjuncts = [leaf]
-        case .and(let nodes)?: conjuncts = nodes.compactMap { if case .leaf(let leaf) = $0 { return leaf } else { return nil } }
-        default: conjuncts = []
-        }
-        var best: (score: Int, plan: QueryPlan)?
-        for leaf in conjuncts {
-            guard let candidate = plan(for: leaf, binding: binding, transaction: transaction) else { continue }
-            if best == nil || candidate.score < best!.score { best = candidate }
-        }
-        if var plan = best?.plan {
-            if case .leaf(let leaf)? = condition { plan.isExact = isExact(plan.source, for: leaf, binding: binding) }
-            return plan
+        case .leaf(let leaf)?:
+            if var plan = plan(for: leaf, binding: binding, transaction: transaction) {
+                plan.isExact = isExact(plan.source, for: leaf, binding: binding)
+                return plan
+            }
+        case .and(let nodes)?:
+            var best: QueryPlan?
+            for case .leaf(let leaf) in nodes {
+                guard let candidate = plan(for: leaf, binding: binding, transaction: transaction) else { continue }
+                if best.map({ candidate.score < $0.score }) ?? true { best = candidate }
+            }
+            if let best { return best }
+        default:
+            break
         }
         // No condition can use an index: an index can still give the order.
         if orders.count == 1, let order = orders.first, order.flags.isDisjoint(with: [.descending, .nullsLast, .nullsZero, .unsigned]),
@@ -82,54 +88,53 @@ enum QueryPlanner {
         binding.indexes.first { $0.position == position && transaction.snapshotId >= $0.createdInTransaction }
     }
 
-    /// A plan for one leaf and its score (lower is more selective), or nil.
-    private static func plan(for leaf: ConditionLeaf, binding: EntityBinding, transaction: Transaction) -> (score: Int, plan: QueryPlan)? {
-        let property = binding.schema.properties[leaf.position]
+    /// A plan for one leaf with its score (lower is more selective), or nil.
+    private static func plan(for leaf: ConditionLeaf, binding: EntityBinding, transaction: Transaction) -> QueryPlan? {
         let text = leaf
-        if property.flags.contains(.id) {
+        if binding.schema.properties[leaf.position].flags.contains(.id) {
             let ids = leaf.values.compactMap(idValue)
             switch leaf.op {
-            case .compare(.equal) where ids.count == 1: return (0, QueryPlan(source: .ids(ids), leaf: text))
-            case .inList where ids.count == leaf.values.count: return (1, QueryPlan(source: .ids(ids), leaf: text))
+            case .compare(.equal) where ids.count == 1: return QueryPlan(source: .ids(ids), leaf: text, score: 0)
+            case .inList where ids.count == leaf.values.count: return QueryPlan(source: .ids(ids), leaf: text, score: 1)
             case .between where ids.count == 2:
-                return (5, QueryPlan(source: .idRange(lower: min(ids[0], ids[1]), upper: max(ids[0], ids[1])), leaf: text))
+                return QueryPlan(source: .idRange(lower: min(ids[0], ids[1]), upper: max(ids[0], ids[1])), leaf: text, score: 5)
             case .compare(.greater), .compare(.greaterOrEqual):
                 guard let id = ids.first else { return nil }
-                return (5, QueryPlan(source: .idRange(lower: id, upper: .max), leaf: text))
+                return QueryPlan(source: .idRange(lower: id, upper: .max), leaf: text, score: 5)
             case .compare(.less), .compare(.lessOrEqual):
                 guard let id = ids.first else { return nil }
-                return (5, QueryPlan(source: .idRange(lower: 0, upper: id), leaf: text))
+                return QueryPlan(source: .idRange(lower: 0, upper: id), leaf: text, score: 5)
             default: return nil
             }
         }
         guard let index = usableIndex(leaf.position, binding: binding, transaction: transaction) else { return nil }
+        let type = binding.schema.properties[leaf.position].type
         if index.isElementIndex {
             // Entries per element: only "holds this element" can use them.
-            guard case .containsElement = leaf.op, let elementType = property.type.elementType,
+            guard case .containsElement = leaf.op, let elementType = type.elementType,
                   let value = leaf.values.first, let encoded = IndexKey.encode(value, type: elementType) else { return nil }
-            return (1, QueryPlan(source: .index(index, [.prefix(encoded, exact: true)]), leaf: text))
+            return QueryPlan(source: .index(index, [.prefix(encoded, exact: true)]), leaf: text, score: 1)
         }
-        let type = property.type
         let isString = type == .string
         func key(_ value: QueryValue) -> [UInt8]? { IndexKey.encode(value, type: type) }
         switch leaf.op {
         case .compare(.equal) where !isString || leaf.caseSensitive:
             guard let value = leaf.values.first, let encoded = key(value) else { return nil }
-            return (1, QueryPlan(source: .index(index, [.prefix(encoded, exact: true)]), leaf: text))
+            return QueryPlan(source: .index(index, [.prefix(encoded, exact: true)]), leaf: text, score: 1)
         case .inList where !isString || leaf.caseSensitive:
             let keys = leaf.values.compactMap(key)
             guard keys.count == leaf.values.count else { return nil }
-            return (2, QueryPlan(source: .index(index, keys.map { .prefix($0, exact: true) }), leaf: text))
+            return QueryPlan(source: .index(index, keys.map { .prefix($0, exact: true) }), leaf: text, score: 2)
         case .isNil:
-            return (3, QueryPlan(source: .index(index, [.prefix([IndexKey.nilTag], exact: true)]), leaf: text))
+            return QueryPlan(source: .index(index, [.prefix([IndexKey.nilTag], exact: true)]), leaf: text, score: 3)
         case .startsWith where isString && leaf.caseSensitive:
             guard case .string(let prefix)? = leaf.values.first else { return nil }
-            return (4, QueryPlan(source: .index(index, [.prefix(IndexKey.stringPrefix(prefix), exact: false)]), leaf: text))
+            return QueryPlan(source: .index(index, [.prefix(IndexKey.stringPrefix(prefix), exact: false)]), leaf: text, score: 4)
         case .like where isString && leaf.caseSensitive:
             guard case .string(let pattern)? = leaf.values.first else { return nil }
             let literal = LikePattern(pattern).literalPrefix
             guard !literal.isEmpty else { return nil }
-            return (4, QueryPlan(source: .index(index, [.prefix(IndexKey.stringPrefix(literal), exact: false)]), leaf: text))
+            return QueryPlan(source: .index(index, [.prefix(IndexKey.stringPrefix(literal), exact: false)]), leaf: text, score: 4)
         case .between, .compare(.less), .compare(.lessOrEqual), .compare(.greater), .compare(.greaterOrEqual):
             if isString && !leaf.caseSensitive { return nil }
             let keys = leaf.values.compactMap(key)
@@ -144,7 +149,7 @@ enum QueryPlanner {
             default:
                 span = .range(lower: keys[0], upper: nil)
             }
-            return (5, QueryPlan(source: .index(index, [span]), leaf: text))
+            return QueryPlan(source: .index(index, [span]), leaf: text, score: 5)
         default:
             return nil
         }
@@ -163,6 +168,16 @@ extension IndexKey {
     /// The index key of a query value for a property of `type`, or nil when the value cannot
     /// be represented exactly in that property's key encoding.
     static func encode(_ value: QueryValue, type: PropertyType) -> [UInt8]? {
+        if type == .string {
+            // The look-up case: one allocation of the right size.
+            guard case .string(var text) = value else { return nil }
+            var key: [UInt8] = []
+            text.withUTF8 { utf8 in
+                key.reserveCapacity(utf8.count + 3)
+                appendString(UnsafeRawBufferPointer(utf8), to: &key)
+            }
+            return key
+        }
         var key: [UInt8] = [valueTag]
         switch (Store.keyFamily(type), value) {
         case ("bool", .bool(let flag)):
@@ -183,10 +198,6 @@ extension IndexKey {
             appendBigEndian(orderedBits(Double(number)), to: &key)
         case ("double", .unsigned(let number)):
             appendBigEndian(orderedBits(Double(number)), to: &key)
-        case ("string", .string(let text)):
-            key.removeAll()
-            var text = text
-            text.withUTF8 { appendString(UnsafeRawBufferPointer($0), to: &key) }
         case ("uuid", .uuid(let uuid)):
             withUnsafeBytes(of: uuid.uuid) { key.append(contentsOf: $0) }
         default:

@@ -18,10 +18,16 @@ extension Store {
     /// Every `ToOne` in the catalog whose target is the entity stored as `target`, as
     /// `transaction` sees the catalog. Cached per catalog generation.
     func incomingLinks(to target: String, in transaction: Transaction) throws -> IncomingRelations {
-        // Bulk removals ask once per object: answer from the transaction after the first time.
-        if let known = transaction.incomingRelations[target] { return known }
+        // Bulk removals ask once per object: answer from the transaction after the first
+        // time, and from the last answer without hashing the name when it is asked again.
+        if let last = transaction.lastIncomingRelations, last.target == target { return last.relations }
+        if let known = transaction.incomingRelations[target] {
+            transaction.lastIncomingRelations = (target, known)
+            return known
+        }
         let relations = try loadIncomingLinks(to: target, in: transaction)
         transaction.incomingRelations[target] = relations
+        transaction.lastIncomingRelations = (target, relations)
         return relations
     }
 

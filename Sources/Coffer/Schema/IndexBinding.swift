@@ -75,10 +75,20 @@ extension Transaction {
     /// Reads a stored record once, before it is overwritten or removed: writes the index key
     /// of each of `binding`'s indexes into `oldKeys` and returns the fields of properties the
     /// binding does not declare when `carrying` (they go into the new record). Throws
-    /// `corruptRecord` at any damage.
+    /// `corruptRecord` at any damage when `carrying`; otherwise (a removal) at damage that
+    /// could make an index key wrong: in or before an indexed field, or anywhere when an
+    /// indexed field is missing (see `RecordFields.field`).
     func readStoredRecord(_ record: RecordFields, binding: EntityBinding, carrying: Bool) throws -> [(UInt16, RecordFields.Field)] {
         let indexes = binding.indexes
         prepareKeyBuffers(count: indexes.count)
+        if !carrying {
+            // A removal needs only the indexed fields; each look-up stops at its field.
+            for (position, index) in indexes.enumerated() {
+                let field = try record.field(index.storedId)
+                try index.writeKey(of: field, in: record, to: &oldKeys[position])
+            }
+            return []
+        }
         var carried: [(UInt16, RecordFields.Field)] = []
         // One walk over the record (a lookup per index would walk it once per index). Until
         // its field is met an index holds the nil key, whose single byte no value key has:

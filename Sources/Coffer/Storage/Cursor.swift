@@ -18,8 +18,9 @@ struct Cursor {
 
     let handle: OpaquePointer
     let transaction: Transaction
-    /// What the walk is doing, for error messages ("scanning Person").
-    let what: String
+    /// What the walk is doing, for error messages ("scanning Person"): spelled only when
+    /// an error needs it, since a look-up opens a cursor per call.
+    let what: () -> String
 
     /// The first entry, or nil for an empty database.
     func first() throws -> Entry? { try move(MDB_FIRST) }
@@ -62,7 +63,7 @@ struct Cursor {
     @inline(__always)
     private func entry(_ rc: Int32, _ key: MDB_val, _ value: MDB_val) throws -> Entry? {
         if rc == MDB_NOTFOUND { return nil }
-        try transaction.check(rc, what)
+        try transaction.check(rc, what())
         return Entry(key: key.bytes, value: value.bytes)
     }
 }
@@ -77,7 +78,11 @@ extension Transaction {
             throw CofferError.storage(code: code, message: "\(what()): cannot open a cursor: \(LMDB.message(code))")
         }
         defer { mdb_cursor_close(handle) }
-        return try body(Cursor(handle: handle, transaction: self, what: what()))
+        // The cursor never outlives this call, so the description need not escape (and
+        // need not be allocated).
+        return try withoutActuallyEscaping(what) { what in
+            try body(Cursor(handle: handle, transaction: self, what: what))
+        }
     }
 }
 

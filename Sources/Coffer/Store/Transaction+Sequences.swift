@@ -54,6 +54,10 @@ extension Transaction {
 
     /// Records that `id` was stored explicitly, so later ids are handed out above it.
     func noteStoredId(_ id: Id, for binding: EntityBinding) throws {
+        // An update of a stored object (the usual case) changes nothing: no write-back.
+        if let known = ids[binding.entityId], id <= known.lastStored, id <= known.lastHandedOut || id >= Self.explicitIdCeiling {
+            return
+        }
         var state = try idState(for: binding)
         if id < Self.explicitIdCeiling && id > state.lastHandedOut {
             state.lastHandedOut = id

@@ -40,12 +40,18 @@ final class Transaction {
     /// Indexes that received an out-of-order key in this transaction (no more append attempts).
     @exclusivity(unchecked) var unorderedIndexes: Set<MDB_dbi> = []
     /// Relations pointing at each entity, as this transaction's catalog has them.
-    @exclusivity(unchecked) var incomingRelations: [String: IncomingRelations] = [:]
+    @exclusivity(unchecked) var incomingRelations: [String: IncomingRelations] = [:] {
+        didSet { lastIncomingRelations = nil }
+    }
+    /// The last entry of `incomingRelations` asked for (forgotten whenever it changes).
+    @exclusivity(unchecked) var lastIncomingRelations: (target: String, relations: IncomingRelations)?
     /// Full-text index changes not written yet, per index database (see `TextIndexBuffer`).
     @exclusivity(unchecked) var textBuffers: [MDB_dbi: TextIndexBuffer] = [:]
     /// Cursors on entity tables kept open for updates (see `writeCursor`); LMDB closes a
     /// write transaction's cursors when it ends.
     @exclusivity(unchecked) var writeCursors: [MDB_dbi: OpaquePointer] = [:]
+    /// The last entry of `writeCursors` used: a run of puts to one box skips the hashing.
+    @exclusivity(unchecked) var lastWriteCursor: (table: MDB_dbi, cursor: OpaquePointer)?
     /// Index databases this transaction deleted; forgotten by the store on commit.
     @exclusivity(unchecked) var droppedDatabases: [String] = []
 
