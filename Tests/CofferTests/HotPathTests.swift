@@ -183,6 +183,21 @@ import Testing
                 #expect(try indexed.findFirst() == messages.first { $0.conversation == value })
                 #expect(try scanned.find() == messages.filter { $0.position == value })
             }
+            // The remembered plan follows writes that move objects between values, and
+            // other threads' copies of the query.
+            for round in 0..<20 {
+                var moved = messages[round * 7]
+                moved.conversation = (moved.conversation + 5) % 13
+                try box.put(&moved)
+                messages[round * 7] = moved
+                let value = round % 13
+                try indexed.setParameter(Message.conversation, to: value)
+                let copy = indexed
+                let expected = messages.filter { $0.conversation == value }
+                #expect(try indexed.find() == expected)
+                let fromAnotherThread = try DispatchQueue.global().sync { try copy.find() }
+                #expect(fromAnotherThread == expected)
+            }
             // A wrong parameter still names itself.
             #expect { try indexed.setParameter(Message.position, to: 1) } throws: { error in
                 "\(error)".contains("Message.position")

@@ -18,6 +18,8 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     /// `findIds()` return only it; `find(offset:limit:)` pages explicitly instead.
     @usableFromInline var skip = 0
     @usableFromInline var limit: Int? = nil
+    /// The plan of a parameterised look-up, kept across runs and parameter changes.
+    let planMemo = QueryPlanMemo()
 
     /// Every matching object, in the query's order (id order when it has none).
     ///
@@ -156,7 +158,7 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     @inlinable
     func collect(offset: Int, limit: Int?) throws -> [E] {
         var result: [E] = []
-        try forEachMatch(offset: offset, limit: limit) { reader in
+        try forEachMatch(offset: offset, limit: limit, reserve: { result.reserveCapacity($0) }) { reader in
             result.append(try E.cofferDecode(id: reader.id, from: &reader))
         }
         return result
@@ -167,10 +169,16 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     /// `visiting`: `body` runs user code that may write in this (write) transaction, which
     /// can move the pages the matches point into, so each record is read again by id.
     @usableFromInline
-    func forEachMatch(offset: Int, limit: Int?, visiting: Bool = false, _ body: (inout RecordReader) throws -> Void) throws {
+    ///
+    /// `reserve` is called with the number of matches first (so that results are collected
+    /// into an array of the right size, never grown by copying).
+    func forEachMatch(offset: Int, limit: Int?, visiting: Bool = false, reserve: (Int) -> Void = { _ in },
+                      _ body: (inout RecordReader) throws -> Void) throws {
         try box.reading(empty: ()) { transaction, binding in
             let reread = visiting && transaction.isWrite
-            for match in try matches(in: transaction, binding: binding, offset: offset, limit: limit) {
+            let matches = try matches(in: transaction, binding: binding, offset: offset, limit: limit)
+            reserve(matches.count)
+            for match in matches {
                 var record = match.record
                 if reread {
                     guard let current = try transaction.record(match.id, table: binding.table, entity: binding.schema.name) else { continue }
@@ -195,9 +203,11 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     /// The matching records, ordered and paged: link steps resolved in this snapshot, then
     /// the non-generic executor.
     func matches(in transaction: Transaction, binding: EntityBinding, offset: Int, limit: Int?, needsOrder: Bool = true) throws -> [Match] {
-        let executor = QueryExecutor(binding: binding, condition: try effectiveCondition(in: transaction),
-                                     orders: needsOrder ? orders : [])
-        return try executor.matches(in: transaction, offset: offset, limit: limit)
+        let effective = try effectiveCondition(in: transaction)
+        let usedOrders = needsOrder ? orders : []
+        let executor = QueryExecutor(binding: binding, condition: effective, orders: usedOrders)
+        let plan = planMemo.plan(condition: effective, orders: usedOrders, binding: binding, transaction: transaction)
+        return try executor.matches(in: transaction, offset: offset, limit: limit, plan: plan)
     }
 }
 

@@ -26,14 +26,14 @@ struct QueryExecutor {
            zip(ids, ids.dropFirst()).allSatisfy({ $0 < $1 }) {
             return Array(ids[Self.page(ids.count, offset, limit)])
         }
-        return try matches(in: transaction, offset: offset, limit: limit, plan: plan).map(\.id)
+        return try run(in: transaction, offset: offset, limit: limit, plan: plan).map(\.id)
     }
 
     /// The matching records, ordered and paged.
     func matches(in transaction: Transaction, offset: Int, limit: Int?) throws -> [Match] {
         try checkPaging(offset, limit)
-        return try matches(in: transaction, offset: offset, limit: limit,
-                           plan: QueryPlanner.plan(condition: condition, orders: orders, binding: binding, transaction: transaction))
+        return try run(in: transaction, offset: offset, limit: limit,
+                       plan: QueryPlanner.plan(condition: condition, orders: orders, binding: binding, transaction: transaction))
     }
 
     private func checkPaging(_ offset: Int, _ limit: Int?) throws {
@@ -50,7 +50,14 @@ struct QueryExecutor {
         return start..<end
     }
 
-    private func matches(in transaction: Transaction, offset: Int, limit: Int?, plan: QueryPlan) throws -> [Match] {
+    /// The matching records, ordered and paged, under a plan made earlier (a plan the query
+    /// remembered, see `QueryPlanMemo`).
+    func matches(in transaction: Transaction, offset: Int, limit: Int?, plan: QueryPlan) throws -> [Match] {
+        try checkPaging(offset, limit)
+        return try run(in: transaction, offset: offset, limit: limit, plan: plan)
+    }
+
+    private func run(in transaction: Transaction, offset: Int, limit: Int?, plan: QueryPlan) throws -> [Match] {
         // An exact plan needs no check (and a long id list no hash set).
         let evaluator = plan.isExact ? nil : try ConditionEvaluator(condition, binding: binding)
         let sorted = !orders.isEmpty
@@ -100,7 +107,9 @@ struct QueryExecutor {
         if sorted, case .indexOrder = plan.source {} else if sorted {
             found = try QuerySorter(orders: orders, binding: binding).sort(found)
         }
-        return Array(found[Self.page(found.count, offset, limit)])
+        let page = Self.page(found.count, offset, limit)
+        // The whole list (the usual case) is returned as it is, not copied.
+        return page.count == found.count ? found : Array(found[page])
     }
 
     /// The record an index entry points to; an entry without a record is damage (index and

@@ -69,7 +69,7 @@ enum QueryPlanner {
     /// condition: an id list, or one whole value of an index whose keys decide equality the
     /// way the record check does (integers, Bools, UUIDs; case-sensitive strings whose key is
     /// not cut). Floating-point keys are rechecked (NaN and -0.0), so are cut strings.
-    private static func isExact(_ source: QueryPlan.Source, for leaf: ConditionLeaf, binding: EntityBinding) -> Bool {
+    static func isExact(_ source: QueryPlan.Source, for leaf: ConditionLeaf, binding: EntityBinding) -> Bool {
         switch source {
         case .ids: return true
         case .index(let index, let spans):

@@ -2,7 +2,11 @@
 ///
 /// Swift's `Regex` syntax (a superset of the PCRE subset Cloudant documents); the match may
 /// start anywhere in the string.
-struct RegexPattern: @unchecked Sendable {
+///
+/// A class, not a struct: `Regex` is a resilient type of unknown size, and a struct holding
+/// one made every `ConditionOp` and `ConditionLeaf` copy go through the runtime's generic
+/// value witnesses (a few hundred instructions per copy, several copies per query run).
+final class RegexPattern: @unchecked Sendable {
     // `Regex` is an immutable value once built; it is only read, from any thread.
     let source: String
     private let regex: Regex<AnyRegexOutput>

@@ -1,0 +1,51 @@
+import Foundation
+
+/// What a built query remembers of its plan so that a parameterised look-up (`setParameter`
+/// then `findFirst`, in a loop) does not plan again: for a condition that is one equality on
+/// an indexed property, the index the planner chose. A run then only encodes the current
+/// value's key.
+///
+/// Invariants: the memo is only used with the binding it was made with (a catalog change
+/// makes a new binding) and in snapshots that can use the index (an index built later is
+/// not used by older snapshots, as in `QueryPlanner.usableIndex`). Setting a parameter
+/// changes values only, never the position or the operator the memo was made for, but both
+/// are checked anyway. Copies of a query share the memo; it is guarded by a lock.
+final class QueryPlanMemo: @unchecked Sendable {
+    private struct Entry {
+        let binding: EntityBinding
+        let position: Int
+        let index: IndexBinding
+        let type: PropertyType
+    }
+
+    private let lock = NSLock()
+    private var entry: Entry?
+
+    /// The plan for `condition`, from the memo when it applies, else from the planner (and
+    /// remembered when it is an index look-up of one value).
+    func plan(condition: ConditionNode?, orders: [QueryOrder], binding: EntityBinding, transaction: Transaction) -> QueryPlan {
+        guard case .leaf(let leaf)? = condition, case .compare(.equal) = leaf.op, leaf.path.isEmpty, leaf.values.count == 1 else {
+            return QueryPlanner.plan(condition: condition, orders: orders, binding: binding, transaction: transaction)
+        }
+        lock.lock()
+        let known = entry
+        lock.unlock()
+        if let known, known.binding === binding, known.position == leaf.position,
+           transaction.snapshotId >= known.index.createdInTransaction,
+           let key = IndexKey.encode(leaf.values[0], type: known.type) {
+            var plan = QueryPlan(source: .index(known.index, [.prefix(key, exact: true)]), leaf: nil, score: 1)
+            plan.isExact = QueryPlanner.isExact(plan.source, for: leaf, binding: binding)
+            return plan
+        }
+        let plan = QueryPlanner.plan(condition: condition, orders: orders, binding: binding, transaction: transaction)
+        if case .index(let index, let spans) = plan.source, !index.isElementIndex, spans.count == 1,
+           case .prefix(_, exact: true) = spans[0] {
+            let remembered = Entry(binding: binding, position: leaf.position, index: index,
+                                   type: binding.schema.properties[leaf.position].type)
+            lock.lock()
+            entry = remembered
+            lock.unlock()
+        }
+        return plan
+    }
+}
