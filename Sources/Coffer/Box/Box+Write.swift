@@ -50,22 +50,23 @@ extension Box {
     /// try people.put(&batch)
     /// ```
     public func put(_ entities: inout [E]) throws {
-        // What to restore on failure: the ids, or (when a put changes more: timestamps,
-        // links) whole values. Decided once the binding is known.
-        var originalIds: [Id]?
+        // What to restore on failure: the ids of the elements put so far (collected as the
+        // loop reaches them: no pass over the whole array first), or, when a put changes more
+        // (timestamps, links), whole values. Decided once the binding is known.
+        var originalIds: [Id] = []
         var originals: [E]?
         func restore() {
-            if let originals { entities = originals }
-            if let originalIds { for index in entities.indices { entities[index].id = originalIds[index] } }
+            if let originals { entities = originals; return }
+            for (index, id) in originalIds.enumerated() { entities[index].id = id }
         }
         do {
             try writing { transaction, binding in
-                if originalIds == nil && originals == nil {
-                    // A closure, not `\.id`: a key path read is a runtime call per element.
-                    if binding.putChangesOnlyIds { originalIds = entities.map { $0.id } } else { originals = entities }
-                }
+                if originals == nil && originalIds.isEmpty && !binding.putChangesOnlyIds { originals = entities }
                 restore()  // a retry after map growth starts from the same state
+                let collectIds = originals == nil
+                if collectIds { originalIds.reserveCapacity(entities.count) }
                 for index in entities.indices {
+                    if collectIds && index == originalIds.count { originalIds.append(entities[index].id) }
                     try put(&entities[index], in: transaction, binding: binding)
                 }
             }

@@ -249,7 +249,9 @@ struct ConditionEvaluator {
 
 /// A numeric comparison compiled for the inline path of ``ConditionEvaluator``: the same
 /// answers as the general leaf (`compare`, `between`), including for damage and NaN.
-struct NumberTest {
+/// A class, so that reaching it from the condition tree costs one reference, not a copy of
+/// the property's schema, on every record.
+final class NumberTest {
     enum Bounds {
         case compare(Comparison, Number)
         case between(Number, Number, lowerInclusive: Bool, upperInclusive: Bool)

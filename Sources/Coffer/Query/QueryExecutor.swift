@@ -67,13 +67,13 @@ struct QueryExecutor {
             let (sum, overflow) = offset.addingReportingOverflow(limit)
             wanted = overflow ? nil : sum
         }
-        var found: [Match] = []
         let name = binding.schema.name
+        // The matches so far, in a reference that the per-record closures below share: a
+        // `var` captured by a local function was checked for exclusive access at run time
+        // on every record (about 80 instructions each).
+        let collector = MatchCollector(evaluator: evaluator, entity: name, wanted: wanted)
         func consider(_ id: Id, _ record: UnsafeRawBufferPointer) throws -> Bool {
-            if try evaluator?.matches(id: id, record: RecordFields(bytes: record, entity: name, id: id)) ?? true {
-                found.append(Match(id: id, record: record))
-            }
-            return wanted.map { found.count < $0 } ?? true
+            try collector.consider(id, record)
         }
         switch plan.source {
         case .scan:
@@ -104,6 +104,7 @@ struct QueryExecutor {
                 try consider(id, try indexedRecord(id, index: index, transaction: transaction))
             }
         }
+        var found = collector.found
         if sorted, case .indexOrder = plan.source {} else if sorted {
             found = try QuerySorter(orders: orders, binding: binding).sort(found)
         }
@@ -120,5 +121,30 @@ struct QueryExecutor {
                                             reason: "the index on \(index.property.name) lists this id, which is not stored")
         }
         return record
+    }
+}
+
+/// The matches of one query run as its candidates are checked (see `QueryExecutor.run`).
+private final class MatchCollector {
+    let evaluator: ConditionEvaluator?
+    let entity: String
+    /// Stop once this many matched (offset + limit of an unsorted page).
+    let wanted: Int?
+    @exclusivity(unchecked) var found: [QueryExecutor.Match] = []
+
+    init(evaluator: ConditionEvaluator?, entity: String, wanted: Int?) {
+        self.evaluator = evaluator
+        self.entity = entity
+        self.wanted = wanted
+    }
+
+    /// Keeps the record when it matches; returns whether to go on.
+    @inline(__always)
+    func consider(_ id: Id, _ record: UnsafeRawBufferPointer) throws -> Bool {
+        if try evaluator?.matches(id: id, record: RecordFields(bytes: record, entity: entity, id: id)) ?? true {
+            found.append(QueryExecutor.Match(id: id, record: record))
+        }
+        guard let wanted else { return true }
+        return found.count < wanted
     }
 }

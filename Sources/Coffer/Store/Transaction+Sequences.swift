@@ -27,6 +27,34 @@ struct IdState {
     var isDirty = false
 }
 
+/// The `IdState` of each entity a transaction hands out or stores ids for.
+///
+/// A transaction writes few entities, so a short list searched from the last one used is
+/// faster than a dictionary, which hashed the entity id twice on every insert.
+struct IdStates: Sequence {
+    private var entries: [(entity: UInt32, state: IdState)] = []
+
+    var isEmpty: Bool { entries.isEmpty }
+
+    subscript(entity: UInt32) -> IdState? {
+        get {
+            for index in entries.indices.reversed() where entries[index].entity == entity { return entries[index].state }
+            return nil
+        }
+        set {
+            if let index = entries.lastIndex(where: { $0.entity == entity }) {
+                if let newValue { entries[index].state = newValue } else { entries.remove(at: index) }
+            } else if let newValue {
+                entries.append((entity, newValue))
+            }
+        }
+    }
+
+    func makeIterator() -> IndexingIterator<[(entity: UInt32, state: IdState)]> {
+        entries.makeIterator()
+    }
+}
+
 extension Transaction {
     /// Explicit ids from here up do not move the sequence.
     static let explicitIdCeiling: Id = 1 << 62

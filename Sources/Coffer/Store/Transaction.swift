@@ -20,9 +20,8 @@ final class Transaction {
     /// Set when LMDB reported MDB_MAP_FULL: the transaction is dead and the outermost
     /// `write` grows the map and runs the closure again, even if user code caught the error.
     @exclusivity(unchecked) var needsLargerMap = false
-    /// Id allocation state per entity id (see `Transaction+Sequences`): one dictionary
-    /// look-up per insert.
-    @exclusivity(unchecked) var ids: [UInt32: IdState] = [:]
+    /// Id allocation state per entity id (see `Transaction+Sequences`).
+    @exclusivity(unchecked) var ids = IdStates()
     /// The catalog generation this write transaction read (and maybe wrote): the store's
     /// bindings match it once the transaction commits.
     @exclusivity(unchecked) var catalogGeneration: UInt64?
