@@ -130,7 +130,7 @@ public struct RecordReader {
     /// ```swift
     /// case 2: age = try reader.value(Int.self)
     /// ```
-    @inlinable
+    @inlinable @inline(__always)
     public func value<V: RecordValue>(_ type: V.Type) throws -> V {
         guard let value = V.cofferRead(from: self) else { throw mismatch(String(describing: V.self)) }
         return value
@@ -141,7 +141,7 @@ public struct RecordReader {
     /// ```swift
     /// case 4: color = try reader.value(Color.self)
     /// ```
-    @inlinable
+    @inlinable @inline(__always)
     public func value<V: RawRepresentable>(_ type: V.Type) throws -> V where V.RawValue: RecordValue {
         guard let raw = V.RawValue.cofferRead(from: self) else { throw mismatch(String(describing: V.self)) }
         guard let value = V(rawValue: raw) else {
@@ -183,7 +183,7 @@ public struct RecordReader {
         T(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: T.self))
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     var signedValue: Int64? {
         switch kind {
         case .int8: return Int64(load(Int8.self, at: payload))
@@ -198,7 +198,7 @@ public struct RecordReader {
         }
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     var unsignedValue: UInt64? {
         switch kind {
         case .uint8: return UInt64(load(UInt8.self, at: payload))
@@ -210,7 +210,7 @@ public struct RecordReader {
         }
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     var doubleValue: Double? {
         switch kind {
         case .float64: return Double(bitPattern: load(UInt64.self, at: payload))

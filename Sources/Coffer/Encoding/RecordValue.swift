@@ -37,7 +37,7 @@ extension Bool: RecordValue {
     }
     /// Reads a Bool field. ```swift Bool.cofferRead(from: reader) ```
     @_documentation(visibility: internal)
-    @inlinable
+    @inlinable @inline(__always)
     public static func cofferRead(from reader: RecordReader) -> Bool? {
         switch reader.kind {
         case .boolTrue: return true
@@ -60,7 +60,7 @@ extension SignedRecordInteger {
     }
     /// Reads a signed integer field. ```swift Int.cofferRead(from: reader) ```
     @_documentation(visibility: internal)
-    @inlinable
+    @inlinable @inline(__always)
     public static func cofferRead(from reader: RecordReader) -> Self? {
         reader.signedValue.flatMap { Self(exactly: $0) }
     }
@@ -79,7 +79,7 @@ extension UnsignedRecordInteger {
     }
     /// Reads an unsigned integer field. ```swift UInt64.cofferRead(from: reader) ```
     @_documentation(visibility: internal)
-    @inlinable
+    @inlinable @inline(__always)
     public static func cofferRead(from reader: RecordReader) -> Self? {
         reader.unsignedValue.flatMap { Self(exactly: $0) }
     }
@@ -106,7 +106,7 @@ extension Float: RecordValue {
     }
     /// Reads a Float field. ```swift Float.cofferRead(from: reader) ```
     @_documentation(visibility: internal)
-    @inlinable
+    @inlinable @inline(__always)
     public static func cofferRead(from reader: RecordReader) -> Float? {
         guard reader.kind == .float32 else { return nil }
         return Float(bitPattern: reader.load(UInt32.self, at: reader.payload))
@@ -123,7 +123,7 @@ extension Double: RecordValue {
     }
     /// Reads a Double field, widening a stored Float. ```swift Double.cofferRead(from: reader) ```
     @_documentation(visibility: internal)
-    @inlinable
+    @inlinable @inline(__always)
     public static func cofferRead(from reader: RecordReader) -> Double? {
         reader.doubleValue
     }
@@ -139,7 +139,7 @@ extension Date: RecordValue {
     }
     /// Reads a Date field. ```swift Date.cofferRead(from: reader) ```
     @_documentation(visibility: internal)
-    @inlinable
+    @inlinable @inline(__always)
     public static func cofferRead(from reader: RecordReader) -> Date? {
         reader.doubleValue.map(Date.init(timeIntervalSinceReferenceDate:))
     }
@@ -156,7 +156,7 @@ extension String: RecordValue {
     /// Reads a String field; invalid UTF-8 is repaired, never trapped on.
     /// ```swift String.cofferRead(from: reader) ```
     @_documentation(visibility: internal)
-    @inlinable
+    @inlinable @inline(__always)
     public static func cofferRead(from reader: RecordReader) -> String? {
         guard reader.kind == .bytes else { return nil }
         return String(decoding: reader.payloadBytes, as: UTF8.self)
@@ -172,7 +172,7 @@ extension Data: RecordValue {
     }
     /// Reads a Data field. ```swift Data.cofferRead(from: reader) ```
     @_documentation(visibility: internal)
-    @inlinable
+    @inlinable @inline(__always)
     public static func cofferRead(from reader: RecordReader) -> Data? {
         guard reader.kind == .bytes else { return nil }
         let bytes = reader.payloadBytes
@@ -192,7 +192,7 @@ extension UUID: RecordValue {
     }
     /// Reads a UUID field. ```swift UUID.cofferRead(from: reader) ```
     @_documentation(visibility: internal)
-    @inlinable
+    @inlinable @inline(__always)
     public static func cofferRead(from reader: RecordReader) -> UUID? {
         guard reader.kind == .uuid else { return nil }
         var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
@@ -224,7 +224,7 @@ extension Array: RecordValue where Element: RecordArrayElement {
     }
     /// Reads an array field. ```swift [String].cofferRead(from: reader) ```
     @_documentation(visibility: internal)
-    @inlinable
+    @inlinable @inline(__always)
     public static func cofferRead(from reader: RecordReader) -> [Element]? {
         Element.cofferReadArray(from: reader)
     }
