@@ -17,6 +17,17 @@ struct RecordFields {
     struct Field {
         let kind: FieldKind
         let payload: UnsafeRawBufferPointer
+
+        /// Whether two fields (nil: absent) store the same value byte for byte, so that
+        /// everything derived from them (index keys) is the same too.
+        static func sameStoredValue(_ a: Field?, _ b: Field?) -> Bool {
+            switch (a, b) {
+            case (nil, nil): return true
+            case (let a?, let b?):
+                return a.kind == b.kind && a.payload.count == b.payload.count && ByteSearch.order(a.payload, b.payload) == 0
+            default: return false
+            }
+        }
     }
 
     let bytes: UnsafeRawBufferPointer
@@ -30,22 +41,43 @@ struct RecordFields {
         self.id = id
     }
 
-    /// Calls `body` for every field in record order; throws at the first damage.
-    func forEach(_ body: (UInt16, Field) throws -> Void) throws {
-        guard bytes.count >= 1 else { throw damage("the record is empty") }
-        guard bytes[0] == recordFormatVersion else { throw damage("unknown record format version \(bytes[0])") }
-        guard let base = bytes.baseAddress else { throw damage("the record is empty") }
+    /// A walk over the fields in record order that throws at the first damage; the loops
+    /// of hot paths use it directly (a closure that captured their state was checked for
+    /// exclusive access at run time on every field).
+    ///
+    /// ```swift
+    /// var walk = try record.walk()
+    /// while let (fieldId, field) = try walk.next() { ... }
+    /// ```
+    struct Walk {
+        let record: RecordFields
+        let base: UnsafeRawPointer
         var offset = 1
-        while offset < bytes.count {
-            switch FieldHeader.parse(base, at: offset, end: bytes.count) {
+
+        mutating func next() throws -> (fieldId: UInt16, field: Field)? {
+            guard offset < record.bytes.count else { return nil }
+            switch FieldHeader.parse(base, at: offset, end: record.bytes.count) {
             case .failure(let problem):
-                throw damage(problem.reason)
+                throw record.damage(problem.reason)
             case .success(let header):
-                let payload = UnsafeRawBufferPointer(start: base + header.payloadStart, count: header.payloadLength)
-                try body(UInt16(header.fieldId), Field(kind: header.kind, payload: payload))
                 offset = header.payloadStart + header.payloadLength
+                let payload = UnsafeRawBufferPointer(start: base + header.payloadStart, count: header.payloadLength)
+                return (UInt16(header.fieldId), Field(kind: header.kind, payload: payload))
             }
         }
+    }
+
+    /// Starts a walk; throws when the record is empty or of an unknown format version.
+    func walk() throws -> Walk {
+        guard bytes.count >= 1, let base = bytes.baseAddress else { throw damage("the record is empty") }
+        guard bytes[0] == recordFormatVersion else { throw damage("unknown record format version \(bytes[0])") }
+        return Walk(record: self, base: base)
+    }
+
+    /// Calls `body` for every field in record order; throws at the first damage.
+    func forEach(_ body: (UInt16, Field) throws -> Void) throws {
+        var walk = try walk()
+        while let (fieldId, field) = try walk.next() { try body(fieldId, field) }
     }
 
     /// Checks the whole record's structure.

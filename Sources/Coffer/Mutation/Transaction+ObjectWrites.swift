@@ -58,7 +58,8 @@ extension Transaction {
         var carried: [(UInt16, RecordFields.Field)] = []
         if let previous {
             do {
-                carried = try readStoredRecord(previous, binding: binding, carrying: true)
+                // Old index keys are worked out below, only for the indexed values that changed.
+                carried = try readStoredRecord(previous, binding: binding, carrying: true, keys: false)
             } catch CofferError.corruptRecord {
                 previousIsDamaged = true
             }
@@ -90,9 +91,12 @@ extension Transaction {
             case .replace:
                 for other in clashes { _ = try removeObject(other, binding: binding) }
                 cursorOnPrevious = nil
-                // Removing reused the key buffers and moved pages: read this object's old keys again.
-                if previous != nil, !previousIsDamaged, let again = try self.record(id, table: binding.table, entity: name) {
-                    _ = try readStoredRecord(RecordFields(bytes: again, entity: name, id: id), binding: binding, carrying: false)
+                // Removing moved pages: read this object's stored record again.
+                if previous != nil, !previousIsDamaged {
+                    guard let again = try self.record(id, table: binding.table, entity: name) else {
+                        throw CofferError.corruptRecord(entity: name, id: id, reason: "the object disappeared while a unique conflict was replaced")
+                    }
+                    previous = RecordFields(bytes: again, entity: name, id: id)
                 }
             case .update:
                 guard !redirected else {
@@ -104,7 +108,21 @@ extension Transaction {
                 return try storeObject(id: &id, binding: binding, redirected: true, encode: encode)
             }
         }
-        for (position, index) in indexes.enumerated() { try index.writeKey(in: record, to: &newKeys[position]) }
+        // Each index's new key, and for an update its old key, unless the indexed field holds
+        // the same bytes as before (the usual update): then its entries stay as they are.
+        for (position, index) in indexes.enumerated() {
+            let newField = try record.field(index.storedId)
+            unchangedIndexes[position] = false
+            if let previous, !previousIsDamaged {
+                let oldField = try previous.field(index.storedId)
+                if RecordFields.Field.sameStoredValue(oldField, newField) {
+                    unchangedIndexes[position] = true
+                    continue
+                }
+                try index.writeKey(of: oldField, in: previous, to: &oldKeys[position])
+            }
+            try index.writeKey(of: newField, in: record, to: &newKeys[position])
+        }
         // Full-text postings before and after; the stored record is read again here because
         // a `.replace` above may have moved its page.
         let oldPostings = try textPostings(of: previous == nil ? nil : id, binding: binding)
@@ -125,7 +143,7 @@ extension Transaction {
             if previousIsDamaged {
                 try deleteIndexEntries(index, of: id, entity: name)
             } else if previous != nil {
-                guard oldKeys[position] != newKeys[position] else { continue }
+                guard !unchangedIndexes[position], oldKeys[position] != newKeys[position] else { continue }
                 try updateIndexEntries(index, old: oldKeys[position], new: newKeys[position], id: id)
                 continue
             }

@@ -78,9 +78,20 @@ extension Transaction {
     /// `corruptRecord` at any damage when `carrying`; otherwise (a removal) at damage that
     /// could make an index key wrong: in or before an indexed field, or anywhere when an
     /// indexed field is missing (see `RecordFields.field`).
-    func readStoredRecord(_ record: RecordFields, binding: EntityBinding, carrying: Bool) throws -> [(UInt16, RecordFields.Field)] {
+    ///
+    /// `keys: false` (an update, which works out the keys of changed values itself) walks the
+    /// whole record for damage and carried fields only.
+    func readStoredRecord(_ record: RecordFields, binding: EntityBinding, carrying: Bool, keys: Bool = true) throws -> [(UInt16, RecordFields.Field)] {
         let indexes = binding.indexes
         prepareKeyBuffers(count: indexes.count)
+        if !keys {
+            var carried: [(UInt16, RecordFields.Field)] = []
+            var walk = try record.walk()
+            while let (fieldId, field) = try walk.next() {
+                if carrying && !binding.declares(fieldId) { carried.append((fieldId, field)) }
+            }
+            return carried
+        }
         if !carrying {
             // A removal needs only the indexed fields; each look-up stops at its field.
             for (position, index) in indexes.enumerated() {

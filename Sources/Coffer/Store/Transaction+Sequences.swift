@@ -141,6 +141,7 @@ extension Transaction {
     func prepareKeyBuffers(count: Int) {
         while oldKeys.count < count { oldKeys.append([]) }
         while newKeys.count < count { newKeys.append([]) }
+        while unchangedIndexes.count < count { unchangedIndexes.append(false) }
     }
 }
 

@@ -36,6 +36,8 @@ final class Transaction {
     /// build keys without allocating.
     @exclusivity(unchecked) var oldKeys: [[UInt8]] = []
     @exclusivity(unchecked) var newKeys: [[UInt8]] = []
+    /// Per index of the object being put: whether its indexed value is stored unchanged.
+    @exclusivity(unchecked) var unchangedIndexes: [Bool] = []
     /// Indexes that received an out-of-order key in this transaction (no more append attempts).
     @exclusivity(unchecked) var unorderedIndexes: Set<MDB_dbi> = []
     /// Relations pointing at each entity, as this transaction's catalog has them.
