@@ -20,9 +20,11 @@ extension Box {
     @discardableResult
     public func put(_ entity: inout E) throws -> Id {
         let original = entity
+        var attempts = 0
         do {
             return try writing { transaction, binding in
-                entity = original  // a retry after map growth starts from the same state
+                attempts += 1
+                if attempts > 1 { entity = original }  // a retry after map growth starts from the same state
                 return try put(&entity, in: transaction, binding: binding)
             }
         } catch {
@@ -65,9 +67,13 @@ extension Box {
                 restore()  // a retry after map growth starts from the same state
                 let collectIds = originals == nil
                 if collectIds { originalIds.reserveCapacity(entities.count) }
-                for index in entities.indices {
-                    if collectIds && index == originalIds.count { originalIds.append(entities[index].id) }
-                    try put(&entities[index], in: transaction, binding: binding)
+                // Through the buffer: this generic code would otherwise copy each element out
+                // of the array and back through the type's value witnesses.
+                try entities.withUnsafeMutableBufferPointer { buffer in
+                    for index in buffer.indices {
+                        if collectIds && index == originalIds.count { originalIds.append(buffer[index].id) }
+                        try put(&buffer[index], in: transaction, binding: binding)
+                    }
                 }
             }
         } catch {

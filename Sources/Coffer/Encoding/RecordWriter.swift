@@ -31,7 +31,7 @@ public struct RecordWriter {
     /// The encoded bytes so far.
     var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
 
-    @inlinable
+    @inlinable @inline(__always)
     mutating func reserve(_ extra: Int) {
         if count + extra > capacity { grow(extra) }
     }
@@ -48,7 +48,7 @@ public struct RecordWriter {
         capacity = newCapacity
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     mutating func header(_ field: Int, _ kind: FieldKind, payload: Int) {
         reserve(3 + payload)
         base.storeBytes(of: storedIds[field].littleEndian, toByteOffset: count, as: UInt16.self)
@@ -56,7 +56,7 @@ public struct RecordWriter {
         count += 3
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     mutating func append<T: FixedWidthInteger>(_ value: T) {
         base.storeBytes(of: value.littleEndian, toByteOffset: count, as: T.self)
         count += MemoryLayout<T>.size
@@ -124,7 +124,7 @@ public struct RecordWriter {
 
     // MARK: Typed field writers used by RecordValue conformances
 
-    @inlinable
+    @inlinable @inline(__always)
     mutating func writeSigned(_ field: Int, _ value: Int64) {
         if let narrow = Int8(exactly: value) {
             header(field, .int8, payload: 1); append(narrow)
@@ -137,7 +137,7 @@ public struct RecordWriter {
         }
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     mutating func writeUnsigned(_ field: Int, _ value: UInt64) {
         if let narrow = UInt8(exactly: value) {
             header(field, .uint8, payload: 1); append(narrow)

@@ -93,6 +93,7 @@ extension Transaction {
     /// Applies a put or removal to every full-text index of `binding`: `old` from
     /// `textPostings` before the record changed, `record` the new record (nil: removed).
     func applyTextPostings(of id: Id, binding: EntityBinding, old: [TextIndexBinding.Postings?]?, new record: RecordFields?) throws {
+        guard !binding.textIndexes.isEmpty else { return }
         for (offset, index) in binding.textIndexes.enumerated() {
             var before: TextIndexBinding.Postings = [:]
             if let old {
