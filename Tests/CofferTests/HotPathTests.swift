@@ -205,6 +205,32 @@ import Testing
         }
     }
 
+    /// A remembered look-up plan stays a superset check for strings whose keys are cut:
+    /// names longer than the key limit that share their first 400 bytes are told apart by
+    /// the record, whichever value the parameter holds, also for case-insensitive queries.
+    @Test func rememberedPlansRecheckCutStrings() throws {
+        try withStore { (store: Store) throws in
+            let box = store.box(for: Person.self)
+            let shared = String(repeating: "p", count: 500)
+            var people = [Person(firstName: shared + "a", lastName: "A", age: 1),
+                          Person(firstName: shared + "b", lastName: "B", age: 2),
+                          Person(firstName: "short", lastName: "C", age: 3),
+                          Person(firstName: "Short", lastName: "D", age: 4)]
+            try box.put(&people)
+            var query = try box.query { Person.firstName == "" }.build()
+            for _ in 0..<2 {
+                for person in people {
+                    try query.setParameter(Person.firstName, to: person.firstName)
+                    #expect(try query.find().map(\.lastName) == [person.lastName])
+                    #expect(try query.findFirst()?.lastName == person.lastName)
+                }
+            }
+            var folded = try box.query { Person.firstName.isEqual(to: "", caseSensitive: false) }.build()
+            try folded.setParameter(Person.firstName, to: "SHORT")
+            #expect(try folded.find().map(\.lastName) == ["C", "D"])
+        }
+    }
+
     /// `Box.forEach` visits what `all()` returns; inside a write it can change, remove and
     /// insert objects of the same box (random sizes force page splits) and stops at the last
     /// id stored when it began.

@@ -96,6 +96,7 @@ struct QueryExecutor {
             if spans.count != 1 || { if case .prefix(_, exact: true)? = spans.first { return false } else { return true } }() {
                 ids = Set(ids).sorted()
             }
+            collector.found.reserveCapacity(min(ids.count, wanted ?? ids.count))
             for id in ids {
                 if try !consider(id, try indexedRecord(id, index: index, transaction: transaction)) { break }
             }

@@ -16,6 +16,10 @@ final class QueryPlanMemo: @unchecked Sendable {
         let position: Int
         let index: IndexBinding
         let type: PropertyType
+        /// Whether the planner found the look-up exact (`QueryPlanner.isExact`) ...
+        let isExact: Bool
+        /// ... as long as the key is not cut (string keys), which is checked per run.
+        let isStringKey: Bool
     }
 
     private let lock = NSLock()
@@ -34,14 +38,18 @@ final class QueryPlanMemo: @unchecked Sendable {
            transaction.snapshotId >= known.index.createdInTransaction,
            let key = IndexKey.encode(leaf.values[0], type: known.type) {
             var plan = QueryPlan(source: .index(known.index, [.prefix(key, exact: true)]), leaf: nil, score: 1)
-            plan.isExact = QueryPlanner.isExact(plan.source, for: leaf, binding: binding)
+            plan.isExact = known.isExact && !(known.isStringKey && IndexKey.isTruncatedString(key[...]))
             return plan
         }
         let plan = QueryPlanner.plan(condition: condition, orders: orders, binding: binding, transaction: transaction)
         if case .index(let index, let spans) = plan.source, !index.isElementIndex, spans.count == 1,
            case .prefix(_, exact: true) = spans[0] {
+            // Exactness without the cut check: the same for every value of this leaf.
+            let isStringKey = Store.keyFamily(index.property.type) == "string"
+            let exact = isStringKey ? leaf.caseSensitive : QueryPlanner.isExact(plan.source, for: leaf, binding: binding)
             let remembered = Entry(binding: binding, position: leaf.position, index: index,
-                                   type: binding.schema.properties[leaf.position].type)
+                                   type: binding.schema.properties[leaf.position].type,
+                                   isExact: exact, isStringKey: isStringKey)
             lock.lock()
             entry = remembered
             lock.unlock()
