@@ -322,6 +322,51 @@ import Testing
         }
     }
 
+    /// The inline integer ranges of scan conditions against a plain Swift filter: random
+    /// values (narrow and wide encodings, extremes, nils) and random bounds, every
+    /// comparison, closed and half-open ranges, both bound orders.
+    @Test func integerScanRangesMatchAModel() throws {
+        try withStore { (store: Store) throws in
+            let box = store.box(for: Everything.self)
+            var generator = SplitMix64(state: 314)
+            let specials: [Int64] = [.min, .min + 1, -129, -128, -1, 0, 1, 127, 128, 32_767, 32_768, .max - 1, .max]
+            func pick() -> Int64 {
+                Bool.random(using: &generator) ? specials.randomElement(using: &generator)!
+                    : Int64.random(in: -70_000...70_000, using: &generator)
+            }
+            var objects: [Everything] = (0..<400).map { _ in
+                var object = Everything()
+                object.int64 = pick()
+                object.int8 = Int8.random(in: .min ... .max, using: &generator)
+                object.optInt64 = Bool.random(using: &generator) ? pick() : nil
+                return object
+            }
+            try box.put(&objects)
+            for _ in 0..<60 {
+                let a = pick(), b = pick()
+                let small = Int8.random(in: .min ... .max, using: &generator)
+                let cases: [(QueryCondition<Everything>, (Everything) -> Bool)] = [
+                    (Everything.int64 < a, { $0.int64 < a }),
+                    (Everything.int64 <= a, { $0.int64 <= a }),
+                    (Everything.int64 > a, { $0.int64 > a }),
+                    (Everything.int64 >= a, { $0.int64 >= a }),
+                    (Everything.int64 == a, { $0.int64 == a }),
+                    (Everything.int64 != a, { $0.int64 != a }),
+                    (Everything.int64.isBetween(a, and: b), { $0.int64 >= min(a, b) && $0.int64 <= max(a, b) }),
+                    (Everything.int64 ∈ (min(a, b)..<max(a, b)), { $0.int64 >= min(a, b) && $0.int64 < max(a, b) }),
+                    (Everything.int8 < small, { $0.int8 < small }),
+                    (Everything.int8 >= small, { $0.int8 >= small }),
+                    (Everything.optInt64 > a, { ($0.optInt64.map { $0 > a }) ?? false }),
+                    (Everything.optInt64 ∈ (min(a, b)...max(a, b)), { ($0.optInt64.map { $0 >= min(a, b) && $0 <= max(a, b) }) ?? false }),
+                ]
+                for (condition, expected) in cases {
+                    let query = try box.query { condition }.build()
+                    #expect(try query.findIds() == objects.filter(expected).map(\.id), "\(query.describe())")
+                }
+            }
+        }
+    }
+
     /// The bit-cast kind decoding agrees with `init(rawValue:)` for every byte.
     @Test func fieldKindDecodingMatchesRawValues() {
         for raw in UInt8.min...UInt8.max {

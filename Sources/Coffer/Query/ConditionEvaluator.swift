@@ -261,6 +261,12 @@ final class NumberTest {
     let type: PropertyType
     let property: PropertySchema
     let entity: String
+    /// For a signed integer property compared with integers (not `!=`): the matching values
+    /// as one closed range (empty when `lowest > highest`), tested on the stored integer
+    /// without building a `Number`. A record without the value never matches these.
+    let lowest: Int64
+    let highest: Int64
+    let hasIntegerRange: Bool
 
     /// Nil unless `op` compares a numeric property with numbers.
     init?(_ op: ConditionOp, _ values: [PreparedValue], type: PropertyType, property: PropertySchema, entity: String) {
@@ -281,10 +287,62 @@ final class NumberTest {
         self.type = type
         self.property = property
         self.entity = entity
+        let range = NumberTest.integerRange(bounds, type: type)
+        (lowest, highest, hasIntegerRange) = range.map { ($0.lowest, $0.highest, true) } ?? (0, 0, false)
+    }
+
+    /// The closed range of signed integers `bounds` accepts, or nil when it is not one range
+    /// of integers (`!=`, floating-point or out-of-range values, other property types).
+    static func integerRange(_ bounds: Bounds, type: PropertyType) -> (lowest: Int64, highest: Int64)? {
+        switch type {
+        case .int8, .int16, .int32, .int64, .int: break
+        default: return nil
+        }
+        func integer(_ number: Number) -> Int64? {
+            switch number {
+            case .signed(let value): return value
+            case .unsigned(let value): return Int64(exactly: value)
+            case .double: return nil
+            }
+        }
+        let empty: (lowest: Int64, highest: Int64) = (1, 0)
+        switch bounds {
+        case .compare(let comparison, let number):
+            guard let value = integer(number) else { return nil }
+            switch comparison {
+            case .equal: return (value, value)
+            case .notEqual: return nil
+            case .less: return value == .min ? empty : (.min, value - 1)
+            case .lessOrEqual: return (.min, value)
+            case .greater: return value == .max ? empty : (value + 1, .max)
+            case .greaterOrEqual: return (value, .max)
+            }
+        case .between(let low, let high, let lowerInclusive, let upperInclusive):
+            guard let low = integer(low), let high = integer(high) else { return nil }
+            if !lowerInclusive && low == .max || !upperInclusive && high == .min { return empty }
+            return (lowerInclusive ? low : low + 1, upperInclusive ? high : high - 1)
+        }
     }
 
     @inline(__always)
     func holds(for field: RecordFields.Field?, id: Id) throws -> Bool {
+        if hasIntegerRange {
+            guard let field else { return false }
+            let value: Int64
+            switch field.kind {
+            case .int8: value = Int64(field.payload.loadUnaligned(as: Int8.self))
+            case .int16: value = Int64(Int16(littleEndian: field.payload.loadUnaligned(as: Int16.self)))
+            case .int32: value = Int64(Int32(littleEndian: field.payload.loadUnaligned(as: Int32.self)))
+            case .int64: value = Int64(littleEndian: field.payload.loadUnaligned(as: Int64.self))
+            default: return try holdsInGeneral(for: field, id: id)
+            }
+            return lowest <= value && value <= highest
+        }
+        return try holdsInGeneral(for: field, id: id)
+    }
+
+    /// Every other case, through `Number` (exact across integer and floating-point families).
+    func holdsInGeneral(for field: RecordFields.Field?, id: Id) throws -> Bool {
         var number: Number?
         if let field {
             guard FieldOperand.fits(field.kind, type), let read = FieldOperand.number(field, type: type) else {
