@@ -70,19 +70,39 @@ struct Cursor {
 
 extension Transaction {
     /// Runs `body` with a cursor on `database`, closing it afterwards.
+    ///
+    /// A read transaction keeps the cursors it is done with and hands them out again (a
+    /// look-up loop opened and closed one per call); every walk starts by positioning the
+    /// cursor (`first`, `last`, `seek`), so a reused one carries nothing over. A write
+    /// transaction closes its cursors at once (LMDB tracks them while it writes). Kept small
+    /// and inlined, so that the walks built on it are specialised with their bodies.
+    @inline(__always)
     func withCursor<T>(_ database: MDB_dbi, _ what: @autoclosure () -> String, _ body: (Cursor) throws -> T) throws -> T {
-        var handle: OpaquePointer?
-        let rc = mdb_cursor_open(txn, database, &handle)
-        guard rc == 0, let handle else {
-            let code = rc == 0 ? EINVAL : rc
-            throw CofferError.storage(code: code, message: "\(what()): cannot open a cursor: \(LMDB.message(code))")
-        }
-        defer { mdb_cursor_close(handle) }
+        let handle = try acquireCursor(database, what())
+        defer { releaseCursor(handle, database) }
         // The cursor never outlives this call, so the description need not escape (and
         // need not be allocated).
         return try withoutActuallyEscaping(what) { what in
             try body(Cursor(handle: handle, transaction: self, what: what))
         }
+    }
+
+    /// An idle cursor of this read transaction on `database`, or a new one.
+    private func acquireCursor(_ database: MDB_dbi, _ what: @autoclosure () -> String) throws -> OpaquePointer {
+        if !isWrite, let idle = idleReadCursors.lastIndex(where: { $0.database == database }) {
+            return idleReadCursors.remove(at: idle).cursor
+        }
+        var opened: OpaquePointer?
+        let rc = mdb_cursor_open(txn, database, &opened)
+        guard rc == 0, let opened else {
+            let code = rc == 0 ? EINVAL : rc
+            throw CofferError.storage(code: code, message: "\(what()): cannot open a cursor: \(LMDB.message(code))")
+        }
+        return opened
+    }
+
+    private func releaseCursor(_ handle: OpaquePointer, _ database: MDB_dbi) {
+        if isWrite { mdb_cursor_close(handle) } else { idleReadCursors.append((database, handle)) }
     }
 }
 

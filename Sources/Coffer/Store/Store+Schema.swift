@@ -121,7 +121,12 @@ extension Store {
     /// that snapshot (nothing was ever stored, or it was created after the snapshot).
     func binding<E: Entity>(for type: E.Type, in transaction: Transaction) throws -> EntityBinding? {
         let key = ObjectIdentifier(type)
-        if let known = transaction.bindingCache[key] { return known }
+        // A loop of box calls asks for the same entity each time: answered without hashing.
+        if let last = transaction.lastCachedBinding, last.key == key { return last.binding }
+        if let known = transaction.bindingCache[key] {
+            transaction.lastCachedBinding = (key, known)
+            return known
+        }
         stateLock.lock()
         let cached = bindings[key]
         stateLock.unlock()

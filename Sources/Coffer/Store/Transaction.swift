@@ -32,6 +32,8 @@ final class Transaction {
     /// Bindings this transaction already looked up: repeated box calls inside one
     /// `read`/`write` skip the store's lock.
     @exclusivity(unchecked) var bindingCache: [ObjectIdentifier: EntityBinding] = [:]
+    /// The last entry of `bindingCache` asked for (entries are never replaced).
+    @exclusivity(unchecked) var lastCachedBinding: (key: ObjectIdentifier, binding: EntityBinding)?
     /// Reusable buffers for index keys (old and new value per index), so puts and removes
     /// build keys without allocating.
     @exclusivity(unchecked) var oldKeys: [[UInt8]] = []
@@ -53,6 +55,9 @@ final class Transaction {
     @exclusivity(unchecked) var writeCursors: [MDB_dbi: OpaquePointer] = [:]
     /// The last entry of `writeCursors` used: a run of puts to one box skips the hashing.
     @exclusivity(unchecked) var lastWriteCursor: (table: MDB_dbi, cursor: OpaquePointer)?
+    /// Read cursors no walk is using (see `withCursor`), closed when the transaction object
+    /// goes away (LMDB allows closing a read-only cursor after its transaction ended).
+    @exclusivity(unchecked) var idleReadCursors: [(database: MDB_dbi, cursor: OpaquePointer)] = []
     /// Index databases this transaction deleted; forgotten by the store on commit.
     @exclusivity(unchecked) var droppedDatabases: [String] = []
 
@@ -62,6 +67,10 @@ final class Transaction {
         self.isWrite = isWrite
         self.snapshotId = mdb_txn_id(txn)
         self.changes = ChangeLog(isRecording: recordsChanges)
+    }
+
+    deinit {
+        for idle in idleReadCursors { mdb_cursor_close(idle.cursor) }
     }
 
     /// Turns an LMDB result code into an error, remembering MAP_FULL for a retry.
