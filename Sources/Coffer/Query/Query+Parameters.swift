@@ -10,7 +10,7 @@ extension Query {
     ///   more than one) uses the property; ``CofferError/parameterTypeMismatch(entity:parameter:expected:actual:)``
     ///   when that condition takes two values or a list.
     public mutating func setParameter<Value: QueryableValue>(_ property: Property<E, Value>, to value: Value) throws {
-        try set(.property(property.index), [value.queryValue], arity: .one)
+        try set(.property(property.index), [value.queryValue], arity: .one, ofPropertyType: true)
     }
 
     /// Changes the element an array condition (`containsElement`) looks for.
@@ -29,7 +29,7 @@ extension Query {
     /// try r.setParameters(Person.age, to: 10, and: 18)
     /// ```
     public mutating func setParameters<Value: QueryableValue>(_ property: Property<E, Value>, to first: Value, and second: Value) throws {
-        try set(.property(property.index), [first.queryValue, second.queryValue], arity: .two)
+        try set(.property(property.index), [first.queryValue, second.queryValue], arity: .two, ofPropertyType: true)
     }
 
     /// Changes the list of an in-list condition (`isIn`, `isNotIn`, `∈ [...]`).
@@ -38,7 +38,7 @@ extension Query {
     /// try t.setParameters(Person.lastName, to: ["Jones", "Brown"])
     /// ```
     public mutating func setParameters<Value: QueryableValue>(_ property: Property<E, Value>, to values: [Value]) throws {
-        try set(.property(property.index), values.map(\.queryValue), arity: .list)
+        try set(.property(property.index), values.map(\.queryValue), arity: .list, ofPropertyType: true)
     }
 
     /// Changes the value of the condition named `alias` with `.=`.
@@ -78,7 +78,19 @@ extension Query {
     /// Replaces the values of the one leaf `target` names. The success path formats no
     /// names and builds no lists (a look-up loop calls this once per look-up): the parameter's
     /// name is spelled only for an error.
-    private mutating func set(_ target: Target, _ values: [QueryValue], arity: ConditionOp.Arity) throws {
+    ///
+    /// `ofPropertyType`: the values have the property's own Swift type, so a comparison
+    /// (`==`, `<`, ranges, lists) takes them without a check against the schema; operators
+    /// that want another type (`count`, `modulo`, text matches) are still checked.
+    private mutating func set(_ target: Target, _ values: [QueryValue], arity: ConditionOp.Arity, ofPropertyType: Bool = false) throws {
+        if ofPropertyType, case .leaf(var only)? = condition, case .property(let position) = target,
+           only.position == position, only.path.isEmpty, only.op.arity == arity, only.op.takesValuesOfPropertyType {
+            // The look-up loop's shape: one condition, replaced in place.
+            condition = nil
+            only.values = values
+            condition = .leaf(only)
+            return
+        }
         let schema = E.cofferSchema
         func matches(_ leaf: ConditionLeaf) -> Bool {
             switch target {

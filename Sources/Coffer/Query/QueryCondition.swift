@@ -221,6 +221,15 @@ enum ConditionOp: Sendable {
 
     enum Arity { case none, one, two, list }
 
+    /// Whether the operator compares the property with values of the property's own type
+    /// (so values of that type always fit it).
+    var takesValuesOfPropertyType: Bool {
+        switch self {
+        case .compare, .between, .inList, .notInList, .isNil, .isNotNil: return true
+        default: return false
+        }
+    }
+
     var arity: Arity {
         switch self {
         case .isNil, .isNotNil: return .none
