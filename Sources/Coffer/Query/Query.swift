@@ -214,6 +214,15 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
 extension Transaction {
     /// Adds the ids of index entries within `span` to `ids`.
     func collectIndexIds(_ index: IndexBinding, span: IndexSpan, entity: String, into ids: inout [Id]) throws {
+        try forEachIndexId(index, span: span, entity: entity) { id in
+            ids.append(id)
+            return true
+        }
+    }
+
+    /// Calls `body` with the ids of index entries within `span`, in key order, while it
+    /// returns true.
+    func forEachIndexId(_ index: IndexBinding, span: IndexSpan, entity: String, _ body: (Id) throws -> Bool) throws {
         let start: [UInt8]
         switch span {
         case .prefix(let prefix, _): start = prefix
@@ -238,7 +247,7 @@ extension Transaction {
                     // Inclusive: cut strings equal to a cut bound are candidates, rechecked later.
                     if let upper, upper.withUnsafeBytes({ ByteSearch.order(entry.value, $0) }) > 0 { return }
                 }
-                ids.append(entry.id)
+                guard try body(entry.id) else { return }
                 current = try cursor.next()
             }
         }

@@ -89,6 +89,12 @@ struct QueryExecutor {
             try transaction.forEachRecord(binding, from: lower) { id, record in
                 try id <= upper && consider(id, record)
             }
+        case .index(let index, let spans) where !sorted && spans.count == 1 && { if case .prefix(_, exact: true) = spans[0] { return true } else { return false } }():
+            // One whole value (a look-up): its entries are in id order, so the records are
+            // read as the index walk reaches them, and the walk stops at the page's end.
+            try transaction.forEachIndexId(index, span: spans[0], entity: name) { id in
+                try consider(id, try indexedRecord(id, index: index, transaction: transaction))
+            }
         case .index(let index, let spans):
             var ids: [Id] = []
             for span in spans { try transaction.collectIndexIds(index, span: span, entity: name, into: &ids) }
