@@ -247,11 +247,24 @@ import Testing
             var model = Dictionary(uniqueKeysWithValues: messages.map { ($0.id, $0) })
             let lastBefore = messages.map(\.id).max() ?? 0
             var seen: [Id] = []
+            func case5Target(_ id: Id, _ generator: inout SplitMix64) -> Id {
+                let offset = Id.random(in: 1...20, using: &generator)
+                return Bool.random(using: &generator) ? id + offset : (id > offset ? id - offset : id + offset)
+            }
             try store.write {
                 try box.forEach { message in
                     seen.append(message.id)
                     #expect(model[message.id] == message, "the walk shows the transaction's own changes")
-                    switch Int.random(in: 0..<5, using: &generator) {
+                    switch Int.random(in: 0..<7, using: &generator) {
+                    case 5, 6:
+                        // Change an object ahead of the walk or behind it: ahead, the walk
+                        // shows the change when it gets there; the cursor moved either way.
+                        let other = case5Target(message.id, &generator)
+                        if var changed = model[other] {
+                            changed.text = String(repeating: "o", count: Int.random(in: 0...300, using: &generator))
+                            try box.put(&changed)
+                            model[other] = changed
+                        }
                     case 0:
                         _ = try box.remove(message.id)
                         model[message.id] = nil

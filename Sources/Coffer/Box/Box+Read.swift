@@ -83,6 +83,13 @@ extension Box {
                 try cursor.last().map { try IdKey.decode($0.key, entity: name) }
             }
             guard let last else { return }
+            if transaction.isWrite {
+                try transaction.walkWritingBack(binding, upTo: last) { id, bytes in
+                    var reader = try RecordReader(bytes: bytes, binding: binding, id: id)
+                    try body(&reader)
+                }
+                return
+            }
             try transaction.forEachRecord(binding) { id, bytes in
                 guard id <= last else { return false }
                 var reader = try RecordReader(bytes: bytes, binding: binding, id: id)
@@ -176,6 +183,25 @@ extension Box {
 }
 
 extension Transaction {
+    /// Calls `body` with every record up to id `last`, in id order, walking with this write
+    /// transaction's table cursor, the one puts and removals of the entity use: a put of the
+    /// visited object finds the cursor on its record and writes there without a search.
+    /// When `body` moved the cursor elsewhere (it wrote another object, or removed this
+    /// one), the walk seeks past the visited id instead of stepping.
+    func walkWritingBack(_ binding: EntityBinding, upTo last: Id, _ body: (Id, UnsafeRawBufferPointer) throws -> Void) throws {
+        let name = binding.schema.name
+        let handle = try writeCursor(binding.table, entity: name)
+        let cursor = Cursor(handle: handle, transaction: self, what: { "scanning \(name)" })
+        var current = try cursor.first()
+        while let entry = current {
+            let id = try IdKey.decode(entry.key, entity: name)
+            guard id <= last else { return }
+            try body(id, entry.value)
+            guard id < last else { return }
+            current = recordHere(id, cursor: handle) != nil ? try cursor.next() : try cursor.seek(IdKey(id + 1))
+        }
+    }
+
     /// Calls `body` with the stored records of ascending `ids` while it returns true. An id
     /// without a record is skipped, or, when `missing` is given, reported to it (an index
     /// naming an object that is not stored is damage).

@@ -173,7 +173,10 @@ extension Transaction {
     }
 
     /// Moves `cursor` onto the record of `id` and returns its bytes, or nil when none is stored.
+    /// When the cursor already stands on `id` (a `forEach` writing back the object it
+    /// visits walks with this cursor), no search is made.
     func seekRecord(_ id: Id, cursor: OpaquePointer, entity: @autoclosure () -> String) throws -> UnsafeRawBufferPointer? {
+        if let here = recordHere(id, cursor: cursor) { return here }
         var key = IdKey(id)
         return try key.withVal { keyVal in
             var value = MDB_val()
@@ -182,6 +185,15 @@ extension Transaction {
             try check(rc, "reading \(entity()) \(id)")
             return value.bytes
         }
+    }
+
+    /// The record at `cursor`'s position when that is the record of `id`, else nil (also for
+    /// a cursor not positioned yet, or whose record was just removed).
+    func recordHere(_ id: Id, cursor: OpaquePointer) -> UnsafeRawBufferPointer? {
+        var key = MDB_val()
+        var value = MDB_val()
+        guard mdb_cursor_get(cursor, &key, &value, MDB_GET_CURRENT) == 0, IdKey(key.bytes)?.id == id else { return nil }
+        return value.bytes
     }
 
     /// The id of the stored object whose `index` value equals the one `encode` writes (an

@@ -23,18 +23,23 @@ struct Cursor {
     let what: () -> String
 
     /// The first entry, or nil for an empty database.
+    @inline(__always)
     func first() throws -> Entry? { try move(MDB_FIRST) }
 
     /// The last entry, or nil for an empty database.
+    @inline(__always)
     func last() throws -> Entry? { try move(MDB_LAST) }
 
     /// The entry after the current one, or nil at the end.
+    @inline(__always)
     func next() throws -> Entry? { try move(MDB_NEXT) }
 
     /// The entry before the current one, or nil at the start.
+    @inline(__always)
     func previous() throws -> Entry? { try move(MDB_PREV) }
 
     /// The first entry whose key is at or after `key` in byte order, or nil.
+    @inline(__always)
     func seek(_ key: UnsafeRawBufferPointer) throws -> Entry? {
         var keyVal = MDB_val(key)
         var value = MDB_val()
@@ -48,11 +53,13 @@ struct Cursor {
     }
 
     /// The first entry whose id key is at or after `key`, or nil.
+    @inline(__always)
     func seek(_ key: IdKey) throws -> Entry? {
         var copy = key
         return try withUnsafeBytes(of: &copy.storage) { try seek($0) }
     }
 
+    @inline(__always)
     private func move(_ op: MDB_cursor_op) throws -> Entry? {
         var key = MDB_val()
         var value = MDB_val()
