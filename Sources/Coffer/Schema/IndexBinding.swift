@@ -135,7 +135,7 @@ extension Transaction {
             if !unorderedIndexes.contains(index.database) {
                 let rc = mdb_put(txn, index.database, &keyVal, &empty, UInt32(MDB_APPEND))
                 if rc != MDB_KEYEXIST { return try check(rc, "updating the index on \(index.property.name)") }
-                unorderedIndexes.insert(index.database)
+                unorderedIndexes.append(index.database)
             }
             try check(mdb_put(txn, index.database, &keyVal, &empty, 0), "updating the index on \(index.property.name)")
         }

@@ -41,7 +41,7 @@ final class Transaction {
     /// Per index of the object being put: whether its indexed value is stored unchanged.
     @exclusivity(unchecked) var unchangedIndexes: [Bool] = []
     /// Indexes that received an out-of-order key in this transaction (no more append attempts).
-    @exclusivity(unchecked) var unorderedIndexes: Set<MDB_dbi> = []
+    @exclusivity(unchecked) var unorderedIndexes: [MDB_dbi] = []  // a few at most: searched, not hashed
     /// Relations pointing at each entity, as this transaction's catalog has them.
     @exclusivity(unchecked) var incomingRelations: [String: IncomingRelations] = [:] {
         didSet { lastIncomingRelations = nil }
