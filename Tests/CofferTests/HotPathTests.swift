@@ -51,6 +51,32 @@ import Testing
         return object
     }
 
+    /// Stored strings that are not valid UTF-8 (damage, or another writer) read back
+    /// repaired exactly as `String(decoding:as:)` repairs them, never trapping; ASCII and
+    /// multi-byte text read back unchanged.
+    @Test func stringsAreValidatedAndRepaired() throws {
+        try withStore { (store: Store) throws in
+            let box = store.box(for: Note.self)
+            var note = Note(title: "x")
+            try box.put(&note)
+            let titleId: UInt16 = try store.performRead { transaction in
+                let binding = try #require(try store.binding(for: Note.self, in: transaction))
+                return binding.storedIds[Note.title.index]
+            }
+            let samples: [[UInt8]] = [
+                Array("plain ascii".utf8), Array("Ünïcødé ✓ 😀".utf8), [],
+                [0xFF], [0x61, 0xC3], [0xE2, 0x82], [0xED, 0xA0, 0x80], [0x61, 0x80, 0x62], [0xF4, 0x90, 0x80, 0x80],
+                Array(repeating: 0x41, count: 40) + [0xC0, 0xAF],
+            ]
+            for bytes in samples {
+                let field = RawField(storedId: titleId, kind: FieldKind.bytes.rawValue, payload: bytes)
+                try Damage.overwriteRecord(store, Note.self, id: note.id, with: [recordFormatVersion] + field.bytes)
+                let read = try #require(try box.get(note.id))
+                #expect(read.title == String(decoding: bytes, as: UTF8.self))
+            }
+        }
+    }
+
     /// A record whose fields come in another order, with fields of properties this build
     /// does not know in between, decodes exactly like the record the current schema wrote
     /// (the straight path takes what it can and the general loop reads the rest).

@@ -159,7 +159,14 @@ extension String: RecordValue {
     @inlinable @inline(__always)
     public static func cofferRead(from reader: RecordReader) -> String? {
         guard reader.kind == .bytes else { return nil }
-        return String(decoding: reader.payloadBytes, as: UTF8.self)
+        let bytes = reader.payloadBytes
+        // Copies and validates in one step (invalid UTF-8 is repaired, as `String(decoding:)`
+        // does), without the slower general decoding path.
+        return String(unsafeUninitializedCapacity: bytes.count) { buffer in
+            guard let source = bytes.baseAddress, let target = buffer.baseAddress else { return 0 }
+            UnsafeMutableRawPointer(target).copyMemory(from: source, byteCount: bytes.count)
+            return bytes.count
+        }
     }
 }
 
