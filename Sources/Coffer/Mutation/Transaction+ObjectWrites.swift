@@ -59,7 +59,7 @@ extension Transaction {
         if let previous {
             do {
                 // Old index keys are worked out below, only for the indexed values that changed.
-                carried = try readStoredRecord(previous, binding: binding, carrying: true, keys: false)
+                carried = try fieldsToCarry(from: previous, binding: binding)
             } catch CofferError.corruptRecord {
                 previousIsDamaged = true
             }
@@ -236,7 +236,7 @@ extension Transaction {
             // All keys first: deleting changes pages and invalidates the record's bytes.
             var isDamaged = false
             do {
-                _ = try readStoredRecord(RecordFields(bytes: bytes, entity: name, id: id), binding: binding, carrying: false)
+                try readOldKeys(of: RecordFields(bytes: bytes, entity: name, id: id), binding: binding)
             } catch CofferError.corruptRecord {
                 isDamaged = true
             }

@@ -89,7 +89,7 @@ struct QueryExecutor {
             try transaction.forEachRecord(binding, from: lower) { id, record in
                 try id <= upper && consider(id, record)
             }
-        case .index(let index, let spans) where !sorted && spans.count == 1 && { if case .prefix(_, exact: true) = spans[0] { return true } else { return false } }():
+        case .index(let index, let spans) where !sorted && spans.count == 1 && spans[0].isWholeValue:
             // One whole value (a look-up): its entries are in id order, so the records are
             // read as the index walk reaches them, and the walk stops at the page's end.
             try transaction.forEachIndexId(index, span: spans[0], entity: name) { id in
@@ -99,7 +99,7 @@ struct QueryExecutor {
             var ids: [Id] = []
             for span in spans { try transaction.collectIndexIds(index, span: span, entity: name, into: &ids) }
             // One exact value lists its ids in id order; anything else needs sorting.
-            if spans.count != 1 || { if case .prefix(_, exact: true)? = spans.first { return false } else { return true } }() {
+            if spans.count != 1 || !spans[0].isWholeValue {
                 ids = Set(ids).sorted()
             }
             collector.found.reserveCapacity(min(ids.count, wanted ?? ids.count))

@@ -34,6 +34,12 @@ enum IndexSpan {
     /// `exact`: the bytes are a whole value's key, so the entries are in id order.
     case prefix([UInt8], exact: Bool)
     case range(lower: [UInt8], upper: [UInt8]?)
+
+    /// Whether the span is one whole value (its entries are in id order).
+    var isWholeValue: Bool {
+        if case .prefix(_, exact: true) = self { return true }
+        return false
+    }
 }
 
 enum QueryPlanner {

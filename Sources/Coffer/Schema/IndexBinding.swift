@@ -72,54 +72,28 @@ final class IndexBinding: @unchecked Sendable {
 }
 
 extension Transaction {
-    /// Reads a stored record once, before it is overwritten or removed: writes the index key
-    /// of each of `binding`'s indexes into `oldKeys` and returns the fields of properties the
-    /// binding does not declare when `carrying` (they go into the new record). Throws
-    /// `corruptRecord` at any damage when `carrying`; otherwise (a removal) at damage that
-    /// could make an index key wrong: in or before an indexed field, or anywhere when an
-    /// indexed field is missing (see `RecordFields.field`).
-    ///
-    /// `keys: false` (an update, which works out the keys of changed values itself) walks the
-    /// whole record for damage and carried fields only.
-    func readStoredRecord(_ record: RecordFields, binding: EntityBinding, carrying: Bool, keys: Bool = true) throws -> [(UInt16, RecordFields.Field)] {
-        let indexes = binding.indexes
-        prepareKeyBuffers(count: indexes.count)
-        if !keys {
-            var carried: [(UInt16, RecordFields.Field)] = []
-            var walk = try record.walk()
-            while let (fieldId, field) = try walk.next() {
-                if carrying && !binding.declares(fieldId) { carried.append((fieldId, field)) }
-            }
-            return carried
-        }
-        if !carrying {
-            // A removal needs only the indexed fields; each look-up stops at its field.
-            for (position, index) in indexes.enumerated() {
-                let field = try record.field(index.storedId)
-                try index.writeKey(of: field, in: record, to: &oldKeys[position])
-            }
-            return []
-        }
+    /// The fields of a stored record that belong to properties `binding` does not declare
+    /// (retired here, or added by a newer build), to be carried into the record that
+    /// replaces it. Walks the whole record, so it throws `corruptRecord` at any damage.
+    func fieldsToCarry(from record: RecordFields, binding: EntityBinding) throws -> [(UInt16, RecordFields.Field)] {
         var carried: [(UInt16, RecordFields.Field)] = []
-        // One walk over the record (a lookup per index would walk it once per index). Until
-        // its field is met an index holds the nil key, whose single byte no value key has:
-        // the first field of an id wins, as in `RecordFields.field`.
-        for position in indexes.indices {
-            oldKeys[position].removeAll(keepingCapacity: true)
-            oldKeys[position].append(IndexKey.nilTag)
-        }
-        try record.forEach { fieldId, field in
-            if carrying && !binding.declares(fieldId) { carried.append((fieldId, field)) }
-            for (position, index) in indexes.enumerated() where index.storedId == fieldId && oldKeys[position].count == 1 {
-                try index.writeKey(of: field, in: record, to: &oldKeys[position])
-            }
-        }
-        // An element index of a record without the field has no entries: the empty set (a
-        // key set is never the single nil byte, so the check above still tells them apart).
-        for (position, index) in indexes.enumerated() where index.isElementIndex && oldKeys[position].count == 1 {
-            oldKeys[position].removeAll(keepingCapacity: true)
+        var walk = try record.walk()
+        while let (fieldId, field) = try walk.next() {
+            if !binding.declares(fieldId) { carried.append((fieldId, field)) }
         }
         return carried
+    }
+
+    /// Writes the index key of each of `binding`'s indexes for a stored record into
+    /// `oldKeys`, before the record is removed. Each look-up stops at its field, so it throws
+    /// `corruptRecord` at damage that could make a key wrong: in or before an indexed field,
+    /// or anywhere when an indexed field is missing (see `RecordFields.field`).
+    func readOldKeys(of record: RecordFields, binding: EntityBinding) throws {
+        let indexes = binding.indexes
+        prepareKeyBuffers(count: indexes.count)
+        for (position, index) in indexes.enumerated() {
+            try index.writeKey(of: try record.field(index.storedId), in: record, to: &oldKeys[position])
+        }
     }
 }
 
