@@ -142,7 +142,11 @@ struct CodeEmitter {
                     continue
                 }
                 let valueType = storedType(field, entity: type)
-                line("        if reader.enter(\(field.position)) { \(local) = try reader.value(\(Self.metatype(valueType))) }")
+                if !field.model.isEnum, Self.straightTypes.contains(SourceAnalyzer.stripModule(valueType)) {
+                    line("        \(local) = reader.take(\(field.position), \(Self.metatype(valueType)))")
+                } else {
+                    line("        if reader.enter(\(field.position)) { \(local) = try reader.value(\(Self.metatype(valueType))) }")
+                }
             }
             line("        while let field = try reader.nextField() {")
             line("            switch field {")
@@ -363,6 +367,13 @@ struct CodeEmitter {
 
     /// `[String].self` needs no parentheses; a type with generic arguments does not either.
     static func metatype(_ type: String) -> String { "\(type).self" }
+
+    /// The value types `RecordReader.take` reads on the decoder's straight path (the names
+    /// the analyzer maps to standard scalars); other types go through `enter` and `value`.
+    static let straightTypes: Set<String> = [
+        "Bool", "Int", "Int8", "Int16", "Int32", "Int64", "UInt", "UInt8", "UInt16", "UInt32", "UInt64", "Id",
+        "Float", "Double", "String", "Date", "Data", "UUID",
+    ]
 
     static let keywords: Set<String> = [
         "class", "default", "func", "import", "init", "let", "protocol", "return", "self", "static", "struct",

@@ -113,6 +113,68 @@ import Testing
         }
     }
 
+    /// A field in its schema place but not in the form the current schema writes (another
+    /// width or kind, a value out of the type's range, a kind the type cannot read) is left
+    /// by `RecordReader.take` to the general reader: converted where the general reader
+    /// converts, reported where it reports, and every other field still reads.
+    @Test func straightPathLeavesOtherFormsToTheGeneralReader() throws {
+        struct Case {
+            var property: Int
+            var kind: FieldKind
+            var payload: [UInt8]
+            /// The object the record should decode to, or nil when decoding must report damage.
+            var expect: ((inout Everything) -> Void)?
+        }
+        func bytes<T>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value) { Array($0) } }
+        let cases = [
+            Case(property: Everything.int.index, kind: .uint8, payload: [200]) { $0.int = 200 },
+            Case(property: Everything.int.index, kind: .uint64, payload: bytes(UInt64.max.littleEndian), expect: nil),
+            Case(property: Everything.int8.index, kind: .int16, payload: bytes(Int16(100).littleEndian)) { $0.int8 = 100 },
+            Case(property: Everything.int8.index, kind: .int16, payload: bytes(Int16(300).littleEndian), expect: nil),
+            Case(property: Everything.int32.index, kind: .int64, payload: bytes(Int64(1 << 40).littleEndian), expect: nil),
+            Case(property: Everything.uint16.index, kind: .int8, payload: [5]) { $0.uint16 = 5 },
+            Case(property: Everything.uint16.index, kind: .int8, payload: [0xFF], expect: nil),
+            Case(property: Everything.uint8.index, kind: .uint32, payload: bytes(UInt32(256).littleEndian), expect: nil),
+            Case(property: Everything.double.index, kind: .float32, payload: bytes(Float(1.5).bitPattern.littleEndian)) { $0.double = 1.5 },
+            Case(property: Everything.float.index, kind: .float64, payload: bytes(Double(1.5).bitPattern.littleEndian), expect: nil),
+            Case(property: Everything.date.index, kind: .float32, payload: bytes(Float(2).bitPattern.littleEndian)) {
+                $0.date = Date(timeIntervalSinceReferenceDate: 2)
+            },
+            Case(property: Everything.string.index, kind: .int8, payload: [1], expect: nil),
+            Case(property: Everything.data.index, kind: .uuid, payload: Array(repeating: 7, count: 16), expect: nil),
+            Case(property: Everything.uuid.index, kind: .bytes, payload: Array(repeating: 7, count: 16), expect: nil),
+            Case(property: Everything.bool.index, kind: .int8, payload: [1], expect: nil),
+        ]
+        try withStore { (store: Store) throws in
+            let box = store.box(for: Everything.self)
+            var generator = SplitMix64(state: 41)
+            for (number, item) in cases.enumerated() {
+                var object = Self.randomEverything(&generator)
+                try box.put(&object)
+                let stored = try #require(try box.get(object.id))
+                let fields: [RawField] = try store.performRead { transaction in
+                    let binding = try #require(try store.binding(for: Everything.self, in: transaction))
+                    let bytes = try #require(try transaction.record(object.id, table: binding.table, entity: "Everything"))
+                    let storedId = binding.storedIds[item.property]
+                    var fields = try Self.fields(of: bytes)
+                    let place = try #require(fields.firstIndex { $0.storedId == storedId })
+                    fields[place].kind = item.kind.rawValue
+                    fields[place].payload = item.payload
+                    return fields
+                }
+                try Damage.overwriteRecord(store, Everything.self, id: object.id, with: [recordFormatVersion] + fields.flatMap(\.bytes))
+                if let expect = item.expect {
+                    var expected = stored
+                    expect(&expected)
+                    let decoded = try #require(try box.get(object.id))
+                    #expect(String(describing: decoded) == String(describing: expected), "case \(number)")
+                } else {
+                    #expect("case \(number)") { try box.get(object.id) } throws: { Damage.isCorrupt($0, entity: "Everything", id: object.id) }
+                }
+            }
+        }
+    }
+
     /// Damage after fields the straight path took is still reported.
     @Test func damageAfterTheStraightPathIsReported() throws {
         try withStore { (store: Store) throws in

@@ -159,14 +159,7 @@ extension String: RecordValue {
     @inlinable @inline(__always)
     public static func cofferRead(from reader: RecordReader) -> String? {
         guard reader.kind == .bytes else { return nil }
-        let bytes = reader.payloadBytes
-        // Copies and validates in one step (invalid UTF-8 is repaired, as `String(decoding:)`
-        // does), without the slower general decoding path.
-        return String(unsafeUninitializedCapacity: bytes.count) { buffer in
-            guard let source = bytes.baseAddress, let target = buffer.baseAddress else { return 0 }
-            UnsafeMutableRawPointer(target).copyMemory(from: source, byteCount: bytes.count)
-            return bytes.count
-        }
+        return String(recordBytes: reader.payloadBytes)
     }
 }
 
@@ -182,10 +175,7 @@ extension Data: RecordValue {
     @inlinable @inline(__always)
     public static func cofferRead(from reader: RecordReader) -> Data? {
         guard reader.kind == .bytes else { return nil }
-        let bytes = reader.payloadBytes
-        // Data(bytes:count:) copies in one step; the Sequence initializer goes byte by byte.
-        guard let base = bytes.baseAddress, bytes.count > 0 else { return Data() }
-        return Data(bytes: base, count: bytes.count)
+        return Data(recordBytes: reader.payloadBytes)
     }
 }
 

@@ -1,0 +1,241 @@
+import Foundation
+
+/// The straight path of generated decoders for the standard value types.
+///
+/// A record written by the current schema holds its fields in schema order, each with the
+/// kind the writer gives the property's type. `take(_:_:)` reads such a field in one step:
+/// it compares the stored property id and the kind byte with the expected ones, checks the
+/// payload against the record's end, reads the value and moves past it. Anything else (a
+/// field of another build, another order, another kind, a value out of the type's range,
+/// damage) returns nil without moving, and the generated `nextField()` loop that follows reads
+/// it the general way, converting or reporting it exactly as before.
+///
+/// Unlike ``enter(_:)`` followed by ``value(_:)``, no reader state is written and the reader
+/// is not copied per field; and nothing can fail once the checks pass, so the path does not
+/// throw.
+///
+/// Invariant the wrapping arithmetic below relies on: `0 <= offset <= end`, and `end` is the
+/// length of a record in the map (far below `Int.max`); every addition is checked against
+/// `end - offset` first, and lengths are 32-bit.
+extension RecordReader {
+    /// The payload offset of the next field when it is the field at schema position `field`,
+    /// stored with `kind` and a fixed payload of `size` bytes; nil otherwise.
+    @inlinable @inline(__always)
+    mutating func straightFixed(_ field: Int, _ kind: FieldKind, size: Int) -> Int? {
+        guard end &- offset >= 3 &+ size,
+              UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self)) == storedIds[field],
+              base.load(fromByteOffset: offset &+ 2, as: UInt8.self) == kind.rawValue else { return nil }
+        let payload = offset &+ 3
+        offset = payload &+ size
+        return payload
+    }
+
+    /// The payload of the next field when it is the field at schema position `field` stored
+    /// as `.bytes`; nil otherwise.
+    @inlinable @inline(__always)
+    mutating func straightBytes(_ field: Int) -> UnsafeRawBufferPointer? {
+        guard end &- offset >= 7,
+              UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self)) == storedIds[field],
+              base.load(fromByteOffset: offset &+ 2, as: UInt8.self) == FieldKind.bytes.rawValue else { return nil }
+        let length = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: offset &+ 3, as: UInt32.self)))
+        let payload = offset &+ 7
+        guard end &- payload >= length else { return nil }
+        offset = payload &+ length
+        return UnsafeRawBufferPointer(start: base + payload, count: length)
+    }
+
+    /// The next field's value when it is the field at schema position `field` holding a
+    /// signed integer (written in its narrowest width); nil otherwise.
+    @inlinable @inline(__always)
+    mutating func straightSigned(_ field: Int) -> Int64? {
+        let available = end &- offset
+        guard available >= 4,
+              UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self)) == storedIds[field] else { return nil }
+        // int8 ... int64 are the kinds 3 ... 6, payloads of 1, 2, 4 and 8 bytes.
+        let step = base.load(fromByteOffset: offset &+ 2, as: UInt8.self) &- FieldKind.int8.rawValue
+        guard step < 4 else { return nil }
+        let size = 1 &<< Int(step)
+        guard available >= 3 &+ size else { return nil }
+        let payload = offset &+ 3
+        let value: Int64
+        switch step {
+        case 0: value = Int64(base.load(fromByteOffset: payload, as: Int8.self))
+        case 1: value = Int64(Int16(littleEndian: base.loadUnaligned(fromByteOffset: payload, as: Int16.self)))
+        case 2: value = Int64(Int32(littleEndian: base.loadUnaligned(fromByteOffset: payload, as: Int32.self)))
+        default: value = Int64(littleEndian: base.loadUnaligned(fromByteOffset: payload, as: Int64.self))
+        }
+        offset = payload &+ size
+        return value
+    }
+
+    /// The next field's value when it is the field at schema position `field` holding an
+    /// unsigned integer (written in its narrowest width); nil otherwise.
+    @inlinable @inline(__always)
+    mutating func straightUnsigned(_ field: Int) -> UInt64? {
+        let available = end &- offset
+        guard available >= 4,
+              UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self)) == storedIds[field] else { return nil }
+        // uint8 ... uint64 are the kinds 7 ... 10, payloads of 1, 2, 4 and 8 bytes.
+        let step = base.load(fromByteOffset: offset &+ 2, as: UInt8.self) &- FieldKind.uint8.rawValue
+        guard step < 4 else { return nil }
+        let size = 1 &<< Int(step)
+        guard available >= 3 &+ size else { return nil }
+        let payload = offset &+ 3
+        let value: UInt64
+        switch step {
+        case 0: value = UInt64(base.load(fromByteOffset: payload, as: UInt8.self))
+        case 1: value = UInt64(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: payload, as: UInt16.self)))
+        case 2: value = UInt64(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: payload, as: UInt32.self)))
+        default: value = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: payload, as: UInt64.self))
+        }
+        offset = payload &+ size
+        return value
+    }
+
+    /// Reads the next field as a `String` when it is the field at schema position `field`
+    /// written by the current schema; nil otherwise (the reader does not move).
+    ///
+    /// ```swift
+    /// stored_name = reader.take(1, String.self)   // generated
+    /// ```
+    @inlinable @inline(__always)
+    public mutating func take(_ field: Int, _: String.Type) -> String? {
+        guard let bytes = straightBytes(field) else { return nil }
+        return String(recordBytes: bytes)
+    }
+
+    /// Reads the next field as `Data`; see ``take(_:_:)-(_,String.Type)``.
+    ///
+    /// ```swift
+    /// stored_avatar = reader.take(4, Data.self)   // generated
+    /// ```
+    @inlinable @inline(__always)
+    public mutating func take(_ field: Int, _: Data.Type) -> Data? {
+        guard let bytes = straightBytes(field) else { return nil }
+        return Data(recordBytes: bytes)
+    }
+
+    /// Reads the next field as a `Bool`; see ``take(_:_:)-(_,String.Type)``.
+    ///
+    /// ```swift
+    /// stored_done = reader.take(2, Bool.self)   // generated
+    /// ```
+    @inlinable @inline(__always)
+    public mutating func take(_ field: Int, _: Bool.Type) -> Bool? {
+        guard end &- offset >= 3,
+              UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self)) == storedIds[field] else { return nil }
+        let value: Bool
+        switch base.load(fromByteOffset: offset &+ 2, as: UInt8.self) {
+        case FieldKind.boolTrue.rawValue: value = true
+        case FieldKind.boolFalse.rawValue: value = false
+        default: return nil
+        }
+        offset = offset &+ 3
+        return value
+    }
+
+    /// Reads the next field as a `Double`; see ``take(_:_:)-(_,String.Type)``.
+    ///
+    /// ```swift
+    /// stored_price = reader.take(3, Double.self)   // generated
+    /// ```
+    @inlinable @inline(__always)
+    public mutating func take(_ field: Int, _: Double.Type) -> Double? {
+        guard let payload = straightFixed(field, .float64, size: 8) else { return nil }
+        return Double(bitPattern: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: payload, as: UInt64.self)))
+    }
+
+    /// Reads the next field as a `Float`; see ``take(_:_:)-(_,String.Type)``.
+    ///
+    /// ```swift
+    /// stored_ratio = reader.take(3, Float.self)   // generated
+    /// ```
+    @inlinable @inline(__always)
+    public mutating func take(_ field: Int, _: Float.Type) -> Float? {
+        guard let payload = straightFixed(field, .float32, size: 4) else { return nil }
+        return Float(bitPattern: UInt32(littleEndian: base.loadUnaligned(fromByteOffset: payload, as: UInt32.self)))
+    }
+
+    /// Reads the next field as a `Date`; see ``take(_:_:)-(_,String.Type)``.
+    ///
+    /// ```swift
+    /// stored_created = reader.take(5, Date.self)   // generated
+    /// ```
+    @inlinable @inline(__always)
+    public mutating func take(_ field: Int, _: Date.Type) -> Date? {
+        take(field, Double.self).map(Date.init(timeIntervalSinceReferenceDate:))
+    }
+
+    /// Reads the next field as a `UUID`; see ``take(_:_:)-(_,String.Type)``.
+    ///
+    /// ```swift
+    /// stored_token = reader.take(6, UUID.self)   // generated
+    /// ```
+    @inlinable @inline(__always)
+    public mutating func take(_ field: Int, _: UUID.Type) -> UUID? {
+        guard let payload = straightFixed(field, .uuid, size: 16) else { return nil }
+        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(start: base + payload, count: 16)) }
+        return UUID(uuid: value)
+    }
+
+    /// Reads the next field as a signed integer type; a stored value outside the type's range
+    /// is left to the general reader, which reports it.
+    ///
+    /// ```swift
+    /// stored_age = reader.take(2, Int.self)   // generated
+    /// ```
+    @inlinable @inline(__always)
+    public mutating func take<V: SignedRecordInteger>(_ field: Int, _: V.Type) -> V? {
+        let start = offset
+        guard let wide = straightSigned(field) else { return nil }
+        guard let value = V(exactly: wide) else {
+            offset = start
+            return nil
+        }
+        return value
+    }
+
+    /// Reads the next field as an unsigned integer type; a stored value outside the type's
+    /// range is left to the general reader, which reports it.
+    ///
+    /// ```swift
+    /// stored_count = reader.take(2, UInt32.self)   // generated
+    /// ```
+    @inlinable @inline(__always)
+    public mutating func take<V: UnsignedRecordInteger>(_ field: Int, _: V.Type) -> V? {
+        let start = offset
+        guard let wide = straightUnsigned(field) else { return nil }
+        guard let value = V(exactly: wide) else {
+            offset = start
+            return nil
+        }
+        return value
+    }
+}
+
+extension String {
+    /// The string a `.bytes` payload holds: copied and validated in one step (invalid UTF-8 is
+    /// repaired, as `String(decoding:as:)` does), without the slower general decoding path.
+    @inlinable @inline(__always)
+    init(recordBytes bytes: UnsafeRawBufferPointer) {
+        self.init(unsafeUninitializedCapacity: bytes.count) { buffer in
+            guard let source = bytes.baseAddress, let target = buffer.baseAddress else { return 0 }
+            UnsafeMutableRawPointer(target).copyMemory(from: source, byteCount: bytes.count)
+            return bytes.count
+        }
+    }
+}
+
+extension Data {
+    /// A copy of a `.bytes` payload. `Data(bytes:count:)` copies in one step; the Sequence
+    /// initializer goes byte by byte.
+    @inlinable @inline(__always)
+    init(recordBytes bytes: UnsafeRawBufferPointer) {
+        if let base = bytes.baseAddress, bytes.count > 0 {
+            self.init(bytes: base, count: bytes.count)
+        } else {
+            self.init()
+        }
+    }
+}
