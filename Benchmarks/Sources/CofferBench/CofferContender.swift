@@ -17,9 +17,9 @@ struct BenchObject: Entity {
 /// Coffer, used the way the README shows.
 func runCoffer(_ workload: Workload, directory: String) throws -> ContenderResult {
     var result = ContenderResult()
+    let n = workload.count
     let store = try Store(directory: directory, options: StoreOptions(initialMapSize: 1 << 30))
     let box = store.box(for: BenchObject.self)
-    let n = workload.count
 
     var objects = (1...UInt64(n)).map { i in
         BenchObject(name: Workload.name(i), i32: Workload.i32(i), i64: Workload.i64(i), d: Workload.double(i),
@@ -76,7 +76,7 @@ func runCoffer(_ workload: Workload, directory: String) throws -> ContenderResul
         }
     }
     result.fileBytes = directoryBytes(directory)
-    result.materializeFloor = materializeFloor(count: n)
+    (result.materializeFloor, result.materializeFloorFaults) = materializeFloor(count: n, label: "floor")
     result.observe = try measureObserve(box, threshold: workload.scanThreshold)
     try measure(.remove, objects: n, into: &result) {
         try store.write {
@@ -90,13 +90,22 @@ func runCoffer(_ workload: Workload, directory: String) throws -> ContenderResul
     return result
 }
 
+/// The materialisation floor alone, in a process of its own: on a fresh heap, where every
+/// page the objects take is touched for the first time (as for a first readAll).
+func runFloor(_ workload: Workload) -> ContenderResult {
+    var result = ContenderResult()
+    (result.materializeFloorFresh, result.materializeFloorFreshFaults) = materializeFloor(count: workload.count, label: "floorFresh")
+    return result
+}
+
 /// Objects per second for only building the Swift values readAll returns (a String, a
 /// 16-byte Data and the scalars per object, appended to an array), with no storage at all:
 /// the ceiling for any Swift store that returns `[BenchObject]`.
-func materializeFloor(count: Int) -> Double {
+func materializeFloor(count: Int, label: String) -> (rate: Double, minorFaults: Int) {
     let name = Array(Workload.name(1).utf8)
     let blob = [UInt8](Workload.blob(1))
     bench_callgrind_mark("setup")
+    let faultsBefore = minorFaultCount()
     let start = DispatchTime.now().uptimeNanoseconds
     var objects: [BenchObject] = []
     objects.reserveCapacity(count)
@@ -109,9 +118,10 @@ func materializeFloor(count: Int) -> Double {
         }
     }
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    let faults = minorFaultCount() - faultsBefore
     // Under callgrind: the building alone; the array is freed after the mark, as readAll's is.
-    bench_callgrind_mark("floor \(count)")
-    return withExtendedLifetime(objects) { Double(objects.count) / seconds }
+    bench_callgrind_mark("\(label) \(count)")
+    return withExtendedLifetime(objects) { (Double(objects.count) / seconds, faults) }
 }
 
 /// Latency of a `QueryController` over the scan query's matches (100,000 of 1,000,000):

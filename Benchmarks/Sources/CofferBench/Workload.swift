@@ -70,9 +70,17 @@ struct ContenderResult: Codable {
     /// The process's peak resident memory (KiB) when each operation ended: which operation
     /// set the peak.
     var peakAfter: [String: Int] = [:]
+    /// Minor page faults per operation (first touches of mapped file pages and of fresh heap
+    /// pages): time the instruction counts do not show.
+    var minorFaults: [String: Int] = [:]
     var fileBytes: Int = 0
     /// Coffer only: objects per second for building the same Swift values without a store.
     var materializeFloor: Double?
+    /// Coffer only: minor page faults while building them.
+    var materializeFloorFaults: Int?
+    /// Coffer only: the same floor measured first, on the process's fresh heap.
+    var materializeFloorFresh: Double?
+    var materializeFloorFreshFaults: Int?
     /// Coffer only: query controller latencies.
     var observe: ObserveResult?
 }
@@ -99,9 +107,11 @@ struct ObserveResult: Codable {
 func measure(_ operation: Operation, objects: Int, into result: inout ContenderResult, _ body: () throws -> Int) throws {
     bench_callgrind_mark("setup")
     defer { bench_callgrind_mark("\(operation.rawValue) \(objects)") }
+    let faultsBefore = minorFaultCount()
     let start = DispatchTime.now().uptimeNanoseconds
     let done = try body()
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    result.minorFaults[operation.rawValue] = minorFaultCount() - faultsBefore
     guard done == objects else {
         throw BenchError.wrongResult("\(operation.rawValue) processed \(done) objects, expected \(objects)")
     }
@@ -124,6 +134,13 @@ func peakResidentKiB() -> Int {
     var usage = rusage()
     getrusage(RUSAGE_SELF.rawValue, &usage)
     return Int(usage.ru_maxrss)
+}
+
+/// Minor page faults of this process so far.
+func minorFaultCount() -> Int {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Int(usage.ru_minflt)
 }
 
 /// Bytes of all files in a directory.

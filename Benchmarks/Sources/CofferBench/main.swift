@@ -65,6 +65,7 @@ if let contender = value(after: "--contender") {
         case "coffer": result = try runCoffer(workload, directory: directory)
         case "lmdb": result = try runLMDB(workload, directory: directory)
         case "grdb": result = try runGRDB(workload, directory: directory)
+        case "floor": result = runFloor(workload)
         default: fail("unknown contender \(contender)")
         }
         print(String(decoding: try JSONEncoder().encode(result), as: UTF8.self))
@@ -105,6 +106,9 @@ for round in 1...repeats {
                                                      label: "\(contender) with \(count) objects (run \(round) of \(repeats))",
                                                      as: ContenderResult.self))
     }
+    // The materialisation floor on a fresh heap, in its own process.
+    runs["floor", default: []].append(runChild(["--contender", "floor", "--count", String(count)],
+                                               label: "the materialisation floor (run \(round) of \(repeats))", as: ContenderResult.self))
 }
 
 /// (max - min) / median, as a percentage.
@@ -125,6 +129,9 @@ for (contender, list) in runs {
     combined.fileBytes = Int(median(list.map { Double($0.fileBytes) }))
     let floors = list.compactMap(\.materializeFloor)
     combined.materializeFloor = floors.isEmpty ? nil : median(floors)
+    for key in Set(list.flatMap { $0.minorFaults.keys }) {
+        combined.minorFaults[key] = Int(median(list.compactMap { $0.minorFaults[key].map(Double.init) }))
+    }
     combined.observe = list.sorted { ($0.opsPerSecond["insert"] ?? 0) < ($1.opsPerSecond["insert"] ?? 0) }[list.count / 2].observe
     results[contender] = combined
 }
@@ -156,9 +163,17 @@ for operation in Operation.allCases {
 }
 print(pad("peak RSS MiB", 14) + contenders.map { pad(String((results[$0]?.peakResidentKiB ?? 0) / 1024), 10) }.joined())
 print(pad("file MiB", 14) + contenders.map { pad(String((results[$0]?.fileBytes ?? 0) >> 20), 10) }.joined())
-if let floor = results["coffer"]?.materializeFloor {
-    print("Building the same [BenchObject] in Swift without any store: \(formatRate(floor)) objects/s")
+let freshFloors = (runs["floor"] ?? []).compactMap(\.materializeFloorFresh)
+if !freshFloors.isEmpty { results["coffer"]?.materializeFloorFresh = median(freshFloors) }
+if let floor = results["coffer"]?.materializeFloor, let fresh = results["coffer"]?.materializeFloorFresh,
+   let readAll = results["coffer"]?.opsPerSecond["readAll"] {
+    print("Building the same [BenchObject] in Swift without any store: \(formatRate(fresh)) objects/s on the fresh heap"
+          + " (readAll at \(String(format: "%.2f", readAll / fresh)) of it), \(formatRate(floor)) on a warm heap"
+          + " (readAll at \(String(format: "%.2f", readAll / floor)))")
 }
+print(pad("page faults", 14) + contenders.map { contender in
+    pad(String(results[contender]?.minorFaults["readAll"] ?? 0), 10)
+}.joined() + "   (minor faults during readAll: first touches of heap and mapped pages)")
 
 if let observe = results["coffer"]?.observe {
     print("Query controller over \(observe.results) results (Coffer only; C and GRDB have none), commit -> change set delivered:")
@@ -191,6 +206,8 @@ if json {
         ops["peakResidentKiB"] = Double(results[contender]?.peakResidentKiB ?? 0)
         ops["fileBytes"] = Double(results[contender]?.fileBytes ?? 0)
         if let floor = results[contender]?.materializeFloor { ops["materializeFloor"] = floor }
+        if let fresh = results[contender]?.materializeFloorFresh { ops["materializeFloorFresh"] = fresh }
+        for (operation, faults) in results[contender]?.minorFaults ?? [:] { ops["minorFaults \(operation)"] = Double(faults) }
         for item in results[contender]?.observe?.cases ?? [] { ops["observe \(item.label) medianMicros"] = item.medianMicros }
         object[contender] = ops
     }
