@@ -293,6 +293,37 @@ import Testing
         }
     }
 
+    /// `findFirst` on a look-up the index answers alone takes the index's first entry: the
+    /// lowest id holding the value (what a scan finds first), nil for a value nobody holds;
+    /// an entry whose record is gone is reported as damage, never read as "no match".
+    @Test func firstMatchOfALookUp() throws {
+        try withStore { (store: Store) throws in
+            let box = store.box(for: Message.self)
+            var messages = (0..<60).map { Message(conversation: ($0 * 7) % 5, position: $0, text: "m") }
+            try box.put(&messages)
+            var indexed = try box.query { Message.conversation == 0 }.build()
+            var scanned = try box.query { Message.position >= 0 && Message.conversation == 0 }.build()
+            for value in -1...6 {
+                try indexed.setParameter(Message.conversation, to: value)
+                try scanned.setParameter(Message.conversation, to: value)
+                let expected = messages.first { $0.conversation == value }
+                #expect(try indexed.findFirst() == expected)
+                #expect(try scanned.findFirst() == expected)
+            }
+            let victim = try #require(messages.first { $0.conversation == 2 })
+            try store.performWrite { transaction in
+                let binding = try store.writableBinding(for: Message.self, in: transaction)
+                var key = withUnsafeBytes(of: victim.id.bigEndian) { Array($0) }
+                try key.withUnsafeMutableBytes { raw in
+                    var keyVal = MDB_val(UnsafeRawBufferPointer(raw))
+                    try transaction.check(mdb_del(transaction.txn, binding.table, &keyVal, nil), "damaging")
+                }
+            }
+            try indexed.setParameter(Message.conversation, to: 2)
+            #expect { try indexed.findFirst() } throws: { Damage.isCorrupt($0, entity: "Message", id: victim.id) }
+        }
+    }
+
     /// A remembered look-up plan stays a superset check for strings whose keys are cut:
     /// names longer than the key limit that share their first 400 bytes are told apart by
     /// the record, whichever value the parameter holds, also for case-insensitive queries.

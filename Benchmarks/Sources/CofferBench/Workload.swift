@@ -33,7 +33,8 @@ struct Workload {
         while rest > 0 { width += 1; rest /= 10 }
         width = max(width, 7)
         return String(unsafeUninitializedCapacity: 5 + width) { buffer in
-            for (offset, byte) in "user-".utf8.enumerated() { buffer[offset] = byte }
+            // "user-", byte by byte (iterating the literal's UTF-8 view cost 380 instructions).
+            buffer[0] = 0x75; buffer[1] = 0x73; buffer[2] = 0x65; buffer[3] = 0x72; buffer[4] = 0x2D
             var value = i
             for position in stride(from: 4 + width, through: 5, by: -1) {
                 buffer[position] = UInt8(truncatingIfNeeded: 48 + value % 10)

@@ -48,7 +48,9 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     /// ```
     @inlinable
     public func findFirst() throws -> E? {
-        try collect(offset: skip, limit: limit == 0 ? 0 : 1).first
+        var first: E?
+        try withFirstMatch { reader in first = try E.cofferDecode(id: reader.id, from: &reader) }
+        return first
     }
 
     /// Calls `body` with each matching object in the query's order (and page, for a
@@ -187,6 +189,22 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
                 var reader = try RecordReader(bytes: record, binding: binding, id: match.id)
                 try body(&reader)
             }
+        }
+    }
+
+    /// Calls `body` with a reader for the first match in the query's order and page; not at
+    /// all when nothing matches. No list of matches is built for a look-up the index answers
+    /// alone (see `QueryExecutor.first`).
+    @usableFromInline
+    func withFirstMatch(_ body: (inout RecordReader) throws -> Void) throws {
+        guard limit != 0 else { return }
+        try box.reading(empty: ()) { transaction, binding in
+            let effective = try effectiveCondition(in: transaction)
+            let executor = QueryExecutor(binding: binding, condition: effective, orders: orders)
+            let plan = planMemo.plan(condition: effective, orders: orders, binding: binding, transaction: transaction)
+            guard let match = try executor.first(in: transaction, offset: skip, plan: plan) else { return }
+            var reader = try RecordReader(bytes: match.record, binding: binding, id: match.id)
+            try body(&reader)
         }
     }
 

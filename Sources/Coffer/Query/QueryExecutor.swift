@@ -57,6 +57,24 @@ struct QueryExecutor {
         return try run(in: transaction, offset: offset, limit: limit, plan: plan)
     }
 
+    /// The first match of the page that starts at `offset`, under a plan made earlier. A
+    /// look-up of one whole value that the index answers exactly, with no order asked for,
+    /// takes the index's first entry (the lowest id, as a scan would find first): no list
+    /// of matches is built.
+    func first(in transaction: Transaction, offset: Int, plan: QueryPlan) throws -> Match? {
+        try checkPaging(offset, 1)
+        if offset == 0, orders.isEmpty, plan.isExact, case .index(let index, let spans) = plan.source,
+           spans.count == 1, spans[0].isWholeValue {
+            var found: Match?
+            try transaction.forEachIndexId(index, span: spans[0], entity: binding.schema.name) { id in
+                found = Match(id: id, record: try indexedRecord(id, index: index, transaction: transaction))
+                return false
+            }
+            return found
+        }
+        return try run(in: transaction, offset: offset, limit: 1, plan: plan).first
+    }
+
     private func run(in transaction: Transaction, offset: Int, limit: Int?, plan: QueryPlan) throws -> [Match] {
         // An exact plan needs no check (and a long id list no hash set).
         let evaluator = plan.isExact ? nil : try ConditionEvaluator(condition, binding: binding)

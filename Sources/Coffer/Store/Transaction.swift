@@ -114,7 +114,9 @@ final class Transaction {
 
 /// The transactions open on one thread, innermost last.
 final class ThreadTransactionStack {
-    var transactions: [Transaction] = []
+    // Only its own thread reaches it (through the thread-local slot): no runtime access
+    // checks, which every box call would otherwise pay.
+    @exclusivity(unchecked) var transactions: [Transaction] = []
 }
 
 /// Thread-local slot for the stack. A pthread key (not Foundation's thread dictionary)
