@@ -170,15 +170,18 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     ///
     /// `visiting`: `body` runs user code that may write in this (write) transaction, which
     /// can move the pages the matches point into, so each record is read again by id.
-    @usableFromInline
     ///
     /// `reserve` is called with the number of matches first (so that results are collected
     /// into an array of the right size, never grown by copying).
+    @usableFromInline
     func forEachMatch(offset: Int, limit: Int?, visiting: Bool = false, reserve: (Int) -> Void = { _ in },
                       _ body: (inout RecordReader) throws -> Void) throws {
+        // Captured instead of `self` (see `withFirstMatch`).
+        let condition = condition, orders = orders, planMemo = planMemo, store = box.store
         try box.reading(empty: ()) { transaction, binding in
             let reread = visiting && transaction.isWrite
-            let matches = try matches(in: transaction, binding: binding, offset: offset, limit: limit)
+            let matches = try QueryExecutor.matches(of: condition, orders: orders, memo: planMemo, store: store, binding: binding,
+                                                    in: transaction, offset: offset, limit: limit)
             reserve(matches.count)
             for match in matches {
                 var record = match.record
@@ -198,8 +201,11 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     @usableFromInline
     func withFirstMatch(_ body: (inout RecordReader) throws -> Void) throws {
         guard limit != 0 else { return }
+        // The closure captures these, not `self`: capturing the generic query made every
+        // call look up `Query<E>`'s type metadata (about 330 instructions per look-up).
+        let condition = condition, orders = orders, skip = skip, planMemo = planMemo, store = box.store
         try box.reading(empty: ()) { transaction, binding in
-            let effective = try effectiveCondition(in: transaction)
+            let effective = try ConditionNode.effective(condition, in: transaction, store: store)
             let executor = QueryExecutor(binding: binding, condition: effective, orders: orders)
             let plan = planMemo.plan(condition: effective, orders: orders, binding: binding, transaction: transaction)
             guard let match = try executor.first(in: transaction, offset: skip, plan: plan) else { return }
@@ -211,8 +217,7 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     /// The query's condition with each link step, wherever it sits in the tree, resolved to
     /// a condition on this entity in `transaction`'s snapshot.
     func effectiveCondition(in transaction: Transaction) throws -> ConditionNode? {
-        guard let condition, condition.hasLinks else { return condition }
-        return try condition.resolvingLinks { try $0.condition(in: transaction, store: box.store) }
+        try ConditionNode.effective(condition, in: transaction, store: box.store)
     }
 
     /// A matching record; the bytes are valid until the transaction writes or ends.
@@ -221,11 +226,8 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     /// The matching records, ordered and paged: link steps resolved in this snapshot, then
     /// the non-generic executor.
     func matches(in transaction: Transaction, binding: EntityBinding, offset: Int, limit: Int?, needsOrder: Bool = true) throws -> [Match] {
-        let effective = try effectiveCondition(in: transaction)
-        let usedOrders = needsOrder ? orders : []
-        let executor = QueryExecutor(binding: binding, condition: effective, orders: usedOrders)
-        let plan = planMemo.plan(condition: effective, orders: usedOrders, binding: binding, transaction: transaction)
-        return try executor.matches(in: transaction, offset: offset, limit: limit, plan: plan)
+        try QueryExecutor.matches(of: condition, orders: needsOrder ? orders : [], memo: planMemo, store: box.store,
+                                  binding: binding, in: transaction, offset: offset, limit: limit)
     }
 }
 

@@ -110,6 +110,13 @@ indirect enum ConditionNode: Sendable {
         }
     }
 
+    /// `condition` with each link step, wherever it sits in the tree, resolved to a
+    /// condition on its entity in `transaction`'s snapshot.
+    static func effective(_ condition: ConditionNode?, in transaction: Transaction, store: Store) throws -> ConditionNode? {
+        guard let condition, condition.hasLinks else { return condition }
+        return try condition.resolvingLinks { try $0.condition(in: transaction, store: store) }
+    }
+
     /// The tree with every link step replaced by the condition `resolve` gives for it.
     func resolvingLinks(_ resolve: (any QueryLink) throws -> ConditionNode) rethrows -> ConditionNode {
         switch self {

@@ -50,6 +50,16 @@ struct QueryExecutor {
         return start..<end
     }
 
+    /// A built query's matches in `transaction`: its link steps resolved in this snapshot,
+    /// its plan from its memo (see `QueryPlanMemo`), then ordered and paged.
+    static func matches(of condition: ConditionNode?, orders: [QueryOrder], memo: QueryPlanMemo, store: Store, binding: EntityBinding,
+                        in transaction: Transaction, offset: Int, limit: Int?) throws -> [Match] {
+        let effective = try ConditionNode.effective(condition, in: transaction, store: store)
+        let executor = QueryExecutor(binding: binding, condition: effective, orders: orders)
+        let plan = memo.plan(condition: effective, orders: orders, binding: binding, transaction: transaction)
+        return try executor.matches(in: transaction, offset: offset, limit: limit, plan: plan)
+    }
+
     /// The matching records, ordered and paged, under a plan made earlier (a plan the query
     /// remembered, see `QueryPlanMemo`).
     func matches(in transaction: Transaction, offset: Int, limit: Int?, plan: QueryPlan) throws -> [Match] {
