@@ -175,6 +175,43 @@ import Testing
         }
     }
 
+    /// String index keys built on the plain-ASCII path equal the general encoding (NFC,
+    /// NULs escaped, cut at the limit, terminator and cut flag), for random strings of every
+    /// kind and length around the word size and the cut.
+    @Test func stringKeysMatchTheGeneralEncoding() {
+        func reference(_ bytes: [UInt8]) -> [UInt8] {
+            let canonical = Array(String(decoding: bytes, as: UTF8.self).precomposedStringWithCanonicalMapping.utf8)
+            let text = bytes.allSatisfy { $0 < 0x80 } ? bytes : canonical
+            var key: [UInt8] = [IndexKey.valueTag]
+            var written = 0
+            var cut = false
+            for byte in text {
+                let size = byte == 0 ? 2 : 1
+                if written + size > IndexKey.maxStringBytes { cut = true; break }
+                key.append(byte)
+                if byte == 0 { key.append(0xFF) }
+                written += size
+            }
+            return key + [0, cut ? 1 : 0]
+        }
+        var generator = SplitMix64(state: 7)
+        let lengths = Array(0...20) + [399, 400, 401, 407, 408, 409, 800]
+        for round in 0..<2_000 {
+            let length = lengths[round % lengths.count]
+            let bytes: [UInt8] = (0..<length).map { _ in
+                switch Int.random(in: 0..<40, using: &generator) {
+                case 0: return 0
+                case 1: return UInt8.random(in: 0x80...0xFF, using: &generator)
+                default: return UInt8.random(in: 0x20...0x7E, using: &generator)
+                }
+            }
+            var key: [UInt8] = [9]
+            bytes.withUnsafeBytes { IndexKey.appendString($0, to: &key) }
+            #expect(Array(key.dropFirst()) == reference(bytes), "round \(round): \(bytes)")
+            #expect(bytes.withUnsafeBytes { IndexKey.isASCIIWithoutNul($0) } == bytes.allSatisfy { $0 != 0 && $0 < 0x80 })
+        }
+    }
+
     /// Damage after fields the straight path took is still reported.
     @Test func damageAfterTheStraightPathIsReported() throws {
         try withStore { (store: Store) throws in

@@ -70,9 +70,12 @@ extension Box {
                 // Through the buffer: this generic code would otherwise copy each element out
                 // of the array and back through the type's value witnesses.
                 try entities.withUnsafeMutableBufferPointer { buffer in
+                    guard let first = buffer.baseAddress else { return }
                     for index in buffer.indices {
-                        if collectIds && index == originalIds.count { originalIds.append(buffer[index].id) }
-                        try put(&buffer[index], in: transaction, binding: binding)
+                        // Through the element's address: `buffer[index].id` copied the object.
+                        let element = first + index
+                        if collectIds && index == originalIds.count { originalIds.append(element.pointee.id) }
+                        try put(&element.pointee, in: transaction, binding: binding)
                     }
                 }
             }
@@ -171,9 +174,13 @@ extension Box {
         // Unsaved link targets first, so the links can hold their ids.
         try E.cofferPutRelations(&entity, in: store)
         var id = entity.id
-        try transaction.storeObject(id: &id, binding: binding) { writer, stamps in
-            if let stamps { E.cofferStamp(&entity, createdAt: stamps.createdAt, updatedAt: stamps.updatedAt) }
-            E.cofferEncode(entity, to: &writer)
+        // Through a pointer: read from the closure's capture of `entity`, the object was
+        // copied (and the copy destroyed) for every put.
+        try withUnsafeMutablePointer(to: &entity) { object -> Void in
+            try transaction.storeObject(id: &id, binding: binding) { writer, stamps in
+                if let stamps { E.cofferStamp(&object.pointee, createdAt: stamps.createdAt, updatedAt: stamps.updatedAt) }
+                E.cofferEncode(object.pointee, to: &writer)
+            }
         }
         entity.id = id
         try E.cofferPutLinks(&entity, in: store)

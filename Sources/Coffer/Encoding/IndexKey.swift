@@ -74,10 +74,41 @@ enum IndexKey {
     /// its escape), then the terminator and the cut flag.
     static func appendString(_ utf8: UnsafeRawBufferPointer, to key: inout [UInt8]) {
         key.append(valueTag)
+        if utf8.count <= maxStringBytes, isASCIIWithoutNul(utf8) {
+            // The usual string: canonical as it is, nothing to escape or cut; one copy.
+            if let base = utf8.baseAddress {
+                key.append(contentsOf: UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: utf8.count))
+            }
+            key.append(0)
+            key.append(0)
+            return
+        }
         let truncated = CanonicalString.withCanonicalUTF8(utf8) { appendEscaped($0, to: &key) }
         key.append(0)
         // 0x01 after the terminator marks a cut string: it sorts after the exact prefix.
         key.append(truncated ? 1 : 0)
+    }
+
+    /// Whether every byte is in 0x01...0x7F, eight bytes at a time.
+    @inline(__always)
+    static func isASCIIWithoutNul(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let count = bytes.count
+        let high: UInt64 = 0x8080_8080_8080_8080
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        var offset = 0
+        while count - offset >= 8 {
+            let word = base.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            // A high bit set, or a zero byte (the classic "has zero byte" test).
+            if word & high != 0 || (word &- ones) & ~word & high != 0 { return false }
+            offset += 8
+        }
+        while offset < count {
+            let byte = base.load(fromByteOffset: offset, as: UInt8.self)
+            if byte == 0 || byte >= 0x80 { return false }
+            offset += 1
+        }
+        return true
     }
 
     /// Appends `content` with NULs escaped, up to `maxStringBytes` encoded bytes; returns
