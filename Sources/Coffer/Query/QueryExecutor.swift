@@ -105,7 +105,20 @@ struct QueryExecutor {
         }
         switch plan.source {
         case .scan:
-            try transaction.forEachRecord(binding) { id, record in try consider(id, record) }
+            if let evaluator, case .number(let storedId, let test) = evaluator.root {
+                // One numeric comparison (the usual scan condition): tested inline per record,
+                // without the evaluator's tree walk and the collector's indirection.
+                let stopAt = wanted ?? Int.max
+                try transaction.forEachRecord(binding) { id, record in
+                    let fields = RecordFields(bytes: record, entity: name, id: id)
+                    if try test.holds(for: fields.field(storedId), id: id) {
+                        collector.found.append(Match(id: id, record: record))
+                    }
+                    return collector.found.count < stopAt
+                }
+            } else {
+                try transaction.forEachRecord(binding) { id, record in try consider(id, record) }
+            }
         case .ids(let ids):
             // Link steps and full-text matches give ascending ids already.
             let ordered = zip(ids, ids.dropFirst()).allSatisfy { $0 < $1 } ? ids : Set(ids).sorted()
