@@ -116,22 +116,31 @@ struct FieldHeader {
     }
 
     /// The field starting at `offset` in the `end` bytes at `base`, checked against `end`.
+    ///
+    /// Requires `0 <= offset <= end` (every caller starts inside the record and moves only
+    /// to `payloadEnd`, which this check keeps `<= end`). With that, and `end` being a record's
+    /// length, no sum or difference below can overflow, so they use wrapping operators (no
+    /// overflow checks on the hottest loop).
     @inlinable @inline(__always)
     static func parse(_ base: UnsafeRawPointer, at offset: Int, end: Int) -> Result<FieldHeader, Damage> {
-        guard end - offset >= 3 else { return .failure(.headerCutOff(at: offset)) }
+        guard end &- offset >= 3 else { return .failure(.headerCutOff(at: offset)) }
         let fieldId = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self)))
-        let rawKind = base.load(fromByteOffset: offset + 2, as: UInt8.self)
+        let rawKind = base.load(fromByteOffset: offset &+ 2, as: UInt8.self)
         guard let kind = FieldKind.decoded(rawKind) else { return .failure(.unknownKind(rawKind, at: offset)) }
-        var start = offset + 3
+        var start = offset &+ 3
         let length: Int
         if let size = kind.fixedSize {
             length = size
         } else {
-            guard end - start >= 4 else { return .failure(.lengthCutOff(field: fieldId)) }
+            guard end &- start >= 4 else { return .failure(.lengthCutOff(field: fieldId)) }
             length = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: start, as: UInt32.self)))
-            start += 4
+            start = start &+ 4
         }
-        guard end - start >= length else { return .failure(.pastEnd(field: fieldId, length: length)) }
+        guard end &- start >= length else { return .failure(.pastEnd(field: fieldId, length: length)) }
         return .success(FieldHeader(fieldId: fieldId, kind: kind, payloadStart: start, payloadLength: length))
     }
+
+    /// Where the next field starts: `<= end` of the record the header was parsed in.
+    @inlinable
+    var payloadEnd: Int { payloadStart &+ payloadLength }
 }

@@ -60,7 +60,7 @@ struct RecordFields {
             case .failure(let problem):
                 throw record.damage(problem.reason)
             case .success(let header):
-                offset = header.payloadStart + header.payloadLength
+                offset = header.payloadEnd
                 let payload = UnsafeRawBufferPointer(start: base + header.payloadStart, count: header.payloadLength)
                 return (UInt16(header.fieldId), Field(kind: header.kind, payload: payload))
             }
@@ -107,7 +107,7 @@ struct RecordFields {
                 if header.fieldId == wanted {
                     return Field(kind: header.kind, payload: UnsafeRawBufferPointer(start: base + header.payloadStart, count: header.payloadLength))
                 }
-                offset = header.payloadStart + header.payloadLength
+                offset = header.payloadEnd
             }
         }
         return nil

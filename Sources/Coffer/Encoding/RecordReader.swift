@@ -80,7 +80,7 @@ public struct RecordReader {
             case .success(let parsed): header = parsed
             case .failure(let damage): throw corrupt(damage.reason)
             }
-            offset = header.payloadStart + header.payloadLength
+            offset = header.payloadEnd
             let storedId = header.fieldId
             let kind = header.kind
             let start = header.payloadStart
@@ -121,7 +121,7 @@ public struct RecordReader {
         payload = header.payloadStart
         payloadLength = header.payloadLength
         self.field = field
-        offset = header.payloadStart + header.payloadLength
+        offset = header.payloadEnd
         return true
     }
 
