@@ -128,9 +128,10 @@ extension Box {
     func forEachReader(reserve: (Int) -> Void, _ body: (inout RecordReader) throws -> Void) throws {
         try reading(empty: ()) { transaction, binding in
             reserve(try count(in: transaction, binding: binding))
-            try forEachRecord(in: transaction, binding: binding) { id, bytes in
+            try transaction.forEachRecord(binding) { id, bytes in
                 var reader = try RecordReader(bytes: bytes, binding: binding, id: id)
                 try body(&reader)
+                return true
             }
         }
     }
