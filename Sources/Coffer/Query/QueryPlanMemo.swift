@@ -11,7 +11,8 @@ import Foundation
 /// changes values only, never the position or the operator the memo was made for, but both
 /// are checked anyway. Copies of a query share the memo; it is guarded by a lock.
 final class QueryPlanMemo: @unchecked Sendable {
-    private struct Entry {
+    /// A class: taking the remembered entry under the lock is one retain, not one per field.
+    private final class Entry: Sendable {
         let binding: EntityBinding
         let position: Int
         let index: IndexBinding
@@ -20,6 +21,15 @@ final class QueryPlanMemo: @unchecked Sendable {
         let isExact: Bool
         /// ... as long as the key is not cut (string keys), which is checked per run.
         let isStringKey: Bool
+
+        init(binding: EntityBinding, position: Int, index: IndexBinding, type: PropertyType, isExact: Bool, isStringKey: Bool) {
+            self.binding = binding
+            self.position = position
+            self.index = index
+            self.type = type
+            self.isExact = isExact
+            self.isStringKey = isStringKey
+        }
     }
 
     private let lock = NSLock()
