@@ -102,6 +102,9 @@ struct CodeEmitter {
         line("        ]")
         line("    )")
         line()
+        line("    /// Whether a put changes only the id (read once from the schema).")
+        line("    \(access)static let cofferPutChangesOnlyIds = cofferSchema.putChangesOnlyIds")
+        line()
         line("    /// Writes every stored property of `entity` except `id` into a record.")
         line("    \(access)static func cofferEncode(_ entity: \(type), to writer: inout RecordWriter) {")
         position = 0

@@ -111,6 +111,23 @@ enum Damage {
             var clash = Contact(email: "taken@example.com")
             #expect(throws: CofferError.self) { try contacts.put(&clash) }
             #expect(clash.id == 0)
+            #expect(clash.created == .distantPast && clash.modified == .distantPast)
+            // An entity whose put changes only ids (no timestamps, no relations) keeps its id,
+            // on an insert and on an update, and the stored object is untouched.
+            let notes = store.box(for: Indexed.Note.self)
+            var first = Indexed.Note(title: "first", rank: 1)
+            try notes.put(&first)
+            var second = Indexed.Note(title: "second", rank: 1)
+            #expect(throws: CofferError.self) { try notes.put(&second) }
+            #expect(second.id == 0)
+            second.rank = 2
+            try notes.put(&second)
+            let secondId = second.id
+            second.rank = 1
+            second.title = "changed"
+            #expect(throws: CofferError.self) { try notes.put(&second) }
+            #expect(second.id == secondId && second.title == "changed")
+            #expect(try notes.get(secondId)?.title == "second")
             // A failing batch restores every element, links included.
             #expect(throws: Boom.self) {
                 try store.write {

@@ -85,6 +85,16 @@ public protocol Entity: Sendable {
     /// ```
     @_documentation(visibility: internal)
     static func cofferPutLinks(_ entity: inout Self, in store: Store) throws
+
+    /// Whether a put changes nothing of the object but its id (no timestamps, no relations),
+    /// so that a failed put restores the id alone (generated as a constant; see
+    /// `EntitySchema.putChangesOnlyIds`).
+    ///
+    /// ```swift
+    /// Note.cofferPutChangesOnlyIds   // true
+    /// ```
+    @_documentation(visibility: internal)
+    static var cofferPutChangesOnlyIds: Bool { get }
 }
 
 extension Entity {
@@ -111,4 +121,12 @@ extension Entity {
     /// ```
     @_documentation(visibility: internal)
     public static func cofferPutLinks(_ entity: inout Self, in store: Store) throws {}
+
+    /// Read from the schema for conformances written by hand; generated code stores it once.
+    ///
+    /// ```swift
+    /// Note.cofferPutChangesOnlyIds   // true: no timestamps, no relations
+    /// ```
+    @_documentation(visibility: internal)
+    public static var cofferPutChangesOnlyIds: Bool { cofferSchema.putChangesOnlyIds }
 }

@@ -42,7 +42,7 @@ final class EntityBinding: @unchecked Sendable {
         self.table = table
         self.createdInTransaction = createdInTransaction
         hasTimestamps = schema.properties.contains { !$0.flags.isDisjoint(with: [.createdAt, .updatedAt]) }
-        putChangesOnlyIds = !hasTimestamps && !schema.properties.contains { $0.flags.contains(.relation) }
+        putChangesOnlyIds = schema.putChangesOnlyIds
         createdAtStoredId = schema.properties.first { $0.flags.contains(.createdAt) }
             .flatMap { catalog.anyProperty(named: $0.storedName)?.id }
         storedIds = .allocate(capacity: max(schema.properties.count, 1))

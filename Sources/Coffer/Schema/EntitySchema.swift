@@ -41,6 +41,15 @@ public struct EntitySchema: Sendable {
     /// ```
     public let properties: [PropertySchema]
 
+    /// Whether a put changes nothing of the object but its id (no timestamps to stamp, no
+    /// relations to save): a failed put then restores the id alone, not a copy of the object.
+    ///
+    /// ```swift
+    /// Note.cofferSchema.putChangesOnlyIds   // true
+    /// ```
+    @_documentation(visibility: internal)
+    public let putChangesOnlyIds: Bool
+
     /// Creates a schema; called by generated code.
     ///
     /// ```swift
@@ -52,6 +61,7 @@ public struct EntitySchema: Sendable {
         self.storedName = storedName ?? name
         self.storedNameIsExplicit = storedNameIsExplicit
         self.properties = properties
+        putChangesOnlyIds = !properties.contains { !$0.flags.isDisjoint(with: [.createdAt, .updatedAt, .relation]) }
     }
 }
 
