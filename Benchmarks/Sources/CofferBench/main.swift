@@ -4,7 +4,8 @@ import Foundation
 // Runs Coffer, raw LMDB in C and GRDB on the same workload, each in its own process and
 // fresh directory, `--repeat` times (default 3, contenders interleaved so drift hits all
 // alike), and prints the median objects per second per operation with the ratios of the
-// medians and each contender's spread ((max - min) / median over the runs).
+// medians, the medians of the per-round ratios, and each contender's spread ((max - min) /
+// median over the runs).
 
 let contenders = ["coffer", "lmdb", "grdb"]
 
@@ -149,17 +150,29 @@ func formatRate(_ value: Double) -> String {
 func pad(_ text: String, _ width: Int) -> String { String(repeating: " ", count: max(0, width - text.count)) + text }
 
 print("coffer-bench: \(count) objects, medians of \(repeats) run\(repeats == 1 ? "" : "s") per contender, objects per second (higher is better)")
+/// The median over rounds of `contender`'s rate divided by `other`'s in the same round: the
+/// runs of one round are adjacent in time, so a drift of the machine cancels out of each
+/// ratio, where the ratio of two medians can pair a fast run with a slow one.
+@MainActor func roundRatio(_ contender: String, _ other: String, _ key: String) -> Double {
+    let mine = runs[contender] ?? [], theirs = runs[other] ?? []
+    return median(zip(mine, theirs).compactMap { a, b in
+        guard let x = a.opsPerSecond[key], let y = b.opsPerSecond[key], y > 0 else { return nil }
+        return x / y
+    })
+}
+
 print(pad("operation", 14) + pad("Coffer", 10) + pad("LMDB (C)", 10) + pad("GRDB", 10) + pad("Coffer/C", 10) + pad("Coffer/GRDB", 13)
-      + pad("spread Coffer/C/GRDB", 24))
+      + pad("per round /C /GRDB", 20) + pad("spread Coffer/C/GRDB", 24))
 for operation in Operation.allCases {
     let key = operation.rawValue
     let coffer = results["coffer"]?.opsPerSecond[key] ?? 0
     let lmdb = results["lmdb"]?.opsPerSecond[key] ?? 0
     let grdb = results["grdb"]?.opsPerSecond[key] ?? 0
     let spreads = contenders.map { contender in String(format: "%.0f%%", spread((runs[contender] ?? []).compactMap { $0.opsPerSecond[key] })) }
+    let perRound = String(format: "%.2f / %.1f", roundRatio("coffer", "lmdb", key), roundRatio("coffer", "grdb", key))
     print(pad(key, 14) + pad(formatRate(coffer), 10) + pad(formatRate(lmdb), 10) + pad(formatRate(grdb), 10)
           + pad(String(format: "%.2f", coffer / lmdb), 10) + pad(String(format: "%.1f", coffer / grdb), 13)
-          + pad(spreads.joined(separator: "/"), 24))
+          + pad(perRound, 20) + pad(spreads.joined(separator: "/"), 24))
 }
 print(pad("peak RSS MiB", 14) + contenders.map { pad(String((results[$0]?.peakResidentKiB ?? 0) / 1024), 10) }.joined())
 print(pad("file MiB", 14) + contenders.map { pad(String((results[$0]?.fileBytes ?? 0) >> 20), 10) }.joined())
@@ -207,6 +220,9 @@ if json {
         ops["fileBytes"] = Double(results[contender]?.fileBytes ?? 0)
         if let floor = results[contender]?.materializeFloor { ops["materializeFloor"] = floor }
         if let fresh = results[contender]?.materializeFloorFresh { ops["materializeFloorFresh"] = fresh }
+        if contender != "lmdb" {
+            for operation in Operation.allCases { ops["perRoundRatioToC \(operation.rawValue)"] = roundRatio(contender, "lmdb", operation.rawValue) }
+        }
         for (operation, faults) in results[contender]?.minorFaults ?? [:] { ops["minorFaults \(operation)"] = Double(faults) }
         for item in results[contender]?.observe?.cases ?? [] { ops["observe \(item.label) medianMicros"] = item.medianMicros }
         object[contender] = ops
