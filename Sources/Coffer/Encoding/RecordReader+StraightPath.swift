@@ -104,7 +104,7 @@ extension RecordReader {
         return String(recordBytes: bytes)
     }
 
-    /// Reads the next field as `Data`; see ``take(_:_:)-(_,String.Type)``.
+    /// Reads the next field as `Data`, as the `String` overload does.
     ///
     /// ```swift
     /// stored_avatar = reader.take(4, Data.self)   // generated
@@ -115,7 +115,7 @@ extension RecordReader {
         return Data(recordBytes: bytes)
     }
 
-    /// Reads the next field as a `Bool`; see ``take(_:_:)-(_,String.Type)``.
+    /// Reads the next field as a `Bool`, as the `String` overload does.
     ///
     /// ```swift
     /// stored_done = reader.take(2, Bool.self)   // generated
@@ -134,7 +134,7 @@ extension RecordReader {
         return value
     }
 
-    /// Reads the next field as a `Double`; see ``take(_:_:)-(_,String.Type)``.
+    /// Reads the next field as a `Double`, as the `String` overload does.
     ///
     /// ```swift
     /// stored_price = reader.take(3, Double.self)   // generated
@@ -145,7 +145,7 @@ extension RecordReader {
         return Double(bitPattern: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: payload, as: UInt64.self)))
     }
 
-    /// Reads the next field as a `Float`; see ``take(_:_:)-(_,String.Type)``.
+    /// Reads the next field as a `Float`, as the `String` overload does.
     ///
     /// ```swift
     /// stored_ratio = reader.take(3, Float.self)   // generated
@@ -156,7 +156,7 @@ extension RecordReader {
         return Float(bitPattern: UInt32(littleEndian: base.loadUnaligned(fromByteOffset: payload, as: UInt32.self)))
     }
 
-    /// Reads the next field as a `Date`; see ``take(_:_:)-(_,String.Type)``.
+    /// Reads the next field as a `Date`, as the `String` overload does.
     ///
     /// ```swift
     /// stored_created = reader.take(5, Date.self)   // generated
@@ -166,7 +166,7 @@ extension RecordReader {
         take(field, Double.self).map(Date.init(timeIntervalSinceReferenceDate:))
     }
 
-    /// Reads the next field as a `UUID`; see ``take(_:_:)-(_,String.Type)``.
+    /// Reads the next field as a `UUID`, as the `String` overload does.
     ///
     /// ```swift
     /// stored_token = reader.take(6, UUID.self)   // generated
