@@ -44,52 +44,48 @@ extension RecordReader {
         return UnsafeRawBufferPointer(start: base + payload, count: length)
     }
 
-    /// The next field's value when it is the field at schema position `field` holding a
-    /// signed integer (written in its narrowest width); nil otherwise.
+    /// Moves past the next field when it is the field at schema position `field` holding an
+    /// integer of one of the four kinds from `narrowest` on (8, 16, 32 and 64 bits, the widths
+    /// the writer picks from); returns the width's step (0 ... 3: 1 << step bytes) and where
+    /// the payload starts; nil otherwise.
     @inlinable @inline(__always)
-    mutating func straightSigned(_ field: Int) -> Int64? {
+    mutating func straightInteger(_ field: Int, from narrowest: FieldKind) -> (step: UInt8, payload: Int)? {
         let available = end &- offset
         guard available >= 4,
               UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self)) == storedIds[field] else { return nil }
-        // int8 ... int64 are the kinds 3 ... 6, payloads of 1, 2, 4 and 8 bytes.
-        let step = base.load(fromByteOffset: offset &+ 2, as: UInt8.self) &- FieldKind.int8.rawValue
+        let step = base.load(fromByteOffset: offset &+ 2, as: UInt8.self) &- narrowest.rawValue
         guard step < 4 else { return nil }
         let size = 1 &<< Int(step)
         guard available >= 3 &+ size else { return nil }
         let payload = offset &+ 3
-        let value: Int64
-        switch step {
-        case 0: value = Int64(base.load(fromByteOffset: payload, as: Int8.self))
-        case 1: value = Int64(Int16(littleEndian: base.loadUnaligned(fromByteOffset: payload, as: Int16.self)))
-        case 2: value = Int64(Int32(littleEndian: base.loadUnaligned(fromByteOffset: payload, as: Int32.self)))
-        default: value = Int64(littleEndian: base.loadUnaligned(fromByteOffset: payload, as: Int64.self))
-        }
         offset = payload &+ size
-        return value
+        return (step, payload)
+    }
+
+    /// The next field's value when it is the field at schema position `field` holding a
+    /// signed integer; nil otherwise.
+    @inlinable @inline(__always)
+    mutating func straightSigned(_ field: Int) -> Int64? {
+        guard let (step, payload) = straightInteger(field, from: .int8) else { return nil }
+        switch step {
+        case 0: return Int64(base.load(fromByteOffset: payload, as: Int8.self))
+        case 1: return Int64(Int16(littleEndian: base.loadUnaligned(fromByteOffset: payload, as: Int16.self)))
+        case 2: return Int64(Int32(littleEndian: base.loadUnaligned(fromByteOffset: payload, as: Int32.self)))
+        default: return Int64(littleEndian: base.loadUnaligned(fromByteOffset: payload, as: Int64.self))
+        }
     }
 
     /// The next field's value when it is the field at schema position `field` holding an
-    /// unsigned integer (written in its narrowest width); nil otherwise.
+    /// unsigned integer; nil otherwise.
     @inlinable @inline(__always)
     mutating func straightUnsigned(_ field: Int) -> UInt64? {
-        let available = end &- offset
-        guard available >= 4,
-              UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self)) == storedIds[field] else { return nil }
-        // uint8 ... uint64 are the kinds 7 ... 10, payloads of 1, 2, 4 and 8 bytes.
-        let step = base.load(fromByteOffset: offset &+ 2, as: UInt8.self) &- FieldKind.uint8.rawValue
-        guard step < 4 else { return nil }
-        let size = 1 &<< Int(step)
-        guard available >= 3 &+ size else { return nil }
-        let payload = offset &+ 3
-        let value: UInt64
+        guard let (step, payload) = straightInteger(field, from: .uint8) else { return nil }
         switch step {
-        case 0: value = UInt64(base.load(fromByteOffset: payload, as: UInt8.self))
-        case 1: value = UInt64(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: payload, as: UInt16.self)))
-        case 2: value = UInt64(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: payload, as: UInt32.self)))
-        default: value = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: payload, as: UInt64.self))
+        case 0: return UInt64(base.load(fromByteOffset: payload, as: UInt8.self))
+        case 1: return UInt64(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: payload, as: UInt16.self)))
+        case 2: return UInt64(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: payload, as: UInt32.self)))
+        default: return UInt64(littleEndian: base.loadUnaligned(fromByteOffset: payload, as: UInt64.self))
         }
-        offset = payload &+ size
-        return value
     }
 
     /// Reads the next field as a `String` when it is the field at schema position `field`

@@ -205,10 +205,8 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
         // call look up `Query<E>`'s type metadata (about 330 instructions per look-up).
         let condition = condition, orders = orders, skip = skip, planMemo = planMemo, store = box.store
         try box.reading(empty: ()) { transaction, binding in
-            let effective = try ConditionNode.effective(condition, in: transaction, store: store)
-            let executor = QueryExecutor(binding: binding, condition: effective, orders: orders)
-            let plan = planMemo.plan(condition: effective, orders: orders, binding: binding, transaction: transaction)
-            guard let match = try executor.first(in: transaction, offset: skip, plan: plan) else { return }
+            guard let match = try QueryExecutor.first(of: condition, orders: orders, memo: planMemo, store: store, binding: binding,
+                                                      in: transaction, offset: skip) else { return }
             var reader = try RecordReader(bytes: match.record, binding: binding, id: match.id)
             try body(&reader)
         }

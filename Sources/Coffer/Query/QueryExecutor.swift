@@ -54,10 +54,24 @@ struct QueryExecutor {
     /// its plan from its memo (see `QueryPlanMemo`), then ordered and paged.
     static func matches(of condition: ConditionNode?, orders: [QueryOrder], memo: QueryPlanMemo, store: Store, binding: EntityBinding,
                         in transaction: Transaction, offset: Int, limit: Int?) throws -> [Match] {
+        let (executor, plan) = try prepare(condition, orders: orders, memo: memo, store: store, binding: binding, in: transaction)
+        return try executor.matches(in: transaction, offset: offset, limit: limit, plan: plan)
+    }
+
+    /// A built query's first match in `transaction` (see `first(in:offset:plan:)`).
+    static func first(of condition: ConditionNode?, orders: [QueryOrder], memo: QueryPlanMemo, store: Store, binding: EntityBinding,
+                      in transaction: Transaction, offset: Int) throws -> Match? {
+        let (executor, plan) = try prepare(condition, orders: orders, memo: memo, store: store, binding: binding, in: transaction)
+        return try executor.first(in: transaction, offset: offset, plan: plan)
+    }
+
+    /// The executor and plan of a built query's run: link steps resolved in this snapshot,
+    /// the plan from the query's memo.
+    private static func prepare(_ condition: ConditionNode?, orders: [QueryOrder], memo: QueryPlanMemo, store: Store,
+                                binding: EntityBinding, in transaction: Transaction) throws -> (QueryExecutor, QueryPlan) {
         let effective = try ConditionNode.effective(condition, in: transaction, store: store)
         let executor = QueryExecutor(binding: binding, condition: effective, orders: orders)
-        let plan = memo.plan(condition: effective, orders: orders, binding: binding, transaction: transaction)
-        return try executor.matches(in: transaction, offset: offset, limit: limit, plan: plan)
+        return (executor, memo.plan(condition: effective, orders: orders, binding: binding, transaction: transaction))
     }
 
     /// The matching records, ordered and paged, under a plan made earlier (a plan the query
