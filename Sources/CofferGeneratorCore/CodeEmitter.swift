@@ -105,8 +105,8 @@ struct CodeEmitter {
         line("    /// Whether a put changes only the id (read once from the schema).")
         line("    \(access)static let cofferPutChangesOnlyIds = cofferSchema.putChangesOnlyIds")
         line()
-        line("    /// Writes every stored property of `entity` except `id` into a record.")
-        line("    \(access)static func cofferEncode(_ entity: \(type), to writer: inout RecordWriter) {")
+        line("    /// Writes every stored property of `entity` except `id` into a record (reads only).")
+        line("    \(access)static func cofferEncode(_ entity: inout \(type), to writer: inout RecordWriter) {")
         position = 0
         var valueNames = 0
         for property in entity.properties {

@@ -12,7 +12,8 @@ enum IndexProbe {
                   let index = binding.indexes.first(where: { $0.position == property.index }) else { return [] }
             let buffer = RecordBuffer()
             var writer = RecordWriter(buffer: buffer, storedIds: binding.storedIds)
-            E.cofferEncode(sample, to: &writer)
+            var sample = sample
+            E.cofferEncode(&sample, to: &writer)
             buffer.adopt(writer)
             return try transaction.matchingIds(index, valueOf: RecordFields(bytes: writer.bytes, entity: "probe", id: 0), table: binding.table).sorted()
         }

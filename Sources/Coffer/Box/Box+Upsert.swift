@@ -55,8 +55,8 @@ extension Box {
             throw CofferError.invalidOperation(
                 message: "\(schema.name).\(schema.properties[position].name) is not indexed; upsert needs an @Index or @Unique property as its key")
         }
-        let copy = entity
-        entity.id = try transaction.upsertTarget(by: index, binding: binding) { writer, _ in E.cofferEncode(copy, to: &writer) } ?? 0
+        var copy = entity
+        entity.id = try transaction.upsertTarget(by: index, binding: binding) { writer, _ in E.cofferEncode(&copy, to: &writer) } ?? 0
         return try put(&entity, in: transaction, binding: binding)
     }
 }

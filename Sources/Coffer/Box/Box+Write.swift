@@ -86,10 +86,15 @@ extension Box {
                 // of the array and back through the type's value witnesses.
                 try entities.withUnsafeMutableBufferPointer { buffer in
                     guard let first = buffer.baseAddress else { return }
+                    // The ids are collected in a local (moved out and back, not copied): the
+                    // captured variable costs two runtime exclusivity checks per element.
+                    var collected: [Id] = []
+                    swap(&collected, &originalIds)
+                    defer { swap(&collected, &originalIds) }
                     for index in buffer.indices {
                         // Through the element's address: `buffer[index].id` copied the object.
                         let element = first + index
-                        if collectIds && index == originalIds.count { originalIds.append(element.pointee.id) }
+                        if collectIds && index == collected.count { collected.append(element.pointee.id) }
                         try put(&element.pointee, in: transaction, binding: binding)
                     }
                 }
@@ -194,7 +199,7 @@ extension Box {
         try withUnsafeMutablePointer(to: &entity) { object -> Void in
             try transaction.storeObject(id: &id, binding: binding) { writer, stamps in
                 if let stamps { E.cofferStamp(&object.pointee, createdAt: stamps.createdAt, updatedAt: stamps.updatedAt) }
-                E.cofferEncode(object.pointee, to: &writer)
+                E.cofferEncode(&object.pointee, to: &writer)
             }
         }
         entity.id = id

@@ -7,7 +7,7 @@ import Foundation
 /// translates them to the stable property ids of the store's catalog.
 ///
 /// ```swift
-/// static func cofferEncode(_ entity: Person, to writer: inout RecordWriter) {
+/// static func cofferEncode(_ entity: inout Person, to writer: inout RecordWriter) {
 ///     writer.write(1, entity.firstName)
 ///     writer.write(2, entity.age)
 /// }

@@ -125,7 +125,8 @@ extension Transaction {
         }
         // Full-text postings before and after; the stored record is read again here because
         // a `.replace` above may have moved its page.
-        let oldPostings = try textPostings(of: previous == nil ? nil : id, binding: binding)
+        let hasTextIndexes = !binding.textIndexes.isEmpty
+        let oldPostings = hasTextIndexes ? try textPostings(of: previous == nil ? nil : id, binding: binding) : nil
         var key = IdKey(id)
         let storedId = id
         try key.withVal { keyVal in
@@ -149,7 +150,7 @@ extension Transaction {
             }
             try insertIndexEntries(index, keys: newKeys[position], id: id)
         }
-        try applyTextPostings(of: id, binding: binding, old: oldPostings, new: record)
+        if hasTextIndexes { try applyTextPostings(of: id, binding: binding, old: oldPostings, new: record) }
         return previous != nil
     }
 

@@ -38,6 +38,8 @@ final class Transaction {
     /// build keys without allocating.
     @exclusivity(unchecked) var oldKeys: [[UInt8]] = []
     @exclusivity(unchecked) var newKeys: [[UInt8]] = []
+    /// Where index entries (`key ‖ id`) are assembled for LMDB; grows to the longest key.
+    @exclusivity(unchecked) var entryScratch = UnsafeMutableRawBufferPointer(start: nil, count: 0)
     /// Per index of the object being put: whether its indexed value is stored unchanged.
     @exclusivity(unchecked) var unchangedIndexes: [Bool] = []
     /// Indexes that received an out-of-order key in this transaction (no more append attempts).
@@ -71,6 +73,7 @@ final class Transaction {
 
     deinit {
         for idle in idleReadCursors { mdb_cursor_close(idle.cursor) }
+        entryScratch.deallocate()
     }
 
     /// Turns an LMDB result code into an error, remembering MAP_FULL for a retry.
