@@ -26,7 +26,7 @@ enum IndexKey {
 
     /// The encoded value (without the id) of the reader's current field, or nil when its
     /// kind does not fit `type`.
-    static func encode(_ type: PropertyType, kind: FieldKind, payload: UnsafeRawBufferPointer, into key: inout [UInt8]) -> Bool {
+    static func encode<Sink: IndexKeySink>(_ type: PropertyType, kind: FieldKind, payload: UnsafeRawBufferPointer, into key: inout Sink) -> Bool {
         switch type {
         case .bool:
             guard kind == .boolTrue || kind == .boolFalse else { return false }
@@ -72,12 +72,12 @@ enum IndexKey {
     /// Appends the key of a string: its canonical form (see ``CanonicalString``) with NUL
     /// bytes escaped, cut to at most `maxStringBytes` encoded bytes (never between a NUL and
     /// its escape), then the terminator and the cut flag.
-    static func appendString(_ utf8: UnsafeRawBufferPointer, to key: inout [UInt8]) {
+    static func appendString<Sink: IndexKeySink>(_ utf8: UnsafeRawBufferPointer, to key: inout Sink) {
         key.append(valueTag)
         if utf8.count <= maxStringBytes, isASCIIWithoutNul(utf8) {
             // The usual string: canonical as it is, nothing to escape or cut; one copy.
             if let base = utf8.baseAddress {
-                key.append(contentsOf: UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: utf8.count))
+                key.append(contentsOf: UnsafeRawBufferPointer(start: base, count: utf8.count))
             }
             key.append(0)
             key.append(0)
@@ -113,7 +113,7 @@ enum IndexKey {
 
     /// Appends `content` with NULs escaped, up to `maxStringBytes` encoded bytes; returns
     /// whether it had to stop early.
-    private static func appendEscaped(_ content: UnsafeRawBufferPointer, to key: inout [UInt8]) -> Bool {
+    private static func appendEscaped<Sink: IndexKeySink>(_ content: UnsafeRawBufferPointer, to key: inout Sink) -> Bool {
         if content.count <= maxStringBytes, !content.contains(0) {
             key.append(contentsOf: content)   // the common case: nothing to escape or cut
             return false
@@ -146,7 +146,7 @@ enum IndexKey {
         return bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
     }
 
-    static func appendBigEndian(_ value: UInt64, to key: inout [UInt8]) {
+    static func appendBigEndian<Sink: IndexKeySink>(_ value: UInt64, to key: inout Sink) {
         withUnsafeBytes(of: value.bigEndian) { key.append(contentsOf: $0) }
     }
 }

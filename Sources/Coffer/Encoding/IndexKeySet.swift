@@ -8,12 +8,12 @@
 enum IndexKeySet {
     /// Appends the set of a stored array field to `set`; false when the field's kind does not
     /// fit an array of `elementType`.
-    static func encode(_ elementType: PropertyType, kind: FieldKind, payload: UnsafeRawBufferPointer, into set: inout [UInt8]) -> Bool {
+    static func encode<Sink: IndexKeySink>(_ elementType: PropertyType, kind: FieldKind, payload: UnsafeRawBufferPointer, into set: inout Sink) -> Bool {
         guard let elements = elementKeys(elementType, kind: kind, payload: payload) else { return false }
         for key in Set(elements).sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             set.append(UInt8(truncatingIfNeeded: key.count >> 8))
             set.append(UInt8(truncatingIfNeeded: key.count))
-            set.append(contentsOf: key)
+            key.withUnsafeBytes { set.append(contentsOf: $0) }
         }
         return true
     }

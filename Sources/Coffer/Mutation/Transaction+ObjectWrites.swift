@@ -112,16 +112,19 @@ extension Transaction {
         // the same bytes as before (the usual update): then its entries stay as they are.
         for (position, index) in indexes.enumerated() {
             let newField = try record.field(index.storedId)
-            unchangedIndexes[position] = false
+            let pair = keyPair(position)
+            pair.pointee.isUnchanged = false
             if let previous, !previousIsDamaged {
                 let oldField = try previous.field(index.storedId)
                 if RecordFields.Field.sameStoredValue(oldField, newField) {
-                    unchangedIndexes[position] = true
+                    pair.pointee.isUnchanged = true
                     continue
                 }
-                try index.writeKey(of: oldField, in: previous, to: &oldKeys[position])
+                pair.pointee.old.removeAll()
+                try index.writeKey(of: oldField, in: previous, to: &pair.pointee.old)
             }
-            try index.writeKey(of: newField, in: record, to: &newKeys[position])
+            pair.pointee.new.removeAll()
+            try index.writeKey(of: newField, in: record, to: &pair.pointee.new)
         }
         // Full-text postings before and after; the stored record is read again here because
         // a `.replace` above may have moved its page.
@@ -141,14 +144,15 @@ extension Transaction {
         }
         changes.recordPut(binding.schema.storedName, id, isInsert: previous == nil)
         for (position, index) in indexes.enumerated() {
+            let pair = keyPair(position)
             if previousIsDamaged {
                 try deleteIndexEntries(index, of: id, entity: name)
             } else if previous != nil {
-                guard !unchangedIndexes[position], oldKeys[position] != newKeys[position] else { continue }
-                try updateIndexEntries(index, old: oldKeys[position], new: newKeys[position], id: id)
+                guard !pair.pointee.isUnchanged, !pair.pointee.old.hasSameBytes(as: pair.pointee.new) else { continue }
+                try updateIndexEntries(index, old: pair.pointee.old.bytes, new: pair.pointee.new.bytes, id: id)
                 continue
             }
-            try insertIndexEntries(index, keys: newKeys[position], id: id)
+            try insertIndexEntries(index, keys: pair.pointee.new.bytes, id: id)
         }
         if hasTextIndexes { try applyTextPostings(of: id, binding: binding, old: oldPostings, new: record) }
         return previous != nil
@@ -245,7 +249,7 @@ extension Transaction {
                 if isDamaged {
                     try deleteIndexEntries(index, of: id, entity: name)
                 } else {
-                    try deleteIndexEntries(index, keys: oldKeys[position], id: id)
+                    try deleteIndexEntries(index, keys: keyPair(position).pointee.old.bytes, id: id)
                 }
             }
         }

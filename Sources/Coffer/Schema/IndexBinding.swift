@@ -42,17 +42,16 @@ final class IndexBinding: @unchecked Sendable {
         return key
     }
 
-    /// Replaces `key`'s contents with the index key of the record's value (keeps capacity).
-    /// A damaged record, or a value whose stored kind does not fit the property, throws:
-    /// it is never indexed as nil.
-    func writeKey(in record: RecordFields, to key: inout [UInt8]) throws {
+    /// Appends the index key of the record's value to `key` (empty so far). A damaged
+    /// record, or a value whose stored kind does not fit the property, throws: it is never
+    /// indexed as nil.
+    func writeKey<Sink: IndexKeySink>(in record: RecordFields, to key: inout Sink) throws {
         try writeKey(of: try record.field(storedId), in: record, to: &key)
     }
 
-    /// Replaces `key`'s contents with the index key of `field` (nil: the nil key; for an
-    /// element index, the key set of its elements, empty for nil).
-    func writeKey(of field: RecordFields.Field?, in record: RecordFields, to key: inout [UInt8]) throws {
-        key.removeAll(keepingCapacity: true)
+    /// Appends the index key of `field` to `key` (empty so far): nil gives the nil key; an
+    /// element index gives the key set of its elements, empty for nil.
+    func writeKey<Sink: IndexKeySink>(of field: RecordFields.Field?, in record: RecordFields, to key: inout Sink) throws {
         if isElementIndex {
             guard let field else { return }
             guard let elementType = property.type.elementType,
@@ -92,7 +91,9 @@ extension Transaction {
         let indexes = binding.indexes
         prepareKeyBuffers(count: indexes.count)
         for (position, index) in indexes.enumerated() {
-            try index.writeKey(of: try record.field(index.storedId), in: record, to: &oldKeys[position])
+            let pair = keyPair(position)
+            pair.pointee.old.removeAll()
+            try index.writeKey(of: try record.field(index.storedId), in: record, to: &pair.pointee.old)
         }
     }
 }
@@ -104,6 +105,10 @@ extension Transaction {
     /// first appended without a search; when that fails once (`MDB_KEYEXIST`, which leaves the
     /// transaction intact), this transaction stops trying for that index.
     func insertIndexEntry(_ index: IndexBinding, key: [UInt8], id: Id) throws {
+        try key.withUnsafeBytes { try insertIndexEntry(index, key: $0, id: id) }
+    }
+
+    func insertIndexEntry(_ index: IndexBinding, key: UnsafeRawBufferPointer, id: Id) throws {
         var entry = entryKey(key, id)
         var empty = MDB_val(mv_size: 0, mv_data: nil)
         if !unorderedIndexes.contains(index.database) {
@@ -115,30 +120,34 @@ extension Transaction {
     }
 
     /// Adds the entries of `keys` (one key, or an element index's key set) for `id`.
-    func insertIndexEntries(_ index: IndexBinding, keys: [UInt8], id: Id) throws {
+    func insertIndexEntries(_ index: IndexBinding, keys: UnsafeRawBufferPointer, id: Id) throws {
         guard index.isElementIndex else { return try insertIndexEntry(index, key: keys, id: id) }
-        for key in IndexKeySet.keys(keys) { try insertIndexEntry(index, key: key, id: id) }
+        for key in IndexKeySet.keys(Array(keys)) { try insertIndexEntry(index, key: key, id: id) }
     }
 
     /// Removes the entries of `keys` (one key, or an element index's key set) for `id`.
-    func deleteIndexEntries(_ index: IndexBinding, keys: [UInt8], id: Id) throws {
+    func deleteIndexEntries(_ index: IndexBinding, keys: UnsafeRawBufferPointer, id: Id) throws {
         guard index.isElementIndex else { return try deleteIndexEntry(index, key: keys, id: id) }
-        for key in IndexKeySet.keys(keys) { try deleteIndexEntry(index, key: key, id: id) }
+        for key in IndexKeySet.keys(Array(keys)) { try deleteIndexEntry(index, key: key, id: id) }
     }
 
     /// Moves `id`'s entries from `old` keys to `new` ones, touching only what changed.
-    func updateIndexEntries(_ index: IndexBinding, old: [UInt8], new: [UInt8], id: Id) throws {
+    func updateIndexEntries(_ index: IndexBinding, old: UnsafeRawBufferPointer, new: UnsafeRawBufferPointer, id: Id) throws {
         guard index.isElementIndex else {
             try deleteIndexEntry(index, key: old, id: id)
             return try insertIndexEntry(index, key: new, id: id)
         }
-        let before = Set(IndexKeySet.keys(old)), after = Set(IndexKeySet.keys(new))
+        let before = Set(IndexKeySet.keys(Array(old))), after = Set(IndexKeySet.keys(Array(new)))
         for key in before.subtracting(after) { try deleteIndexEntry(index, key: key, id: id) }
         for key in after.subtracting(before) { try insertIndexEntry(index, key: key, id: id) }
     }
 
     /// Removes `key ‖ id` from an index (absent entries are ignored).
     func deleteIndexEntry(_ index: IndexBinding, key: [UInt8], id: Id) throws {
+        try key.withUnsafeBytes { try deleteIndexEntry(index, key: $0, id: id) }
+    }
+
+    func deleteIndexEntry(_ index: IndexBinding, key: UnsafeRawBufferPointer, id: Id) throws {
         var entry = entryKey(key, id)
         let rc = mdb_del(txn, index.database, &entry, nil)
         if rc != MDB_NOTFOUND { try check(rc, "updating the index on \(index.property.name)") }
@@ -147,13 +156,11 @@ extension Transaction {
     /// `key ‖ id` assembled in the transaction's scratch memory (`entryScratch`), valid until
     /// the next call: LMDB copies the key it is given. (A temporary allocation and a closure
     /// per entry cost an insert about 200 instructions.)
-    private func entryKey(_ key: [UInt8], _ id: Id) -> MDB_val {
+    private func entryKey(_ key: UnsafeRawBufferPointer, _ id: Id) -> MDB_val {
         let size = key.count + 8
         if size > entryScratch.count { growEntryScratch(to: size) }
         let base = entryScratch.baseAddress.unsafelyUnwrapped  // non-empty after the line above
-        key.withUnsafeBytes { bytes in
-            if let source = bytes.baseAddress { base.copyMemory(from: source, byteCount: bytes.count) }
-        }
+        if let source = key.baseAddress { base.copyMemory(from: source, byteCount: key.count) }
         base.storeBytes(of: id.bigEndian, toByteOffset: key.count, as: UInt64.self)
         return MDB_val(mv_size: size, mv_data: base)
     }

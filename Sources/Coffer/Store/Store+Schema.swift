@@ -310,7 +310,7 @@ extension Store {
                         entity: name, property: index.property.name,
                         value: try record.describe(index) + " (held by ids \(clash) and \(id); the unique index cannot be built)")
                 }
-                try transaction.insertIndexEntries(index, keys: index.key(in: record), id: id)
+                try index.key(in: record).withUnsafeBytes { try transaction.insertIndexEntries(index, keys: $0, id: id) }
                 current = try cursor.next()
             }
         }

@@ -136,12 +136,27 @@ extension Transaction {
 }
 
 extension Transaction {
-    /// Makes room for `count` old and new index keys.
+    /// Makes room for the old and new keys of `count` indexes.
     @inline(__always)
     func prepareKeyBuffers(count: Int) {
-        while oldKeys.count < count { oldKeys.append([]) }
-        while newKeys.count < count { newKeys.append([]) }
-        while unchangedIndexes.count < count { unchangedIndexes.append(false) }
+        if count > keyPairCapacity { growKeyPairs(to: count) }
+    }
+
+    /// The key pair of the index at `position` (below the count last prepared).
+    @inline(__always)
+    func keyPair(_ position: Int) -> UnsafeMutablePointer<IndexKeyPair> {
+        keyPairs.unsafelyUnwrapped + position  // allocated by prepareKeyBuffers
+    }
+
+    private func growKeyPairs(to count: Int) {
+        let grown = UnsafeMutablePointer<IndexKeyPair>.allocate(capacity: count)
+        if let keyPairs {
+            grown.moveInitialize(from: keyPairs, count: keyPairCapacity)
+            keyPairs.deallocate()
+        }
+        (grown + keyPairCapacity).initialize(repeating: IndexKeyPair(), count: count - keyPairCapacity)
+        keyPairs = grown
+        keyPairCapacity = count
     }
 }
 

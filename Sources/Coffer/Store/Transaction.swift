@@ -34,14 +34,13 @@ final class Transaction {
     @exclusivity(unchecked) var bindingCache: [ObjectIdentifier: EntityBinding] = [:]
     /// The last entry of `bindingCache` asked for (entries are never replaced).
     @exclusivity(unchecked) var lastCachedBinding: (key: ObjectIdentifier, binding: EntityBinding)?
-    /// Reusable buffers for index keys (old and new value per index), so puts and removes
-    /// build keys without allocating.
-    @exclusivity(unchecked) var oldKeys: [[UInt8]] = []
-    @exclusivity(unchecked) var newKeys: [[UInt8]] = []
+    /// Reusable index keys (old and new value per index), so puts and removes build keys
+    /// without allocating: `keyPairCapacity` pairs (see `prepareKeyBuffers`, `keyPair`),
+    /// freed with the transaction.
+    @exclusivity(unchecked) var keyPairs: UnsafeMutablePointer<IndexKeyPair>?
+    @exclusivity(unchecked) var keyPairCapacity = 0
     /// Where index entries (`key ‖ id`) are assembled for LMDB; grows to the longest key.
     @exclusivity(unchecked) var entryScratch = UnsafeMutableRawBufferPointer(start: nil, count: 0)
-    /// Per index of the object being put: whether its indexed value is stored unchanged.
-    @exclusivity(unchecked) var unchangedIndexes: [Bool] = []
     /// Indexes that received an out-of-order key in this transaction (no more append attempts).
     @exclusivity(unchecked) var unorderedIndexes: [MDB_dbi] = []  // a few at most: searched, not hashed
     /// Relations pointing at each entity, as this transaction's catalog has them.
@@ -74,6 +73,14 @@ final class Transaction {
     deinit {
         for idle in idleReadCursors { mdb_cursor_close(idle.cursor) }
         entryScratch.deallocate()
+        if let keyPairs {
+            for position in 0..<keyPairCapacity {
+                keyPairs[position].old.deallocate()
+                keyPairs[position].new.deallocate()
+            }
+            keyPairs.deinitialize(count: keyPairCapacity)
+            keyPairs.deallocate()
+        }
     }
 
     /// Turns an LMDB result code into an error, remembering MAP_FULL for a retry.
