@@ -50,6 +50,16 @@ struct IdStates: Sequence {
         }
     }
 
+    /// Runs `body` on the state of `entity` in place (one search, no copy out and back), or
+    /// returns nil when there is none.
+    @inline(__always)
+    mutating func update<R>(_ entity: UInt32, _ body: (inout IdState) throws -> R) rethrows -> R? {
+        for index in entries.indices.reversed() where entries[index].entity == entity {
+            return try body(&entries[index].state)
+        }
+        return nil
+    }
+
     func makeIterator() -> IndexingIterator<[(entity: UInt32, state: IdState)]> {
         entries.makeIterator()
     }
@@ -63,6 +73,15 @@ extension Transaction {
     /// stored key). An appended id becomes the table's last key at once: if the put then
     /// fails, later appends are still above every stored key.
     func nextId(for binding: EntityBinding) throws -> (id: Id, append: Bool) {
+        // The usual case, in place: the state is known and the next id is above every stored key.
+        let quick = ids.update(binding.entityId) { state -> Id? in
+            guard state.lastHandedOut < Self.explicitIdCeiling - 1, state.lastHandedOut >= state.lastStored else { return nil }
+            state.lastHandedOut += 1
+            state.lastStored = state.lastHandedOut
+            state.isDirty = true
+            return state.lastHandedOut
+        }
+        if let quick, let id = quick { return (id, true) }
         var state = try idState(for: binding)
         guard state.lastHandedOut < Self.explicitIdCeiling - 1 else {
             throw CofferError.invalidOperation(message: "\(binding.schema.name) has used up its ids (the last one handed out is \(state.lastHandedOut))")
