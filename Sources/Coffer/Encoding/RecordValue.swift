@@ -168,7 +168,14 @@ extension Data: RecordValue {
     @_documentation(visibility: internal)
     @inlinable
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
+        #if canImport(Darwin)
         withUnsafeBytes { writer.writeBytes(field, $0) }
+        #else
+        // Through `bytes` (a RawSpan, available on every Linux toolchain Coffer supports, on
+        // Apple platforms only from the 2025 releases): Foundation makes two runtime
+        // exclusivity checks instead of three, about 75 instructions less per Data field.
+        bytes.withUnsafeBytes { writer.writeBytes(field, $0) }
+        #endif
     }
     /// Reads a Data field. ```swift Data.cofferRead(from: reader) ```
     @_documentation(visibility: internal)
