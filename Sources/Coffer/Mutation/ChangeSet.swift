@@ -118,6 +118,21 @@ struct ChangeLog {
         if isRecording { entries.append(Entry(entity: entity, id: id, kind: .remove)) }
     }
 
+    /// Records a put of an object of `binding`'s entity; the entity's name is read only
+    /// when recording (copying it out cost every put a retain and a release).
+    @inline(__always)
+    mutating func recordPut(_ binding: EntityBinding, _ id: Id, isInsert: Bool) {
+        didChange = true
+        if isRecording { entries.append(Entry(entity: binding.schema.storedName, id: id, kind: isInsert ? .insert : .update)) }
+    }
+
+    /// Records a removal of an object of `binding`'s entity (see the put above).
+    @inline(__always)
+    mutating func recordRemove(_ binding: EntityBinding, _ id: Id) {
+        didChange = true
+        if isRecording { entries.append(Entry(entity: binding.schema.storedName, id: id, kind: .remove)) }
+    }
+
     /// Records a change whose ids were not listed because nobody was recording.
     mutating func recordUnlistedChange() {
         didChange = true

@@ -75,13 +75,13 @@ extension Transaction {
             }
             stamps = PutStamps(createdAt: created, updatedAt: now)
         }
-        let buffer = store.recordBuffer
-        var writer = RecordWriter(buffer: buffer, storedIds: binding.storedIds)
+        var writer = RecordWriter(buffer: recordBuffer, storedIds: binding.storedIds)
         encode(&writer, stamps)
         for (fieldId, field) in carried { writer.appendRaw(fieldId, field) }
-        buffer.adopt(writer)
+        recordBuffer.adopt(writer)
         let record = RecordFields(bytes: writer.bytes, entity: name, id: id)
-        for index in indexes where index.isUnique {
+        let uniqueCandidates = binding.hasUniqueIndex ? indexes : []  // empty: no retain per index
+        for index in uniqueCandidates where index.isUnique {
             guard try record.field(index.storedId) != nil else { continue }  // nil never collides
             let clashes = try matchingIds(index, valueOf: record, table: binding.table, excluding: id)
             guard let clash = clashes.first else { continue }
@@ -142,7 +142,7 @@ extension Transaction {
                 try check(mdb_put(txn, binding.table, &keyVal, &value, flags), "storing \(name) \(storedId)")
             }
         }
-        changes.recordPut(binding.schema.storedName, id, isInsert: previous == nil)
+        changes.recordPut(binding, id, isInsert: previous == nil)
         for (position, index) in indexes.enumerated() {
             let pair = keyPair(position)
             if previousIsDamaged {
@@ -209,7 +209,7 @@ extension Transaction {
     ///   objects have it.
     func upsertTarget(by index: IndexBinding, binding: EntityBinding, encode: (inout RecordWriter, PutStamps?) -> Void) throws -> Id? {
         let name = binding.schema.name
-        let buffer = store.recordBuffer
+        let buffer = recordBuffer
         var writer = RecordWriter(buffer: buffer, storedIds: binding.storedIds)
         encode(&writer, nil)
         buffer.adopt(writer)
@@ -271,7 +271,7 @@ extension Transaction {
         }
         if removed {
             try applyTextPostings(of: id, binding: binding, old: oldPostings, new: nil)
-            changes.recordRemove(binding.schema.storedName, id)
+            changes.recordRemove(binding, id)
             let incoming = try store.incomingLinks(to: binding.schema.storedName, in: self)
             if !incoming.toOne.isEmpty { try clearLinks(to: id, of: binding) }
             if !incoming.manyToMany.isEmpty || !binding.relationTables.isEmpty { try removeManyToMany(of: id, binding: binding) }

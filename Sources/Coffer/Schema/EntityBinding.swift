@@ -19,7 +19,12 @@ final class EntityBinding: @unchecked Sendable {
     let positionCount: Int
     /// The entity's property indexes (unique ones included). Filled while the binding is
     /// registered, before any other thread can see it; read-only afterwards.
-    @exclusivity(unchecked) var indexes: [IndexBinding] = []
+    @exclusivity(unchecked) var indexes: [IndexBinding] = [] {
+        didSet { hasUniqueIndex = indexes.contains { $0.isUnique } }
+    }
+    /// Whether any of `indexes` is unique (a put without one skips the unique checks, and
+    /// the retain of each index its loop made).
+    @exclusivity(unchecked) private(set) var hasUniqueIndex = false
     /// The entity's full-text indexes, filled like `indexes`.
     @exclusivity(unchecked) var textIndexes: [TextIndexBinding] = []
     /// The tables of the entity's many-to-many relations, by schema position.

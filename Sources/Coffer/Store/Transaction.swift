@@ -12,6 +12,8 @@ import Foundation
 /// about 5% of every put.
 final class Transaction {
     unowned(unsafe) let store: Store
+    /// The store's record buffer, held here so that a put reaches it without a retain.
+    unowned(unsafe) let recordBuffer: RecordBuffer
     let txn: OpaquePointer
     let isWrite: Bool
     /// LMDB's id of the snapshot (read) or of the transaction being written.
@@ -64,6 +66,7 @@ final class Transaction {
 
     init(store: Store, txn: OpaquePointer, isWrite: Bool, recordsChanges: Bool = false) {
         self.store = store
+        self.recordBuffer = store.recordBuffer
         self.txn = txn
         self.isWrite = isWrite
         self.snapshotId = mdb_txn_id(txn)
