@@ -60,6 +60,67 @@ enum Damage {
         }
     }
 
+    /// Inserts, explicit ids (below the sequence, above it, at the ceiling), removals and
+    /// rolled-back writes at random: every new id is above every id handed out or stored
+    /// explicitly below the ceiling before it (so it never collides with a stored object),
+    /// and the store holds exactly the model. Covers the in-place path of the usual insert
+    /// and the general one it falls back to.
+    @Test func idsAscendAndNeverCollideUnderRandomWrites() throws {
+        try withStore { (store: Store) throws in
+            let notes = store.box(for: Note.self)
+            var generator = SplitMix64(state: 17)
+            var model: [Id: String] = [:]
+            var highest: Id = 0
+            for round in 0..<300 {
+                switch Int.random(in: 0..<6, using: &generator) {
+                case 0, 1:
+                    var batch = (0..<Int.random(in: 1...4, using: &generator)).map { Note(title: "r\(round).\($0)") }
+                    try notes.put(&batch)
+                    for note in batch {
+                        #expect(note.id > highest && model[note.id] == nil)
+                        highest = note.id
+                        model[note.id] = note.title
+                    }
+                case 2:
+                    let id = Bool.random(using: &generator)
+                        ? Id.random(in: 1...(highest + 20), using: &generator)
+                        : Transaction.explicitIdCeiling + Id.random(in: 0...3, using: &generator)
+                    try notes.put(Note(id: id, title: "explicit \(round)"))
+                    model[id] = "explicit \(round)"
+                    if id < Transaction.explicitIdCeiling { highest = max(highest, id) }
+                case 3:
+                    if let id = model.keys.randomElement(using: &generator) {
+                        #expect(try notes.remove(id))
+                        model[id] = nil
+                    }
+                case 4:
+                    var note = Note(title: "rolled back")
+                    #expect(throws: Boom.self) {
+                        try store.write {
+                            try notes.put(&note)
+                            throw Boom()
+                        }
+                    }
+                    #expect(note.id > highest)
+                    highest = note.id  // handed out: never handed out again
+                default:
+                    try store.write {
+                        var first = Note(title: "w\(round)")
+                        try notes.put(&first)
+                        var second = Note(title: "w\(round)b")
+                        try notes.put(&second)
+                        #expect(first.id > highest && second.id > first.id)
+                        highest = second.id
+                        model[first.id] = first.title
+                        model[second.id] = second.title
+                    }
+                }
+            }
+            let stored = Dictionary(uniqueKeysWithValues: try notes.all().map { ($0.id, $0.title) })
+            #expect(stored == model)
+        }
+    }
+
     @Test func rolledBackLinkTargetIsStoredAgainNotAliased() throws {
         try withStore { (store: Store) throws in
             let orders = store.box(for: Order.self)

@@ -209,10 +209,9 @@ extension Transaction {
     ///   objects have it.
     func upsertTarget(by index: IndexBinding, binding: EntityBinding, encode: (inout RecordWriter, PutStamps?) -> Void) throws -> Id? {
         let name = binding.schema.name
-        let buffer = recordBuffer
-        var writer = RecordWriter(buffer: buffer, storedIds: binding.storedIds)
+        var writer = RecordWriter(buffer: recordBuffer, storedIds: binding.storedIds)
         encode(&writer, nil)
-        buffer.adopt(writer)
+        recordBuffer.adopt(writer)
         let record = RecordFields(bytes: writer.bytes, entity: name, id: 0)
         guard try record.field(index.storedId) != nil else {
             throw CofferError.invalidOperation(message: "\(name).\(index.property.name) is nil; upsert needs a key value")

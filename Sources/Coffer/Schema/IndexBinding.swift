@@ -108,6 +108,7 @@ extension Transaction {
         try key.withUnsafeBytes { try insertIndexEntry(index, key: $0, id: id) }
     }
 
+    /// The same, for a key in raw memory (a transaction's key slot).
     func insertIndexEntry(_ index: IndexBinding, key: UnsafeRawBufferPointer, id: Id) throws {
         var entry = entryKey(key, id)
         var empty = MDB_val(mv_size: 0, mv_data: nil)
@@ -147,6 +148,7 @@ extension Transaction {
         try key.withUnsafeBytes { try deleteIndexEntry(index, key: $0, id: id) }
     }
 
+    /// The same, for a key in raw memory (a transaction's key slot).
     func deleteIndexEntry(_ index: IndexBinding, key: UnsafeRawBufferPointer, id: Id) throws {
         var entry = entryKey(key, id)
         let rc = mdb_del(txn, index.database, &entry, nil)
