@@ -309,6 +309,32 @@ import Testing
         }
     }
 
+    /// A cursor carries no description of its walk; its failure reaches callers as a storage
+    /// error that names the walk and keeps LMDB's code (never as the internal failure type).
+    @Test func cursorFailuresNameTheirWalk() throws {
+        try withStore { (store: Store) throws in
+            _ = try store.box(for: Note.self).put(Note(title: "n"))
+            try store.performRead { transaction -> Void in
+                let table = try #require(try store.binding(for: Note.self, in: transaction)).table
+                #expect {
+                    try transaction.withCursor(table, "scanning Note") { _ in throw Cursor.Failure(code: MDB_CORRUPTED) }
+                } throws: { error in
+                    guard case CofferError.storage(let code, let message) = error else { return false }
+                    return code == MDB_CORRUPTED && message.hasPrefix("scanning Note: ")
+                }
+            }
+            // A bare cursor (the write-back walk's) is described the same way.
+            try store.performWrite { transaction -> Void in
+                #expect {
+                    try transaction.describingFailures("scanning Note") { throw Cursor.Failure(code: MDB_PAGE_NOTFOUND) }
+                } throws: { error in
+                    guard case CofferError.storage(let code, let message) = error else { return false }
+                    return code == MDB_PAGE_NOTFOUND && message.hasPrefix("scanning Note: ")
+                }
+            }
+        }
+    }
+
     /// An update whose `.replace` conflict removes another object first still lands on the
     /// right record (the cursor is not reused after the removal).
     @Test func replaceConflictDuringAnUpdate() throws {

@@ -192,14 +192,16 @@ extension Transaction {
     func walkWritingBack(_ binding: EntityBinding, upTo last: Id, _ body: (Id, UnsafeRawBufferPointer) throws -> Void) throws {
         let name = binding.schema.name
         let handle = try writeCursor(binding.table, entity: name)
-        let cursor = Cursor(handle: handle, transaction: self, what: { "scanning \(name)" })
-        var current = try cursor.first()
-        while let entry = current {
-            let id = try IdKey.decode(entry.key, entity: name)
-            guard id <= last else { return }
-            try body(id, entry.value)
-            guard id < last else { return }
-            current = recordHere(id, cursor: handle) != nil ? try cursor.next() : try cursor.seek(IdKey(id + 1))
+        let cursor = Cursor(handle: handle, transaction: self)
+        try describingFailures("scanning \(name)") {
+            var current = try cursor.first()
+            while let entry = current {
+                let id = try IdKey.decode(entry.key, entity: name)
+                guard id <= last else { return }
+                try body(id, entry.value)
+                guard id < last else { return }
+                current = recordHere(id, cursor: handle) != nil ? try cursor.next() : try cursor.seek(IdKey(id + 1))
+            }
         }
     }
 

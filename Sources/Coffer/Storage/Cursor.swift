@@ -18,9 +18,6 @@ struct Cursor {
 
     let handle: OpaquePointer
     let transaction: Transaction
-    /// What the walk is doing, for error messages ("scanning Person"): spelled only when
-    /// an error needs it, since a look-up opens a cursor per call.
-    let what: () -> String
 
     /// The first entry, or nil for an empty database.
     @inline(__always)
@@ -70,8 +67,23 @@ struct Cursor {
     @inline(__always)
     private func entry(_ rc: Int32, _ key: MDB_val, _ value: MDB_val) throws -> Entry? {
         if rc == MDB_NOTFOUND { return nil }
-        try transaction.check(rc, what())
+        if rc != 0 {
+            if rc == MDB_MAP_FULL { transaction.needsLargerMap = true }
+            throw Failure(code: rc)
+        }
         return Entry(key: key.bytes, value: value.bytes)
+    }
+
+    /// A failed LMDB call of a cursor. The cursor carries no description of its walk (holding
+    /// one allocated a closure context per look-up), so the code that opened it turns this
+    /// into ``CofferError/storage(code:message:)`` naming the walk (`describingFailures`);
+    /// it never reaches a caller of Coffer.
+    struct Failure: Error {
+        let code: Int32
+
+        func described(_ what: String) -> CofferError {
+            CofferError.storage(code: code, message: "\(what): \(LMDB.message(code))")
+        }
     }
 }
 
@@ -87,10 +99,20 @@ extension Transaction {
     func withCursor<T>(_ database: MDB_dbi, _ what: @autoclosure () -> String, _ body: (Cursor) throws -> T) throws -> T {
         let handle = try acquireCursor(database, what())
         defer { releaseCursor(handle, database) }
-        // The cursor never outlives this call, so the description need not escape (and
-        // need not be allocated).
-        return try withoutActuallyEscaping(what) { what in
-            try body(Cursor(handle: handle, transaction: self, what: what))
+        do {
+            return try body(Cursor(handle: handle, transaction: self))
+        } catch let failure as Cursor.Failure {
+            throw failure.described(what())
+        }
+    }
+
+    /// Runs `body`, turning a cursor's failure into a storage error that names the walk
+    /// (`what`, spelled only then).
+    func describingFailures<T>(_ what: @autoclosure () -> String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let failure as Cursor.Failure {
+            throw failure.described(what())
         }
     }
 
