@@ -61,6 +61,13 @@ struct QueryExecutor {
     /// A built query's first match in `transaction` (see `first(in:offset:plan:)`).
     static func first(of condition: ConditionNode?, orders: [QueryOrder], memo: QueryPlanMemo, store: Store, binding: EntityBinding,
                       in transaction: Transaction, offset: Int) throws -> Match? {
+        if offset == 0, orders.isEmpty,
+           let remembered = memo.lookUp(condition: condition, binding: binding, transaction: transaction), remembered.isExact {
+            // The look-up loop: straight to the index's first entry for the key (a one-leaf
+            // condition has no link steps to resolve).
+            let executor = QueryExecutor(binding: binding, condition: condition, orders: orders)
+            return try executor.firstIndexed(remembered.index, span: .prefix(remembered.key, exact: true), in: transaction)
+        }
         let (executor, plan) = try prepare(condition, orders: orders, memo: memo, store: store, binding: binding, in: transaction)
         return try executor.first(in: transaction, offset: offset, plan: plan)
     }
@@ -89,14 +96,20 @@ struct QueryExecutor {
         try checkPaging(offset, 1)
         if offset == 0, orders.isEmpty, plan.isExact, case .index(let index, let spans) = plan.source,
            spans.count == 1, spans[0].isWholeValue {
-            var found: Match?
-            try transaction.forEachIndexId(index, span: spans[0], entity: binding.schema.name) { id in
-                found = Match(id: id, record: try indexedRecord(id, index: index, transaction: transaction))
-                return false
-            }
-            return found
+            return try firstIndexed(index, span: spans[0], in: transaction)
         }
         return try run(in: transaction, offset: offset, limit: 1, plan: plan).first
+    }
+
+    /// The record of the first entry of `span` in `index` (the lowest id holding the value),
+    /// for a look-up the index answers exactly.
+    func firstIndexed(_ index: IndexBinding, span: IndexSpan, in transaction: Transaction) throws -> Match? {
+        var found: Match?
+        try transaction.forEachIndexId(index, span: span, entity: binding.schema.name) { id in
+            found = Match(id: id, record: try indexedRecord(id, index: index, transaction: transaction))
+            return false
+        }
+        return found
     }
 
     private func run(in transaction: Transaction, offset: Int, limit: Int?, plan: QueryPlan) throws -> [Match] {

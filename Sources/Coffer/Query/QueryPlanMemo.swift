@@ -35,21 +35,41 @@ final class QueryPlanMemo: @unchecked Sendable {
     private let lock = NSLock()
     private var entry: Entry?
 
-    /// The plan for `condition`, from the memo when it applies, else from the planner (and
-    /// remembered when it is an index look-up of one value).
-    func plan(condition: ConditionNode?, orders: [QueryOrder], binding: EntityBinding, transaction: Transaction) -> QueryPlan {
+    /// A remembered look-up: the index, the key of the leaf's current value, and whether the
+    /// index alone answers it.
+    struct LookUp {
+        let index: IndexBinding
+        let key: [UInt8]
+        let isExact: Bool
+    }
+
+    /// The remembered look-up for `condition` when the memo holds one that applies, else nil
+    /// (`plan` then plans, and remembers). `QueryExecutor.first` seeks with it directly: no
+    /// plan, span list or match list is built per look-up.
+    func lookUp(condition: ConditionNode?, binding: EntityBinding, transaction: Transaction) -> LookUp? {
         guard case .leaf(let leaf)? = condition, case .compare(.equal) = leaf.op, leaf.path.isEmpty, leaf.values.count == 1 else {
-            return QueryPlanner.plan(condition: condition, orders: orders, binding: binding, transaction: transaction)
+            return nil
         }
         lock.lock()
         let known = entry
         lock.unlock()
-        if let known, known.binding === binding, known.position == leaf.position,
-           transaction.snapshotId >= known.index.createdInTransaction,
-           let key = IndexKey.encode(leaf.values[0], type: known.type) {
-            var plan = QueryPlan(source: .index(known.index, [.prefix(key, exact: true)]), leaf: nil, score: 1)
-            plan.isExact = known.isExact && !(known.isStringKey && IndexKey.isTruncatedString(key[...]))
+        guard let known, known.binding === binding, known.position == leaf.position,
+              transaction.snapshotId >= known.index.createdInTransaction,
+              let key = IndexKey.encode(leaf.values[0], type: known.type) else { return nil }
+        return LookUp(index: known.index, key: key,
+                      isExact: known.isExact && !(known.isStringKey && IndexKey.isTruncatedString(key[...])))
+    }
+
+    /// The plan for `condition`, from the memo when it applies, else from the planner (and
+    /// remembered when it is an index look-up of one value).
+    func plan(condition: ConditionNode?, orders: [QueryOrder], binding: EntityBinding, transaction: Transaction) -> QueryPlan {
+        if let remembered = lookUp(condition: condition, binding: binding, transaction: transaction) {
+            var plan = QueryPlan(source: .index(remembered.index, [.prefix(remembered.key, exact: true)]), leaf: nil, score: 1)
+            plan.isExact = remembered.isExact
             return plan
+        }
+        guard case .leaf(let leaf)? = condition, case .compare(.equal) = leaf.op, leaf.path.isEmpty, leaf.values.count == 1 else {
+            return QueryPlanner.plan(condition: condition, orders: orders, binding: binding, transaction: transaction)
         }
         let plan = QueryPlanner.plan(condition: condition, orders: orders, binding: binding, transaction: transaction)
         if case .index(let index, let spans) = plan.source, !index.isElementIndex, spans.count == 1, spans[0].isWholeValue {
