@@ -446,6 +446,7 @@ import Testing
             var folded = try box.query { Person.firstName.isEqual(to: "", caseSensitive: false) }.build()
             try folded.setParameter(Person.firstName, to: "SHORT")
             #expect(try folded.find().map(\.lastName) == ["C", "D"])
+            #expect(try folded.findFirst()?.lastName == "C")  // a remembered look-up that needs its check
         }
     }
 

@@ -61,12 +61,15 @@ struct QueryExecutor {
     /// A built query's first match in `transaction` (see `first(in:offset:plan:)`).
     static func first(of condition: ConditionNode?, orders: [QueryOrder], memo: QueryPlanMemo, store: Store, binding: EntityBinding,
                       in transaction: Transaction, offset: Int) throws -> Match? {
-        if offset == 0, orders.isEmpty,
-           let remembered = memo.lookUp(condition: condition, binding: binding, transaction: transaction), remembered.isExact {
-            // The look-up loop: straight to the index's first entry for the key (a one-leaf
-            // condition has no link steps to resolve).
+        if let remembered = memo.lookUp(condition: condition, binding: binding, transaction: transaction) {
+            // The look-up loop (a one-leaf condition has no link steps to resolve): straight
+            // to the index's first entry for the key when the index answers alone, else the
+            // remembered plan, without asking the memo twice.
             let executor = QueryExecutor(binding: binding, condition: condition, orders: orders)
-            return try executor.firstIndexed(remembered.index, span: .prefix(remembered.key, exact: true), in: transaction)
+            if offset == 0, orders.isEmpty, remembered.isExact {
+                return try executor.firstIndexed(remembered.index, span: .prefix(remembered.key, exact: true), in: transaction)
+            }
+            return try executor.first(in: transaction, offset: offset, plan: remembered.plan)
         }
         let (executor, plan) = try prepare(condition, orders: orders, memo: memo, store: store, binding: binding, in: transaction)
         return try executor.first(in: transaction, offset: offset, plan: plan)

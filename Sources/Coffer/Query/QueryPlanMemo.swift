@@ -41,6 +41,13 @@ final class QueryPlanMemo: @unchecked Sendable {
         let index: IndexBinding
         let key: [UInt8]
         let isExact: Bool
+
+        /// The same look-up as a plan, for runs that need one (a page, an order, a check).
+        var plan: QueryPlan {
+            var plan = QueryPlan(source: .index(index, [.prefix(key, exact: true)]), leaf: nil, score: 1)
+            plan.isExact = isExact
+            return plan
+        }
     }
 
     /// The remembered look-up for `condition` when the memo holds one that applies, else nil
@@ -64,9 +71,7 @@ final class QueryPlanMemo: @unchecked Sendable {
     /// remembered when it is an index look-up of one value).
     func plan(condition: ConditionNode?, orders: [QueryOrder], binding: EntityBinding, transaction: Transaction) -> QueryPlan {
         if let remembered = lookUp(condition: condition, binding: binding, transaction: transaction) {
-            var plan = QueryPlan(source: .index(remembered.index, [.prefix(remembered.key, exact: true)]), leaf: nil, score: 1)
-            plan.isExact = remembered.isExact
-            return plan
+            return remembered.plan
         }
         guard case .leaf(let leaf)? = condition, case .compare(.equal) = leaf.op, leaf.path.isEmpty, leaf.values.count == 1 else {
             return QueryPlanner.plan(condition: condition, orders: orders, binding: binding, transaction: transaction)
