@@ -31,7 +31,7 @@ struct ConditionEvaluator {
         switch node {
         case .always: return true
         case .leaf(let storedId, let test): return try test(id, try storedId.flatMap { try fields.field($0) })
-        case .number(let storedId, let test): return try test.holds(for: fields.field(storedId), id: id)
+        case .number(let storedId, let test): return try test.holds(for: fields.inlinedField(storedId), id: id)
         case .and(let nodes): return try nodes.allSatisfy { try evaluate($0, id: id, fields: fields) }
         case .or(let nodes): return try nodes.contains { try evaluate($0, id: id, fields: fields) }
         case .not(let inner): return try !evaluate(inner, id: id, fields: fields)

@@ -141,7 +141,7 @@ struct QueryExecutor {
                 let stopAt = wanted ?? Int.max
                 try transaction.forEachRecord(binding) { id, record in
                     let fields = RecordFields(bytes: record, entity: name, id: id)
-                    if try test.holds(for: fields.field(storedId), id: id) {
+                    if try test.holds(for: fields.inlinedField(storedId), id: id) {
                         collector.found.append(Match(id: id, record: record))
                     }
                     return collector.found.count < stopAt
