@@ -233,6 +233,45 @@ struct SplitMix64: RandomNumberGenerator {
         }
     }
 
+    /// Without a sort, matches stream from the walk over the candidates (the offset skipped
+    /// and the limit counted as they are found); `forEach` inside a write collects them first
+    /// and reads each again. Pages, `forEach` and `findFirst` agree with the model on random
+    /// conditions over every plan source (index, scan, id range, id list).
+    @Test(arguments: [5, 6])
+    func streamedPagesAgreeWithTheModel(seed: UInt64) throws {
+        var rng = SplitMix64(state: seed)
+        try withStore { (store: Store) throws in
+            let indexed = store.box(for: IndexedPerson.self)
+            let plain = store.box(for: PlainPerson.self)
+            let data = randomPeople(count: 60, using: &rng)
+            var indexedObjects = data.map { IndexedPerson(id: 0, name: $0.0, age: $0.1, score: $0.2, nick: $0.3, tags: $0.4, born: $0.5, level: $0.6) }
+            var plainObjects = data.map { PlainPerson(id: 0, name: $0.0, age: $0.1, score: $0.2, nick: $0.3, tags: $0.4, born: $0.5, level: $0.6) }
+            try indexed.put(&indexedObjects)
+            try plain.put(&plainObjects)
+            func check<E: Entity>(_ query: Query<E>, _ expected: [Id], offset: Int, limit: Int, _ label: String) throws {
+                let page = Array(expected.dropFirst(offset).prefix(limit))
+                #expect(try query.find(offset: offset, limit: limit).map(\.id) == page, "\(label) page \(offset)+\(limit)")
+                var read: [Id] = []
+                try query.forEach { read.append($0.id) }
+                #expect(read == expected, "\(label) forEach")
+                var written: [Id] = []
+                try store.write { try query.forEach { written.append($0.id) } }
+                #expect(written == expected, "\(label) forEach in a write")
+                #expect(try query.findFirst()?.id == expected.first, "\(label) findFirst")
+            }
+            for _ in 0..<250 {
+                let condition = RandomCondition.random(depth: 2, using: &rng)
+                let expected = plainObjects.filter { condition.holds($0) }.map(\.id)
+                let offset = Int.random(in: 0...8, using: &rng)
+                let limit = [0, 1, 3, 50].randomElement(using: &rng)!
+                try check(try indexed.query { condition.condition(IndexedPerson.self) }.build(), expected, offset: offset, limit: limit,
+                          "index path: \(condition)")
+                try check(try plain.query { condition.condition(PlainPerson.self) }.build(), expected, offset: offset, limit: limit,
+                          "scan path: \(condition)")
+            }
+        }
+    }
+
     @Test func orderingAndPagingAgreeWithSwiftSorting() throws {
         var rng = SplitMix64(state: 99)
         try withStore { (store: Store) throws in

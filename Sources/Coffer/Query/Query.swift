@@ -160,7 +160,7 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     @inlinable
     func collect(offset: Int, limit: Int?) throws -> [E] {
         var result: [E] = []
-        try forEachMatch(offset: offset, limit: limit, reserve: { result.reserveCapacity($0) }) { reader in
+        try forEachMatch(offset: offset, limit: limit) { reader in
             result.append(try E.cofferDecode(id: reader.id, from: &reader))
         }
         return result
@@ -168,28 +168,31 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
 
     /// Calls `body` with a reader for each match, ordered and paged, in one snapshot.
     ///
-    /// `visiting`: `body` runs user code that may write in this (write) transaction, which
-    /// can move the pages the matches point into, so each record is read again by id.
+    /// Without a sort, each match is decoded as the walk over the candidates reaches it,
+    /// while its record is still in the processor's cache, and no list of matches is built
+    /// (see `QueryExecutor.forEachMatch`).
     ///
-    /// `reserve` is called with the number of matches first (so that results are collected
-    /// into an array of the right size, never grown by copying).
+    /// `visiting`: `body` runs user code that may write in this (write) transaction, which
+    /// can move the pages the walk and the matches point into; then the matches are found
+    /// first, and each record is read again by id when reached.
     @usableFromInline
-    func forEachMatch(offset: Int, limit: Int?, visiting: Bool = false, reserve: (Int) -> Void = { _ in },
-                      _ body: (inout RecordReader) throws -> Void) throws {
+    func forEachMatch(offset: Int, limit: Int?, visiting: Bool = false, _ body: (inout RecordReader) throws -> Void) throws {
         // Captured instead of `self` (see `withFirstMatch`).
         let condition = condition, orders = orders, planMemo = planMemo, store = box.store
         try box.reading(empty: ()) { transaction, binding in
-            let reread = visiting && transaction.isWrite
+            guard visiting && transaction.isWrite else {
+                try QueryExecutor.forEachMatch(of: condition, orders: orders, memo: planMemo, store: store, binding: binding,
+                                               in: transaction, offset: offset, limit: limit) { match in
+                    var reader = try RecordReader(bytes: match.record, binding: binding, id: match.id)
+                    try body(&reader)
+                }
+                return
+            }
             let matches = try QueryExecutor.matches(of: condition, orders: orders, memo: planMemo, store: store, binding: binding,
                                                     in: transaction, offset: offset, limit: limit)
-            reserve(matches.count)
             for match in matches {
-                var record = match.record
-                if reread {
-                    guard let current = try transaction.record(match.id, table: binding.table, entity: binding.schema.name) else { continue }
-                    record = current
-                }
-                var reader = try RecordReader(bytes: record, binding: binding, id: match.id)
+                guard let current = try transaction.record(match.id, table: binding.table, entity: binding.schema.name) else { continue }
+                var reader = try RecordReader(bytes: current, binding: binding, id: match.id)
                 try body(&reader)
             }
         }

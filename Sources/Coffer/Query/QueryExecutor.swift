@@ -58,6 +58,15 @@ struct QueryExecutor {
         return try executor.matches(in: transaction, offset: offset, limit: limit, plan: plan)
     }
 
+    /// Calls `body` with each of a built query's matches in `transaction` (link steps resolved
+    /// in this snapshot, the plan from its memo), ordered and paged; streamed as the walk
+    /// reaches them when no sort is needed (see `forEachMatch(in:offset:limit:plan:_:)`).
+    static func forEachMatch(of condition: ConditionNode?, orders: [QueryOrder], memo: QueryPlanMemo, store: Store, binding: EntityBinding,
+                             in transaction: Transaction, offset: Int, limit: Int?, _ body: (Match) throws -> Void) throws {
+        let (executor, plan) = try prepare(condition, orders: orders, memo: memo, store: store, binding: binding, in: transaction)
+        try executor.forEachMatch(in: transaction, offset: offset, limit: limit, plan: plan, body)
+    }
+
     /// A built query's first match in `transaction` (see `first(in:offset:plan:)`).
     static func first(of condition: ConditionNode?, orders: [QueryOrder], memo: QueryPlanMemo, store: Store, binding: EntityBinding,
                       in transaction: Transaction, offset: Int) throws -> Match? {
@@ -115,80 +124,107 @@ struct QueryExecutor {
         return found
     }
 
+    /// The matching records of `plan`, ordered and paged.
     private func run(in transaction: Transaction, offset: Int, limit: Int?, plan: QueryPlan) throws -> [Match] {
+        if needsSort(plan) {
+            var found: [Match] = []
+            try walk(in: transaction, plan: plan, skipping: 0, limit: nil) { found.append($0) }
+            found = try QuerySorter(orders: orders, binding: binding).sort(found)
+            let page = Self.page(found.count, offset, limit)
+            // The whole list (the usual case) is returned as it is, not copied.
+            return page.count == found.count ? found : Array(found[page])
+        }
+        var found: [Match] = []
+        try walk(in: transaction, plan: plan, skipping: offset, limit: limit) { found.append($0) }
+        return found
+    }
+
+    /// Whether the matches of `plan` need sorting after the walk: an order was asked for and
+    /// the plan does not walk an index in that order.
+    private func needsSort(_ plan: QueryPlan) -> Bool {
+        guard !orders.isEmpty else { return false }
+        if case .indexOrder = plan.source { return false }
+        return true
+    }
+
+    /// Calls `body` with each match of the page that starts at `offset`, in the query's
+    /// order, as the walk over the candidates reaches it when no sort is needed (each record
+    /// is decoded while the scan has it in cache, and no list of matches is built), or after
+    /// collecting and sorting them all when one is.
+    ///
+    /// `body` must not write in `transaction` (a write moves the pages the walk's cursor and
+    /// the matches point into); callers whose body may write collect the matches first with
+    /// ``matches(in:offset:limit:plan:)``.
+    func forEachMatch(in transaction: Transaction, offset: Int, limit: Int?, plan: QueryPlan,
+                      _ body: (Match) throws -> Void) throws {
+        try checkPaging(offset, limit)
+        if needsSort(plan) {
+            for match in try run(in: transaction, offset: offset, limit: limit, plan: plan) { try body(match) }
+        } else {
+            try walk(in: transaction, plan: plan, skipping: offset, limit: limit, body)
+        }
+    }
+
+    /// Walks the candidates of `plan` in the plan's order and calls `emit` with each match
+    /// after the first `skipping` ones, until `limit` were emitted.
+    private func walk(in transaction: Transaction, plan: QueryPlan, skipping: Int, limit: Int?,
+                      _ emit: (Match) throws -> Void) throws {
+        if limit == 0 { return }
         // An exact plan needs no check (and a long id list no hash set).
         let evaluator = plan.isExact ? nil : try ConditionEvaluator(condition, binding: binding)
-        let sorted = !orders.isEmpty
-        // Without a sort, the first offset+limit matches are the answer: stop there.
-        var wanted: Int? = nil
-        if let limit, !sorted || { if case .indexOrder = plan.source { return true } else { return false } }() {
-            let (sum, overflow) = offset.addingReportingOverflow(limit)
-            wanted = overflow ? nil : sum
-        }
         let name = binding.schema.name
-        // The matches so far, in a reference that the per-record closures below share: a
-        // `var` captured by a local function was checked for exclusive access at run time
-        // on every record (about 80 instructions each).
-        let collector = MatchCollector(evaluator: evaluator, entity: name, wanted: wanted)
-        func consider(_ id: Id, _ record: UnsafeRawBufferPointer) throws -> Bool {
-            try collector.consider(id, record)
-        }
-        switch plan.source {
-        case .scan:
-            if let evaluator, case .number(let storedId, let test) = evaluator.root {
-                // One numeric comparison (the usual scan condition): tested inline per record,
-                // without the evaluator's tree walk and the collector's indirection.
-                let stopAt = wanted ?? Int.max
-                try transaction.forEachRecord(binding) { id, record in
-                    let fields = RecordFields(bytes: record, entity: name, id: id)
-                    if try test.holds(for: fields.inlinedField(storedId), id: id) {
-                        collector.found.append(Match(id: id, record: record))
+        try withoutActuallyEscaping(emit) { emit in
+            // The walk's state, in a reference that the per-record closures below share: a
+            // `var` captured by a local function was checked for exclusive access at run time
+            // on every record (about 80 instructions each).
+            let collector = MatchCollector(evaluator: evaluator, entity: name, skipping: skipping, limit: limit, emit: emit)
+            func consider(_ id: Id, _ record: UnsafeRawBufferPointer) throws -> Bool {
+                try collector.consider(id, record)
+            }
+            switch plan.source {
+            case .scan:
+                if let evaluator, case .number(let storedId, let test) = evaluator.root {
+                    // One numeric comparison (the usual scan condition): tested inline per
+                    // record, without the evaluator's tree walk.
+                    try transaction.forEachRecord(binding) { id, record in
+                        let fields = RecordFields(bytes: record, entity: name, id: id)
+                        guard try test.holds(for: fields.inlinedField(storedId), id: id) else { return true }
+                        return try collector.take(id, record)
                     }
-                    return collector.found.count < stopAt
+                } else {
+                    try transaction.forEachRecord(binding) { id, record in try consider(id, record) }
                 }
-            } else {
-                try transaction.forEachRecord(binding) { id, record in try consider(id, record) }
-            }
-        case .ids(let ids):
-            // Link steps and full-text matches give ascending ids already.
-            let ordered = zip(ids, ids.dropFirst()).allSatisfy { $0 < $1 } ? ids : Set(ids).sorted()
-            let missing: ((Id) throws -> Void)? = plan.leaf?.idsAreStored == true ? { id in
-                throw CofferError.corruptRecord(entity: name, id: id, reason: "the full-text index lists this id, which is not stored")
-            } : nil
-            try transaction.forEachRecord(binding, ids: ordered, missing: missing) { id, record in try consider(id, record) }
-        case .idRange(let lower, let upper):
-            try transaction.forEachRecord(binding, from: lower) { id, record in
-                try id <= upper && consider(id, record)
-            }
-        case .index(let index, let spans) where !sorted && spans.count == 1 && spans[0].isWholeValue:
-            // One whole value (a look-up): its entries are in id order, so the records are
-            // read as the index walk reaches them, and the walk stops at the page's end.
-            try transaction.forEachIndexId(index, span: spans[0], entity: name) { id in
-                try consider(id, try indexedRecord(id, index: index, transaction: transaction))
-            }
-        case .index(let index, let spans):
-            var ids: [Id] = []
-            for span in spans { try transaction.collectIndexIds(index, span: span, entity: name, into: &ids) }
-            // One exact value lists its ids in id order; anything else needs sorting.
-            if spans.count != 1 || !spans[0].isWholeValue {
+            case .ids(let ids):
+                // Link steps and full-text matches give ascending ids already.
+                let ordered = zip(ids, ids.dropFirst()).allSatisfy { $0 < $1 } ? ids : Set(ids).sorted()
+                let missing: ((Id) throws -> Void)? = plan.leaf?.idsAreStored == true ? { id in
+                    throw CofferError.corruptRecord(entity: name, id: id, reason: "the full-text index lists this id, which is not stored")
+                } : nil
+                try transaction.forEachRecord(binding, ids: ordered, missing: missing) { id, record in try consider(id, record) }
+            case .idRange(let lower, let upper):
+                try transaction.forEachRecord(binding, from: lower) { id, record in
+                    try id <= upper && consider(id, record)
+                }
+            case .index(let index, let spans) where spans.count == 1 && spans[0].isWholeValue:
+                // One whole value (a look-up): its entries are in id order, so the records are
+                // read as the index walk reaches them, and the walk stops at the page's end.
+                try transaction.forEachIndexId(index, span: spans[0], entity: name) { id in
+                    try consider(id, try indexedRecord(id, index: index, transaction: transaction))
+                }
+            case .index(let index, let spans):
+                var ids: [Id] = []
+                for span in spans { try transaction.collectIndexIds(index, span: span, entity: name, into: &ids) }
+                // Several spans or a range list their ids in key order: visit them in id order.
                 ids = Set(ids).sorted()
-            }
-            collector.found.reserveCapacity(min(ids.count, wanted ?? ids.count))
-            for id in ids {
-                if try !consider(id, try indexedRecord(id, index: index, transaction: transaction)) { break }
-            }
-        case .indexOrder(let index):
-            try transaction.walkIndex(index, entity: name) { id in
-                try consider(id, try indexedRecord(id, index: index, transaction: transaction))
+                for id in ids {
+                    if try !consider(id, try indexedRecord(id, index: index, transaction: transaction)) { break }
+                }
+            case .indexOrder(let index):
+                try transaction.walkIndex(index, entity: name) { id in
+                    try consider(id, try indexedRecord(id, index: index, transaction: transaction))
+                }
             }
         }
-        var found = collector.found
-        if sorted, case .indexOrder = plan.source {} else if sorted {
-            found = try QuerySorter(orders: orders, binding: binding).sort(found)
-        }
-        let page = Self.page(found.count, offset, limit)
-        // The whole list (the usual case) is returned as it is, not copied.
-        return page.count == found.count ? found : Array(found[page])
     }
 
     /// The record an index entry points to; an entry without a record is damage (index and
@@ -202,27 +238,45 @@ struct QueryExecutor {
     }
 }
 
-/// The matches of one query run as its candidates are checked (see `QueryExecutor.run`).
+/// The state of one walk over a query's candidates (see `QueryExecutor.walk`): checks each
+/// candidate, skips the page's offset and stops at its limit.
+///
+/// Invariant: `toSkip >= 0` and `remaining > 0` while the walk goes on; `take` returns false
+/// once `remaining` reaches 0, and every walk stops at the first false.
 private final class MatchCollector {
     let evaluator: ConditionEvaluator?
     let entity: String
-    /// Stop once this many matched (offset + limit of an unsorted page).
-    let wanted: Int?
-    @exclusivity(unchecked) var found: [QueryExecutor.Match] = []
+    let emit: (QueryExecutor.Match) throws -> Void
+    /// Matches still to pass over before the page starts.
+    @exclusivity(unchecked) var toSkip: Int
+    /// Matches still wanted (Int.max: no limit).
+    @exclusivity(unchecked) var remaining: Int
 
-    init(evaluator: ConditionEvaluator?, entity: String, wanted: Int?) {
+    init(evaluator: ConditionEvaluator?, entity: String, skipping: Int, limit: Int?,
+         emit: @escaping (QueryExecutor.Match) throws -> Void) {
         self.evaluator = evaluator
         self.entity = entity
-        self.wanted = wanted
+        self.toSkip = skipping
+        self.remaining = limit ?? Int.max
+        self.emit = emit
     }
 
-    /// Keeps the record when it matches; returns whether to go on.
+    /// Checks a candidate and takes it when it matches; returns whether to go on.
     @inline(__always)
     func consider(_ id: Id, _ record: UnsafeRawBufferPointer) throws -> Bool {
-        if try evaluator?.matches(id: id, record: RecordFields(bytes: record, entity: entity, id: id)) ?? true {
-            found.append(QueryExecutor.Match(id: id, record: record))
+        guard try evaluator?.matches(id: id, record: RecordFields(bytes: record, entity: entity, id: id)) ?? true else { return true }
+        return try take(id, record)
+    }
+
+    /// Takes a match: skips it while the offset lasts, else emits it; returns whether to go on.
+    @inline(__always)
+    func take(_ id: Id, _ record: UnsafeRawBufferPointer) throws -> Bool {
+        if toSkip > 0 {
+            toSkip &-= 1
+            return true
         }
-        guard let wanted else { return true }
-        return found.count < wanted
+        try emit(QueryExecutor.Match(id: id, record: record))
+        remaining &-= 1
+        return remaining > 0
     }
 }
