@@ -62,10 +62,11 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     /// try query.forEach { person in names.append(person.firstName) }
     /// ```
     ///
-    /// The matches are those of one snapshot, found before the first call. Inside
-    /// `store.write`, `body` may put and remove objects: each later match is read again
-    /// when reached, so it shows the transaction's own changes, and a match removed
-    /// meanwhile is skipped.
+    /// The matches are those of one snapshot. Without a sort, and outside a write, they are
+    /// found as the walk goes: no list of the matches is built either, so memory stays flat
+    /// however many match. Inside `store.write`, `body` may put and remove objects: the
+    /// matches are found before the first call, each is read again when reached, so it
+    /// shows the transaction's own changes, and a match removed meanwhile is skipped.
     @inlinable
     public func forEach(_ body: (E) throws -> Void) throws {
         try forEachMatch(offset: skip, limit: limit, visiting: true) { reader in
