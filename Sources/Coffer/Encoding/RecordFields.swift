@@ -18,6 +18,19 @@ struct RecordFields {
         let kind: FieldKind
         let payload: UnsafeRawBufferPointer
 
+        /// The value of a signed integer field (the four widths the writer picks from), or nil
+        /// for any other kind.
+        @inline(__always)
+        var signedInteger: Int64? {
+            switch kind {
+            case .int8: return Int64(payload.loadUnaligned(as: Int8.self))
+            case .int16: return Int64(Int16(littleEndian: payload.loadUnaligned(as: Int16.self)))
+            case .int32: return Int64(Int32(littleEndian: payload.loadUnaligned(as: Int32.self)))
+            case .int64: return Int64(littleEndian: payload.loadUnaligned(as: Int64.self))
+            default: return nil
+            }
+        }
+
         /// Whether two fields (nil: absent) store the same value byte for byte, so that
         /// everything derived from them (index keys) is the same too.
         static func sameStoredValue(_ a: Field?, _ b: Field?) -> Bool {

@@ -328,14 +328,7 @@ final class NumberTest {
     func holds(for field: RecordFields.Field?, id: Id) throws -> Bool {
         if hasIntegerRange {
             guard let field else { return false }
-            let value: Int64
-            switch field.kind {
-            case .int8: value = Int64(field.payload.loadUnaligned(as: Int8.self))
-            case .int16: value = Int64(Int16(littleEndian: field.payload.loadUnaligned(as: Int16.self)))
-            case .int32: value = Int64(Int32(littleEndian: field.payload.loadUnaligned(as: Int32.self)))
-            case .int64: value = Int64(littleEndian: field.payload.loadUnaligned(as: Int64.self))
-            default: return try holdsInGeneral(for: field, id: id)
-            }
+            guard let value = field.signedInteger else { return try holdsInGeneral(for: field, id: id) }
             return lowest <= value && value <= highest
         }
         return try holdsInGeneral(for: field, id: id)
