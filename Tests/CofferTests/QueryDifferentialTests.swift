@@ -204,18 +204,28 @@ struct SplitMix64: RandomNumberGenerator {
     }
 }
 
+/// Thrown by a test's `forEach` body to stop a walk midway.
+struct StopWalk: Error {}
+
 @Suite struct QueryDifferentialTests {
+    /// The same 60 random people stored as indexed and as plain objects; the plain ones (with
+    /// their ids) are the model.
+    func storeRandomPeople(in store: Store, using rng: inout SplitMix64) throws -> (Box<IndexedPerson>, Box<PlainPerson>, [PlainPerson]) {
+        let indexed = store.box(for: IndexedPerson.self)
+        let plain = store.box(for: PlainPerson.self)
+        let data = randomPeople(count: 60, using: &rng)
+        var indexedObjects = data.map { IndexedPerson(id: 0, name: $0.0, age: $0.1, score: $0.2, nick: $0.3, tags: $0.4, born: $0.5, level: $0.6) }
+        var plainObjects = data.map { PlainPerson(id: 0, name: $0.0, age: $0.1, score: $0.2, nick: $0.3, tags: $0.4, born: $0.5, level: $0.6) }
+        try indexed.put(&indexedObjects)
+        try plain.put(&plainObjects)
+        return (indexed, plain, plainObjects)
+    }
+
     @Test(arguments: [1, 2, 3, 4])
     func indexScanAndSwiftFilterAgree(seed: UInt64) throws {
         var rng = SplitMix64(state: seed)
         try withStore { (store: Store) throws in
-            let indexed = store.box(for: IndexedPerson.self)
-            let plain = store.box(for: PlainPerson.self)
-            let data = randomPeople(count: 60, using: &rng)
-            var indexedObjects = data.map { IndexedPerson(id: 0, name: $0.0, age: $0.1, score: $0.2, nick: $0.3, tags: $0.4, born: $0.5, level: $0.6) }
-            var plainObjects = data.map { PlainPerson(id: 0, name: $0.0, age: $0.1, score: $0.2, nick: $0.3, tags: $0.4, born: $0.5, level: $0.6) }
-            try indexed.put(&indexedObjects)
-            try plain.put(&plainObjects)
+            let (indexed, plain, plainObjects) = try storeRandomPeople(in: store, using: &rng)
             var usedIndex = 0
             for _ in 0..<500 {
                 let condition = RandomCondition.random(depth: 2, using: &rng)
@@ -241,13 +251,7 @@ struct SplitMix64: RandomNumberGenerator {
     func streamedPagesAgreeWithTheModel(seed: UInt64) throws {
         var rng = SplitMix64(state: seed)
         try withStore { (store: Store) throws in
-            let indexed = store.box(for: IndexedPerson.self)
-            let plain = store.box(for: PlainPerson.self)
-            let data = randomPeople(count: 60, using: &rng)
-            var indexedObjects = data.map { IndexedPerson(id: 0, name: $0.0, age: $0.1, score: $0.2, nick: $0.3, tags: $0.4, born: $0.5, level: $0.6) }
-            var plainObjects = data.map { PlainPerson(id: 0, name: $0.0, age: $0.1, score: $0.2, nick: $0.3, tags: $0.4, born: $0.5, level: $0.6) }
-            try indexed.put(&indexedObjects)
-            try plain.put(&plainObjects)
+            let (indexed, plain, plainObjects) = try storeRandomPeople(in: store, using: &rng)
             func check<E: Entity>(_ query: Query<E>, _ expected: [Id], offset: Int, limit: Int, _ label: String) throws {
                 let page = Array(expected.dropFirst(offset).prefix(limit))
                 #expect(try query.find(offset: offset, limit: limit).map(\.id) == page, "\(label) page \(offset)+\(limit)")
@@ -258,6 +262,14 @@ struct SplitMix64: RandomNumberGenerator {
                 try store.write { try query.forEach { written.append($0.id) } }
                 #expect(written == expected, "\(label) forEach in a write")
                 #expect(try query.findFirst()?.id == expected.first, "\(label) findFirst")
+                // A body that throws midway stops the streamed walk with its error; the next
+                // run of the same query starts afresh.
+                if expected.count > 1 {
+                    var seen = 0
+                    #expect(throws: StopWalk.self) { try query.forEach { _ in seen += 1; if seen == 2 { throw StopWalk() } } }
+                    #expect(seen == 2, "\(label) stopped")
+                    #expect(try query.findIds() == expected, "\(label) after a throwing forEach")
+                }
             }
             for _ in 0..<250 {
                 let condition = RandomCondition.random(depth: 2, using: &rng)
