@@ -33,6 +33,45 @@ import Testing
             try store.dump(entity: "Nope") { _ in }
         }
     }
+
+    /// A record may hold its fields in any order (another build, an import, another
+    /// writer): the dump shows them in catalog order whatever the order, so dumps of the
+    /// same objects compare equal. A damaged record still shows what it could read, in
+    /// catalog order, then the damage.
+    @Test func dumpsShowFieldsInCatalogOrderWhateverTheRecordsOrder() throws {
+        try withStore { (store: Store) throws in
+            let box = store.box(for: Everything.self)
+            var generator = SplitMix64(state: 41)
+            for round in 0..<100 {
+                var object = HotPathTests.randomEverything(&generator)
+                try box.put(&object)
+                let fields: [HotPathTests.RawField] = try store.performRead { transaction in
+                    let binding = try #require(try store.binding(for: Everything.self, in: transaction))
+                    return try HotPathTests.fields(of: #require(try transaction.record(object.id, table: binding.table, entity: "Everything")))
+                }
+                var dumped: [String] = []
+                try store.dump(entity: "Everything") { dumped.append($0) }
+                var shuffled = fields
+                shuffled.shuffle(using: &generator)
+                try Damage.overwriteRecord(store, Everything.self, id: object.id, with: [recordFormatVersion] + shuffled.flatMap(\.bytes))
+                var dumpedAgain: [String] = []
+                try store.dump(entity: "Everything") { dumpedAgain.append($0) }
+                #expect(dumpedAgain == dumped, "round \(round)")
+
+                // Cut inside the last field: the readable fields in catalog order, then the damage.
+                let whole = [recordFormatVersion] + shuffled.flatMap(\.bytes)
+                try Damage.overwriteRecord(store, Everything.self, id: object.id, with: Array(whole.dropLast(1)))
+                var damaged: [String] = []
+                try store.dump(entity: "Everything") { damaged.append($0) }
+                let line = try #require(damaged.last)
+                #expect(line.contains("\"$corrupt\":"), "round \(round)")
+                let names = Everything.cofferSchema.properties.map { "\"\($0.name)\":" }
+                let shownOrder = names.compactMap { name in line.range(of: name).map { line.distance(from: line.startIndex, to: $0.lowerBound) } }
+                #expect(shownOrder == shownOrder.sorted(), "round \(round)")
+                try Damage.overwriteRecord(store, Everything.self, id: object.id, with: whole)
+            }
+        }
+    }
 }
 
 @Suite struct IndexKeyTests {

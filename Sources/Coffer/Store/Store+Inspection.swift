@@ -161,24 +161,29 @@ extension Store {
     }
 
     /// One stored object as a JSON object, from its catalog entry alone: `"id"` first, then
-    /// the properties with values (`fields`: only those stored names), then each to-many
+    /// the properties with values in catalog order (`fields`: only those stored names; the
+    /// order does not depend on the order the record holds them in), then each to-many
     /// relation of `relations` as an array of target ids; a damaged record's readable
     /// fields are followed by `"$corrupt": "reason"`. The format imports read back.
     static func jsonObject(id: Id?, record: UnsafeRawBufferPointer, entity: CatalogEntity, byId: [UInt16: CatalogProperty],
                            fields: Set<String>?, relations: [(name: String, table: MDB_dbi)], in transaction: Transaction) throws -> String {
         let showsId = fields.map { $0.contains("id") || $0.contains("_id") } ?? true
         var parts = showsId ? ["\"id\":\(id.map(String.init) ?? "null")"] : []
-        var values: [String] = []
+        // (catalog rank, JSON member), sorted by rank before they are joined.
+        var values: [(rank: Int, member: String)] = []
+        var corruption: String?
+        let rankOf = Dictionary(entity.properties.enumerated().map { ($0.element.id, $0.offset) }, uniquingKeysWith: { first, _ in first })
         do {
             try RecordFields(bytes: record, entity: entity.name, id: id ?? 0).forEach { storedId, field in
                 guard let property = byId[storedId], fields.map({ $0.contains(property.name) }) ?? true else { return }
-                values.append("\(FieldDescription.quoted(property.name)):\(FieldDescription.json(field, type: property.type))")
+                values.append((rankOf[storedId] ?? Int.max, "\(FieldDescription.quoted(property.name)):\(FieldDescription.json(field, type: property.type))"))
             }
-            parts += values
         } catch CofferError.corruptRecord(_, _, let reason) {
-            parts += values
-            parts.append("\"$corrupt\":\(FieldDescription.quoted(reason))")
+            corruption = reason
         }
+        // Stable: a damaged record that holds one id twice shows both, in record order.
+        parts += values.enumerated().sorted { ($0.element.rank, $0.offset) < ($1.element.rank, $1.offset) }.map(\.element.member)
+        if let corruption { parts.append("\"$corrupt\":\(FieldDescription.quoted(corruption))") }
         if let id {
             for relation in relations {
                 let targets = try transaction.relatedIds(relation.table, of: id)
