@@ -134,7 +134,7 @@ func measureObserve(_ box: Box<BenchObject>, threshold: Int32) throws -> Observe
     var result = ObserveResult(results: try query.count())
     for (label, window) in [("window -25", -25 as Int?), ("no window", nil)] {
         let setUp = DispatchTime.now().uptimeNanoseconds
-        let controller = try QueryController(query, window: window)
+        var controller = try QueryController(query, window: window)
         let loadMicros = Double(DispatchTime.now().uptimeNanoseconds - setUp) / 1e3
         var latencies: [Double] = []
         var writes: [Double] = []
@@ -156,6 +156,10 @@ func measureObserve(_ box: Box<BenchObject>, threshold: Int32) throws -> Observe
             writes.append(Double(committed - started) / 1e3)
             latencies.append(Double(delivered - committed) / 1e3)
         }
+        // The tasks of awaitChange release the controller after they signal. Wait until
+        // they have, so that the controller (100,000 objects without a window) is freed here,
+        // not on another thread while the next measurement (remove) runs.
+        while !isKnownUniquelyReferenced(&controller) { Thread.sleep(forTimeInterval: 0.001) }
         result.cases.append(ObserveResult.Case(label: label, loadMicros: loadMicros,
                                                medianMicros: median(latencies), p90Micros: percentile(latencies, 0.9),
                                                writeMedianMicros: median(writes)))
