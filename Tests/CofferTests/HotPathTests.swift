@@ -30,6 +30,14 @@ import Testing
         return fields
     }
 
+    /// The fields of the stored record of the `Everything` with `id`, in record order.
+    static func storedFields(_ store: Store, id: Id) throws -> [RawField] {
+        try store.performRead { transaction in
+            let binding = try #require(try store.binding(for: Everything.self, in: transaction))
+            return try fields(of: #require(try transaction.record(id, table: binding.table, entity: "Everything")))
+        }
+    }
+
     static func randomEverything(_ generator: inout SplitMix64) -> Everything {
         func maybe<T>(_ value: T) -> T? { Bool.random(using: &generator) ? value : nil }
         var object = Everything()
@@ -88,11 +96,7 @@ import Testing
                 var object = Self.randomEverything(&generator)
                 try box.put(&object)
                 let expected = try #require(try box.get(object.id))
-                let original: [RawField] = try store.performRead { transaction in
-                    let binding = try #require(try store.binding(for: Everything.self, in: transaction))
-                    let bytes = try #require(try transaction.record(object.id, table: binding.table, entity: "Everything"))
-                    return try Self.fields(of: bytes)
-                }
+                let original = try Self.storedFields(store, id: object.id)
                 var changed = original
                 switch round % 3 {
                 case 0: changed.shuffle(using: &generator)

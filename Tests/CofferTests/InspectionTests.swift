@@ -45,10 +45,7 @@ import Testing
             for round in 0..<100 {
                 var object = HotPathTests.randomEverything(&generator)
                 try box.put(&object)
-                let fields: [HotPathTests.RawField] = try store.performRead { transaction in
-                    let binding = try #require(try store.binding(for: Everything.self, in: transaction))
-                    return try HotPathTests.fields(of: #require(try transaction.record(object.id, table: binding.table, entity: "Everything")))
-                }
+                let fields = try HotPathTests.storedFields(store, id: object.id)
                 var dumped: [String] = []
                 try store.dump(entity: "Everything") { dumped.append($0) }
                 var shuffled = fields
