@@ -76,8 +76,12 @@ func runCoffer(_ workload: Workload, directory: String) throws -> ContenderResul
         }
     }
     result.fileBytes = directoryBytes(directory)
-    (result.materializeFloor, result.materializeFloorFaults) = materializeFloor(count: n, label: "floor")
+    Memory.beginPhase(&result)
+    (result.materializeFloor, result.materializeFloorFaults, _) = materializeFloor(count: n, label: "floor")
+    Memory.endPhase("floor", &result)
+    Memory.beginPhase(&result)
     result.observe = try measureObserve(box, threshold: workload.scanThreshold)
+    Memory.endPhase("observe", &result)
     try measure(.remove, objects: n, into: &result) {
         try store.write {
             var removed = 0
@@ -85,7 +89,7 @@ func runCoffer(_ workload: Workload, directory: String) throws -> ContenderResul
             return removed
         }
     }
-    result.peakResidentKiB = peakResidentKiB()
+    result.peakResidentKiB = peakResidentKiB(result)
     try store.close()
     return result
 }
@@ -94,17 +98,20 @@ func runCoffer(_ workload: Workload, directory: String) throws -> ContenderResul
 /// page the objects take is touched for the first time (as for a first readAll).
 func runFloor(_ workload: Workload) -> ContenderResult {
     var result = ContenderResult()
-    (result.materializeFloorFresh, result.materializeFloorFreshFaults) = materializeFloor(count: workload.count, label: "floorFresh")
+    (result.materializeFloorFresh, result.materializeFloorFreshFaults, result.objectArrayKiB) = materializeFloor(count: workload.count, label: "floorFresh")
     return result
 }
 
 /// Objects per second for only building the Swift values readAll returns (a String, a
 /// 16-byte Data and the scalars per object, appended to an array), with no storage at all:
-/// the ceiling for any Swift store that returns `[BenchObject]`.
-func materializeFloor(count: Int, label: String) -> (rate: Double, minorFaults: Int) {
+/// the ceiling for any Swift store that returns `[BenchObject]`. Also the resident memory
+/// the built array takes (the heap trimmed first).
+func materializeFloor(count: Int, label: String) -> (rate: Double, minorFaults: Int, arrayKiB: Int) {
     let name = Array(Workload.name(1).utf8)
     let blob = [UInt8](Workload.blob(1))
     bench_callgrind_mark("setup")
+    Memory.trimHeap()
+    let residentBefore = Memory.residentKiB()
     let faultsBefore = minorFaultCount()
     let start = DispatchTime.now().uptimeNanoseconds
     var objects: [BenchObject] = []
@@ -119,9 +126,10 @@ func materializeFloor(count: Int, label: String) -> (rate: Double, minorFaults: 
     }
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     let faults = minorFaultCount() - faultsBefore
+    let arrayKiB = Memory.residentKiB() - residentBefore
     // Under callgrind: the building alone; the array is freed after the mark, as readAll's is.
     bench_callgrind_mark("\(label) \(count)")
-    return withExtendedLifetime(objects) { (Double(objects.count) / seconds, faults) }
+    return withExtendedLifetime(objects) { (Double(objects.count) / seconds, faults, arrayKiB) }
 }
 
 /// Latency of a `QueryController` over the scan query's matches (100,000 of 1,000,000):

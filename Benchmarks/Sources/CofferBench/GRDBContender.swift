@@ -94,7 +94,7 @@ func runGRDB(_ workload: Workload, directory: String) throws -> ContenderResult 
             return removed
         }
     }
-    result.peakResidentKiB = peakResidentKiB()
+    result.peakResidentKiB = peakResidentKiB(result)
     return result
 }
 

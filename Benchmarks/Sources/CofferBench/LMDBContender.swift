@@ -21,6 +21,6 @@ func runLMDB(_ workload: Workload, directory: String) throws -> ContenderResult 
     try measure(.update, objects: n, into: &result) { raw_update() }
     result.fileBytes = directoryBytes(directory)
     try measure(.remove, objects: n, into: &result) { raw_remove(n) }
-    result.peakResidentKiB = peakResidentKiB()
+    result.peakResidentKiB = peakResidentKiB(result)
     return result
 }

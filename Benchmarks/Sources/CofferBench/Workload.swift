@@ -71,6 +71,12 @@ struct ContenderResult: Codable {
     /// The process's peak resident memory (KiB) when each operation ended: which operation
     /// set the peak.
     var peakAfter: [String: Int] = [:]
+    /// The peak resident memory (KiB) while each operation ran, on a heap trimmed before it
+    /// (see `Memory`): each operation's own need, not what earlier ones left in the heap.
+    var peakDuring: [String: Int] = [:]
+    /// Floor only: resident memory (KiB) of the million `BenchObject`s the materialisation
+    /// floor builds, the same array readAll returns and insert is given.
+    var objectArrayKiB: Int?
     /// Minor page faults per operation (first touches of mapped file pages and of fresh heap
     /// pages): time the instruction counts do not show.
     var minorFaults: [String: Int] = [:]
@@ -108,6 +114,7 @@ struct ObserveResult: Codable {
 func measure(_ operation: Operation, objects: Int, into result: inout ContenderResult, _ body: () throws -> Int) throws {
     bench_callgrind_mark("setup")
     defer { bench_callgrind_mark("\(operation.rawValue) \(objects)") }
+    Memory.beginPhase(&result)
     let faultsBefore = minorFaultCount()
     let start = DispatchTime.now().uptimeNanoseconds
     let done = try body()
@@ -117,7 +124,8 @@ func measure(_ operation: Operation, objects: Int, into result: inout ContenderR
         throw BenchError.wrongResult("\(operation.rawValue) processed \(done) objects, expected \(objects)")
     }
     result.opsPerSecond[operation.rawValue] = Double(objects) / seconds
-    result.peakAfter[operation.rawValue] = peakResidentKiB()
+    Memory.endPhase(operation.rawValue, &result)
+    result.peakAfter[operation.rawValue] = result.peakResidentKiB
 }
 
 enum BenchError: Error, CustomStringConvertible {
@@ -130,11 +138,62 @@ enum BenchError: Error, CustomStringConvertible {
     }
 }
 
-/// Peak resident memory of this process, in KiB.
-func peakResidentKiB() -> Int {
-    var usage = rusage()
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    return Int(usage.ru_maxrss)
+/// Resident memory of this process (Linux's `/proc/self`), for the per-operation peaks.
+///
+/// glibc keeps the memory a process frees (the million objects of an earlier operation) and
+/// reuses it, so without a trim an operation's peak would include, or hide, what earlier
+/// operations left behind. `measure` therefore trims the heap and resets the kernel's
+/// high-water mark before every operation of every contender (outside the clock), and reads
+/// the mark when the operation ends. The process's overall peak is the highest mark seen.
+enum Memory {
+    /// Starts a phase whose peak is recorded: keeps the process's peak so far, trims the heap
+    /// and resets the high-water mark.
+    static func beginPhase(_ result: inout ContenderResult) {
+        result.peakResidentKiB = max(result.peakResidentKiB, peakKiB())
+        trimHeap()
+        resetPeak()
+    }
+
+    /// Records the peak of the phase `label` (an operation, or the floor and observation
+    /// measurements, which run between operations).
+    static func endPhase(_ label: String, _ result: inout ContenderResult) {
+        let peak = peakKiB()
+        result.peakDuring[label] = peak
+        result.peakResidentKiB = max(result.peakResidentKiB, peak)
+    }
+
+    /// Gives the heap's free pages back to the system (glibc's `malloc_trim`).
+    static func trimHeap() { _ = mallocTrim(0) }
+
+    /// Resets the peak resident set size to the current one (writing 5 to `clear_refs`,
+    /// Linux 4.0 and later). A failure leaves the process's peak in place, which only makes
+    /// the per-operation peaks larger.
+    static func resetPeak() {
+        guard let file = fopen("/proc/self/clear_refs", "w") else { return }
+        fputs("5", file)
+        fclose(file)
+    }
+
+    /// The peak resident set size since the last reset, in KiB (`VmHWM`).
+    static func peakKiB() -> Int { statusField("VmHWM:") }
+
+    /// The resident set size now, in KiB (`VmRSS`).
+    static func residentKiB() -> Int { statusField("VmRSS:") }
+
+    private static func statusField(_ name: String) -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name) }) else { return 0 }
+        // "VmHWM:\t  123456 kB"
+        return Int(line.dropFirst(name.count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "") ?? 0
+    }
+}
+
+@_silgen_name("malloc_trim") private func mallocTrim(_ pad: Int) -> Int32
+
+/// The process's peak resident memory so far, in KiB: the highest of the marks `measure`
+/// read and the current one.
+func peakResidentKiB(_ result: ContenderResult) -> Int {
+    max(result.peakResidentKiB, Memory.peakKiB())
 }
 
 /// Minor page faults of this process so far.

@@ -133,6 +133,11 @@ for (contender, list) in runs {
     for key in Set(list.flatMap { $0.minorFaults.keys }) {
         combined.minorFaults[key] = Int(median(list.compactMap { $0.minorFaults[key].map(Double.init) }))
     }
+    for key in Set(list.flatMap { $0.peakDuring.keys }) {
+        combined.peakDuring[key] = Int(median(list.compactMap { $0.peakDuring[key].map(Double.init) }))
+    }
+    let arrays = list.compactMap(\.objectArrayKiB)
+    combined.objectArrayKiB = arrays.isEmpty ? nil : Int(median(arrays.map(Double.init)))
     combined.observe = list.sorted { ($0.opsPerSecond["insert"] ?? 0) < ($1.opsPerSecond["insert"] ?? 0) }[list.count / 2].observe
     results[contender] = combined
 }
@@ -176,6 +181,17 @@ for operation in Operation.allCases {
 }
 print(pad("peak RSS MiB", 14) + contenders.map { pad(String((results[$0]?.peakResidentKiB ?? 0) / 1024), 10) }.joined())
 print(pad("file MiB", 14) + contenders.map { pad(String((results[$0]?.fileBytes ?? 0) >> 20), 10) }.joined())
+print("Peak resident MiB during each operation (the heap trimmed and the peak reset before each, in every contender):")
+for operation in Operation.allCases {
+    print(pad(operation.rawValue, 14) + contenders.map { pad(String((results[$0]?.peakDuring[operation.rawValue] ?? 0) / 1024), 10) }.joined())
+}
+if let during = results["coffer"]?.peakDuring, let floor = during["floor"], let observe = during["observe"] {
+    print("Coffer's process between its operations: \(floor / 1024) MiB building the floor's array, \(observe / 1024) MiB measuring query controllers")
+}
+if let arrayKiB = results["floor"]?.objectArrayKiB {
+    print("\(count) BenchObjects in a Swift array take \(arrayKiB / 1024) MiB: the array Coffer's and GRDB's insert are given"
+          + " and their readAll returns; C's program holds no objects")
+}
 let freshFloors = (runs["floor"] ?? []).compactMap(\.materializeFloorFresh)
 if !freshFloors.isEmpty { results["coffer"]?.materializeFloorFresh = median(freshFloors) }
 if let floor = results["coffer"]?.materializeFloor, let fresh = results["coffer"]?.materializeFloorFresh,
@@ -224,6 +240,8 @@ if json {
             for operation in Operation.allCases { ops["perRoundRatioToC \(operation.rawValue)"] = roundRatio(contender, "lmdb", operation.rawValue) }
         }
         for (operation, faults) in results[contender]?.minorFaults ?? [:] { ops["minorFaults \(operation)"] = Double(faults) }
+        for (operation, peak) in results[contender]?.peakDuring ?? [:] { ops["peakDuringKiB \(operation)"] = Double(peak) }
+        if let arrayKiB = results["floor"]?.objectArrayKiB, contender == "coffer" { ops["objectArrayKiB"] = Double(arrayKiB) }
         for item in results[contender]?.observe?.cases ?? [] { ops["observe \(item.label) medianMicros"] = item.medianMicros }
         object[contender] = ops
     }
