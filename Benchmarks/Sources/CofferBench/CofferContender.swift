@@ -109,9 +109,9 @@ func runFloor(_ workload: Workload) -> ContenderResult {
 func materializeFloor(count: Int, label: String) -> (rate: Double, minorFaults: Int, arrayKiB: Int) {
     let name = Array(Workload.name(1).utf8)
     let blob = [UInt8](Workload.blob(1))
-    bench_callgrind_mark("setup")
     Memory.trimHeap()
     let residentBefore = Memory.residentKiB()
+    bench_callgrind_mark("setup")
     let faultsBefore = minorFaultCount()
     let start = DispatchTime.now().uptimeNanoseconds
     var objects: [BenchObject] = []
@@ -126,9 +126,9 @@ func materializeFloor(count: Int, label: String) -> (rate: Double, minorFaults: 
     }
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     let faults = minorFaultCount() - faultsBefore
-    let arrayKiB = Memory.residentKiB() - residentBefore
     // Under callgrind: the building alone; the array is freed after the mark, as readAll's is.
     bench_callgrind_mark("\(label) \(count)")
+    let arrayKiB = Memory.residentKiB() - residentBefore
     return withExtendedLifetime(objects) { (Double(objects.count) / seconds, faults, arrayKiB) }
 }
 

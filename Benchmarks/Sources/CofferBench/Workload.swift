@@ -112,9 +112,14 @@ struct ObserveResult: Codable {
 /// Under callgrind, the instructions of `body` go to a dump of their own labelled
 /// `operation objects` (see `Benchmarks/instructions.sh`).
 func measure(_ operation: Operation, objects: Int, into result: inout ContenderResult, _ body: () throws -> Int) throws {
-    bench_callgrind_mark("setup")
-    defer { bench_callgrind_mark("\(operation.rawValue) \(objects)") }
+    // The memory bookkeeping stays outside the marks, so callgrind counts the operation alone.
     Memory.beginPhase(&result)
+    bench_callgrind_mark("setup")
+    defer {
+        Memory.endPhase(operation.rawValue, &result)
+        result.peakAfter[operation.rawValue] = result.peakResidentKiB
+    }
+    defer { bench_callgrind_mark("\(operation.rawValue) \(objects)") }
     let faultsBefore = minorFaultCount()
     let start = DispatchTime.now().uptimeNanoseconds
     let done = try body()
@@ -124,8 +129,6 @@ func measure(_ operation: Operation, objects: Int, into result: inout ContenderR
         throw BenchError.wrongResult("\(operation.rawValue) processed \(done) objects, expected \(objects)")
     }
     result.opsPerSecond[operation.rawValue] = Double(objects) / seconds
-    Memory.endPhase(operation.rawValue, &result)
-    result.peakAfter[operation.rawValue] = result.peakResidentKiB
 }
 
 enum BenchError: Error, CustomStringConvertible {
