@@ -105,11 +105,11 @@ func runFloor(_ workload: Workload) -> ContenderResult {
 /// Objects per second for only building the Swift values readAll returns (a String, a
 /// 16-byte Data and the scalars per object, appended to an array), with no storage at all:
 /// the ceiling for any Swift store that returns `[BenchObject]`. Also the resident memory
-/// the built array takes (the heap trimmed first).
+/// the built array takes (meaningful in the floor's own fresh process, where nothing freed
+/// earlier can be reused).
 func materializeFloor(count: Int, label: String) -> (rate: Double, minorFaults: Int, arrayKiB: Int) {
     let name = Array(Workload.name(1).utf8)
     let blob = [UInt8](Workload.blob(1))
-    Memory.trimHeap()
     let residentBefore = Memory.residentKiB()
     bench_callgrind_mark("setup")
     let faultsBefore = minorFaultCount()

@@ -1,6 +1,6 @@
 import Foundation
 
-// coffer-bench [--count N] [--repeat N] [--json] [--no-text]
+// coffer-bench [--count N] [--repeat N] [--json] [--no-text] [--no-memory]
 // Runs Coffer, raw LMDB in C and GRDB on the same workload, each in its own process and
 // fresh directory, `--repeat` times (default 3, contenders interleaved so drift hits all
 // alike), and prints the median objects per second per operation with the ratios of the
@@ -111,6 +111,16 @@ for round in 1...repeats {
     runs["floor", default: []].append(runChild(["--contender", "floor", "--count", String(count)],
                                                label: "the materialisation floor (run \(round) of \(repeats))", as: ContenderResult.self))
 }
+/// The memory round: each contender once more, its heap trimmed before every operation, for
+/// the per-operation peaks (see `Memory`); its times are not used.
+var memoryRuns: [String: ContenderResult] = [:]
+if !CommandLine.arguments.contains("--no-memory") {
+    for contender in contenders {
+        memoryRuns[contender] = runChild(["--contender", contender, "--count", String(count), "--trim-heap"],
+                                         label: "\(contender) with \(count) objects, heap trimmed between operations (memory round)",
+                                         as: ContenderResult.self)
+    }
+}
 
 /// (max - min) / median, as a percentage.
 func spread(_ values: [Double]) -> Double {
@@ -181,12 +191,15 @@ for operation in Operation.allCases {
 }
 print(pad("peak RSS MiB", 14) + contenders.map { pad(String((results[$0]?.peakResidentKiB ?? 0) / 1024), 10) }.joined())
 print(pad("file MiB", 14) + contenders.map { pad(String((results[$0]?.fileBytes ?? 0) >> 20), 10) }.joined())
-print("Peak resident MiB during each operation (the heap trimmed and the peak reset before each, in every contender):")
-for operation in Operation.allCases {
-    print(pad(operation.rawValue, 14) + contenders.map { pad(String((results[$0]?.peakDuring[operation.rawValue] ?? 0) / 1024), 10) }.joined())
-}
-if let during = results["coffer"]?.peakDuring, let floor = during["floor"], let observe = during["observe"] {
-    print("Coffer's process between its operations: \(floor / 1024) MiB building the floor's array, \(observe / 1024) MiB measuring query controllers")
+if !memoryRuns.isEmpty {
+    print("Memory round (each contender once more, the heap trimmed and the peak reset before each operation), peak resident MiB:")
+    for operation in Operation.allCases {
+        print(pad(operation.rawValue, 14) + contenders.map { pad(String((memoryRuns[$0]?.peakDuring[operation.rawValue] ?? 0) / 1024), 10) }.joined())
+    }
+    print(pad("process peak", 14) + contenders.map { pad(String((memoryRuns[$0]?.peakResidentKiB ?? 0) / 1024), 10) }.joined())
+    if let during = memoryRuns["coffer"]?.peakDuring, let floor = during["floor"], let observe = during["observe"] {
+        print("Coffer's process between its operations: \(floor / 1024) MiB building the floor's array, \(observe / 1024) MiB measuring query controllers")
+    }
 }
 if let arrayKiB = results["floor"]?.objectArrayKiB {
     print("\(count) BenchObjects in a Swift array take \(arrayKiB / 1024) MiB: the array Coffer's and GRDB's insert are given"
@@ -240,7 +253,8 @@ if json {
             for operation in Operation.allCases { ops["perRoundRatioToC \(operation.rawValue)"] = roundRatio(contender, "lmdb", operation.rawValue) }
         }
         for (operation, faults) in results[contender]?.minorFaults ?? [:] { ops["minorFaults \(operation)"] = Double(faults) }
-        for (operation, peak) in results[contender]?.peakDuring ?? [:] { ops["peakDuringKiB \(operation)"] = Double(peak) }
+        for (operation, peak) in memoryRuns[contender]?.peakDuring ?? [:] { ops["trimmedPeakDuringKiB \(operation)"] = Double(peak) }
+        if let memory = memoryRuns[contender] { ops["trimmedPeakResidentKiB"] = Double(memory.peakResidentKiB) }
         if let arrayKiB = results["floor"]?.objectArrayKiB, contender == "coffer" { ops["objectArrayKiB"] = Double(arrayKiB) }
         for item in results[contender]?.observe?.cases ?? [] { ops["observe \(item.label) medianMicros"] = item.medianMicros }
         object[contender] = ops
