@@ -126,6 +126,33 @@ import Testing
         }
     }
 
+    /// Every box call finds its own store's innermost transaction on the thread's stack of
+    /// open transactions, whatever other stores' transactions sit above it.
+    @Test func boxesOfTwoStoresOnOneThreadJoinTheirOwnTransactions() throws {
+        try withStore { (first: Store) throws in
+            try withStore { (second: Store) throws in
+                let a = first.box(for: Note.self), b = second.box(for: Note.self)
+                #expect(throws: Boom.self) {
+                    try first.write {
+                        try a.put(Note(title: "a1"))
+                        try second.write {
+                            try b.put(Note(title: "b1"))
+                            try a.put(Note(title: "a2"))   // joins the first store's (outer) write
+                            #expect(try a.count() == 2)
+                            #expect(try b.count() == 1)
+                        }
+                        #expect(try b.count() == 1)
+                        throw Boom()
+                    }
+                }
+                // The first store's rollback took both of its puts; the second store's write
+                // had committed.
+                #expect(try a.count() == 0)
+                #expect(try b.get(1)?.title == "b1")
+            }
+        }
+    }
+
     @Test func writingInsideReadIsRefused() throws {
         try withStore { (store: Store) throws in
             let notes = store.box(for: Note.self)
