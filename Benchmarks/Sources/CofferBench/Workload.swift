@@ -71,8 +71,9 @@ struct ContenderResult: Codable {
     /// The process's peak resident memory (KiB) when each operation ended: which operation
     /// set the peak.
     var peakAfter: [String: Int] = [:]
-    /// The peak resident memory (KiB) while each operation ran, on a heap trimmed before it
-    /// (see `Memory`): each operation's own need, not what earlier ones left in the heap.
+    /// The peak resident memory (KiB) while each operation ran (and while the floor and
+    /// observation measurements ran, under their names). In the memory round the heap is
+    /// trimmed before each (see `Memory`), so each is the operation's own need.
     var peakDuring: [String: Int] = [:]
     /// Floor only: resident memory (KiB) of the million `BenchObject`s the materialisation
     /// floor builds, the same array readAll returns and insert is given.

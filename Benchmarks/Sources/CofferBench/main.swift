@@ -143,9 +143,6 @@ for (contender, list) in runs {
     for key in Set(list.flatMap { $0.minorFaults.keys }) {
         combined.minorFaults[key] = Int(median(list.compactMap { $0.minorFaults[key].map(Double.init) }))
     }
-    for key in Set(list.flatMap { $0.peakDuring.keys }) {
-        combined.peakDuring[key] = Int(median(list.compactMap { $0.peakDuring[key].map(Double.init) }))
-    }
     let arrays = list.compactMap(\.objectArrayKiB)
     combined.objectArrayKiB = arrays.isEmpty ? nil : Int(median(arrays.map(Double.init)))
     combined.observe = list.sorted { ($0.opsPerSecond["insert"] ?? 0) < ($1.opsPerSecond["insert"] ?? 0) }[list.count / 2].observe
