@@ -7,7 +7,8 @@ import Foundation
 ///
 /// What it checks, for the newest meta page (the one LMDB opens):
 /// - both meta pages: magic, version, page size; the file holds every page the newest one
-///   says is in use;
+///   says is in use, but free pages at its end (LMDB counts pages a transaction allocated
+///   and freed again in its last page number without ever writing them);
 /// - every page reachable from the main database, every named database and the free list:
 ///   page number and header, one of branch/leaf, node offsets and sizes inside the page,
 ///   tree depth, keys in order and within the bounds their parents give, each page reached
@@ -51,6 +52,9 @@ struct FileVerifier {
     let bytes: UnsafeRawBufferPointer
     let pageSize: Int
     let lastPage: UInt64
+    /// The number of whole pages in the file: pages from here through `lastPage` are not in
+    /// it, which is sound only for free pages.
+    let filePages: UInt64
     let transactionId: UInt64
     private(set) var problems: [String] = []
     private(set) var pagesChecked = 0
@@ -89,6 +93,7 @@ struct FileVerifier {
         self.bytes = bytes
         self.pageSize = pageSize
         self.lastPage = lastPage
+        self.filePages = UInt64(bytes.count / pageSize)
         self.transactionId = transactionId
     }
 
@@ -98,24 +103,11 @@ struct FileVerifier {
     }
 
     private mutating func run(_ metaOffset: Int) {
-        let (pages, overflowA) = lastPage.addingReportingOverflow(1)
-        let (needed, overflowB) = pages.multipliedReportingOverflow(by: UInt64(pageSize))
-        if overflowA || overflowB || needed > UInt64(bytes.count) {
-            report("the file holds \(bytes.count) bytes, but the last committed transaction uses pages up to \(lastPage) (\(needed) bytes): the file is truncated")
-            return
+        let freePages = walkFreeList(metaOffset)
+        if let missing = pagesPastTheEnd(notIn: freePages) {
+            report("the file holds \(bytes.count) bytes (\(filePages) pages), but the last committed transaction uses pages up to \(lastPage), and \(missing): the file is truncated")
         }
-        let free = database(at: metaOffset + Self.headerSize + 24)
         let main = database(at: metaOffset + Self.headerSize + 72)
-        used = [0, 1]
-        var freePages: [UInt64] = []
-        walk(free, name: "the free list", ordered: false) { _, value, _ in
-            // Each value is a page-number list: a count, then that many page numbers.
-            guard value.count >= 8 else { return "a free-list entry of \(value.count) bytes" }
-            let count = value.loadUnaligned(as: UInt64.self)
-            guard count <= UInt64((value.count - 8) / 8) else { return "a free-list entry claims \(count) pages in \(value.count) bytes" }
-            for index in 0..<Int(count) { freePages.append(value.loadUnaligned(fromByteOffset: 8 + 8 * index, as: UInt64.self)) }
-            return nil
-        }
         var named: [(String, Database)] = []
         walk(main, name: "the main database", ordered: true) { key, value, flags in
             guard flags & Self.subDataFlag != 0 else { return nil }
@@ -132,6 +124,67 @@ struct FileVerifier {
             } else if used.contains(page) {
                 report("page \(page) is both free and in use")
             }
+        }
+    }
+
+    /// Walks the free list of the meta page at `metaOffset` (marking its pages used) and
+    /// returns the free page numbers.
+    private mutating func walkFreeList(_ metaOffset: Int) -> [UInt64] {
+        used = [0, 1]
+        var freePages: [UInt64] = []
+        walk(database(at: metaOffset + Self.headerSize + 24), name: "the free list", ordered: false) { _, value, _ in
+            // Each value is a page-number list: a count, then that many page numbers.
+            guard value.count >= 8 else { return "a free-list entry of \(value.count) bytes" }
+            let count = value.loadUnaligned(as: UInt64.self)
+            guard count <= UInt64((value.count - 8) / 8) else { return "a free-list entry claims \(count) pages in \(value.count) bytes" }
+            for index in 0..<Int(count) { freePages.append(value.loadUnaligned(fromByteOffset: 8 + 8 * index, as: UInt64.self)) }
+            return nil
+        }
+        return freePages
+    }
+
+    /// Nil when the file holds every page through `lastPage` but free ones; otherwise what is
+    /// missing (for the report). Pages past the end that are free are never read by LMDB (it
+    /// writes a free page before using it again), so they are not damage.
+    private func pagesPastTheEnd(notIn freePages: [UInt64]) -> String? {
+        guard lastPage >= filePages else { return nil }
+        let (missingCount, overflow) = (lastPage - filePages).addingReportingOverflow(1)
+        // More missing pages than free ones: some are in use, whatever the list says.
+        guard !overflow, missingCount <= UInt64(freePages.count) else { return "\(missingCount) of its pages are missing" }
+        let free = Set(freePages)
+        guard let inUse = (filePages...lastPage).first(where: { !free.contains($0) }) else { return nil }
+        return "page \(inUse), which is not free, is missing"
+    }
+
+    /// Whether every page the newest meta page of the file at `path` counts but the file
+    /// lacks is on its free list, read with the same bounds checks (the free list's own pages
+    /// must be in the file). `StoreFile.checkSize` asks this of a file shorter than its meta
+    /// page says, before LMDB maps it.
+    static func pagesPastTheEndAreFree(file path: String) -> Bool {
+        freeList(file: path)?.missingPagesAreFree ?? false
+    }
+
+    /// What the free list of a file's newest meta page says.
+    struct FreeList {
+        let pages: [UInt64]
+        let pageSize: Int
+        let lastPage: UInt64
+        /// Whether every page through `lastPage` that the file lacks is in `pages`.
+        let missingPagesAreFree: Bool
+    }
+
+    /// The free list of the newest meta page of the file at `path`, read with the bounds
+    /// checks of the verifier; nil when the file has no valid meta page or the list is
+    /// damaged.
+    static func freeList(file path: String) -> FreeList? {
+        guard let data = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) else { return nil }
+        return data.withUnsafeBytes { raw in
+            guard let meta = newestMeta(raw) else { return nil }
+            var verifier = FileVerifier(bytes: raw, pageSize: meta.page, lastPage: meta.last, transactionId: meta.txn)
+            let pages = verifier.walkFreeList(meta.offset)
+            guard verifier.problems.isEmpty else { return nil }
+            return FreeList(pages: pages, pageSize: meta.page, lastPage: meta.last,
+                            missingPagesAreFree: verifier.pagesPastTheEnd(notIn: pages) == nil)
         }
     }
 
@@ -188,6 +241,10 @@ struct FileVerifier {
                                _ visit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, UInt16) -> String?) {
         guard number >= 2, number <= lastPage else {
             report("\(name) refers to page \(number), outside 2...\(lastPage)")
+            return
+        }
+        guard number < filePages else {
+            report("\(name) refers to page \(number), past the end of the file (\(filePages) pages): the file is truncated")
             return
         }
         guard used.insert(number).inserted else {
@@ -304,6 +361,10 @@ struct FileVerifier {
             report("\(name) refers to overflow page \(first), outside 2...\(lastPage)")
             return nil
         }
+        guard first < filePages else {
+            report("\(name) refers to overflow page \(first), past the end of the file (\(filePages) pages): the file is truncated")
+            return nil
+        }
         let base = Int(first) * pageSize
         let header = UnsafeRawBufferPointer(rebasing: bytes[base..<base + Self.headerSize])
         let flags = header.loadUnaligned(fromByteOffset: 10, as: UInt16.self)
@@ -312,7 +373,7 @@ struct FileVerifier {
             report("overflow page \(first) of \(name) has a damaged header")
             return nil
         }
-        guard pages >= 1, first + pages - 1 <= lastPage, size <= Int(pages) * pageSize - Self.headerSize else {
+        guard pages >= 1, first + pages - 1 <= lastPage, first + pages <= filePages, size <= Int(pages) * pageSize - Self.headerSize else {
             report("overflow page \(first) of \(name) claims \(pages) pages for \(size) bytes")
             return nil
         }

@@ -6,7 +6,8 @@ import Foundation
 /// LMDB trusts its file: a page beyond the end of a truncated file is a SIGBUS when touched
 /// through the memory map, in any later read or write. The most common real damage is
 /// exactly that (an interrupted copy, a full disk during a copy, a partial restore), so a
-/// store refuses to open a file shorter than its last committed transaction says it is.
+/// store refuses to open a file shorter than its last committed transaction says it is,
+/// unless every page past the file's end is on the free list.
 ///
 /// Layout facts used (LMDB 0.9, 64-bit): pages 0 and 1 are meta pages; each starts with a
 /// 16-byte page header, then the meta record: magic `0xBEEFC0DE` (u32), version (u32),
@@ -46,7 +47,10 @@ enum StoreFile {
         guard !overflow1, !overflow2 else {
             throw CofferError.storage(code: MDB_CORRUPTED, message: "the store file \(file) is damaged: its meta page names page \(newest.lastPage)")
         }
-        guard size >= required else {
+        // LMDB counts pages a transaction allocated and freed again in its last page number
+        // without writing them, so a file may legitimately end before that page: it is whole
+        // when every page past its end is free (LMDB writes a free page before reading it).
+        guard size >= required || FileVerifier.pagesPastTheEndAreFree(file: file) else {
             throw CofferError.storage(
                 code: MDB_CORRUPTED,
                 message: "the store file \(file) is truncated: it holds \(size) bytes, but its last committed transaction uses \(required); restore it from a backup (see README, \"Damage and recovery\")")
