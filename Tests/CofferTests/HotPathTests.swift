@@ -13,12 +13,22 @@ import Testing
         var kind: UInt8
         var payload: [UInt8]
 
-        var bytes: [UInt8] {
-            var out = withUnsafeBytes(of: storedId.littleEndian) { Array($0) } + [kind]
-            if FieldKind(rawValue: kind)?.fixedSize == nil {
-                out += withUnsafeBytes(of: UInt32(payload.count).littleEndian) { Array($0) }
+        /// The field in record format 2 (`compact`, what stores write now) or format 1 (what
+        /// earlier releases wrote), encoded here by hand, independently of `RecordWriter`.
+        func bytes(compact: Bool) -> [UInt8] {
+            func littleEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value.littleEndian) { Array($0) } }
+            let variable = FieldKind(rawValue: kind)?.fixedSize == nil
+            guard compact else {
+                return littleEndian(storedId) + [kind] + (variable ? littleEndian(UInt32(payload.count)) : []) + payload
             }
+            var out = storedId < 2047 ? littleEndian(storedId << 5 | UInt16(kind)) : littleEndian(UInt16(2047 << 5) | UInt16(kind)) + littleEndian(storedId)
+            if variable { out += payload.count < 255 ? [UInt8(payload.count)] : [0xFF] + littleEndian(UInt32(payload.count)) }
             return out + payload
+        }
+
+        /// A whole record of `fields` in format 2 or format 1.
+        static func record(_ fields: [RawField], compact: Bool) -> [UInt8] {
+            [compact ? 2 : 1] + fields.flatMap { $0.bytes(compact: compact) }
         }
     }
 
@@ -59,6 +69,97 @@ import Testing
         return object
     }
 
+    /// Format 2 framing at its boundaries: property ids around the escape (2046, 2047, 2048
+    /// and the largest) and lengths around the long form (254, 255, 256 and beyond 64 KiB),
+    /// written by `RecordWriter` and read back by `RecordFields` exactly, byte for byte the
+    /// same as the hand encoding of the tests; every cut of such a record is damage.
+    @Test func compactHeadersRoundTripAtTheirBoundaries() throws {
+        let ids: [UInt16] = [0, 1, 31, 2046, 2047, 2048, 3000, .max]
+        let lengths = [0, 1, 254, 255, 256, 70_000]
+        let buffer = RecordBuffer()
+        for length in lengths {
+            let payload = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+            let (bytes, expected): ([UInt8], [RawField]) = try ids.withUnsafeBufferPointer { table in
+                var writer = RecordWriter(buffer: buffer, storedIds: try #require(table.baseAddress))
+                var expected: [RawField] = []
+                for position in ids.indices {
+                    payload.withUnsafeBytes { writer.writeBytes(position, $0) }
+                    expected.append(RawField(storedId: ids[position], kind: FieldKind.bytes.rawValue, payload: payload))
+                    writer.writeSigned(position, -5)
+                    expected.append(RawField(storedId: ids[position], kind: FieldKind.int8.rawValue, payload: [0xFB]))
+                    true.cofferWrite(position, to: &writer)
+                    expected.append(RawField(storedId: ids[position], kind: FieldKind.boolTrue.rawValue, payload: []))
+                }
+                buffer.adopt(writer)
+                return (Array(writer.bytes), expected)
+            }
+            #expect(bytes == RawField.record(expected, compact: true), "length \(length)")
+            let read = try bytes.withUnsafeBytes { try Self.fields(of: $0) }
+            #expect(read.map(\.storedId) == expected.map(\.storedId), "length \(length)")
+            #expect(read.map(\.kind) == expected.map(\.kind), "length \(length)")
+            #expect(read.map(\.payload) == expected.map(\.payload), "length \(length)")
+            // Cut anywhere inside a field: damage, never a shorter record.
+            for cut in Set([1, 2, 3, 4, 5, 6, bytes.count / 2, bytes.count - 1]) where cut > 1 && cut < bytes.count {
+                let fieldStarts = try Set(Self.fieldOffsets(bytes))
+                guard !fieldStarts.contains(cut) else { continue }
+                #expect(throws: CofferError.self, "length \(length), cut \(cut)") {
+                    try Array(bytes.prefix(cut)).withUnsafeBytes { try RecordFields(bytes: $0, entity: "Test", id: 1).validate() }
+                }
+            }
+        }
+    }
+
+    /// Where each field of a format 2 record starts (hand-parsed, for the cut test).
+    static func fieldOffsets(_ bytes: [UInt8]) throws -> [Int] {
+        var offsets: [Int] = []
+        var offset = 1
+        while offset < bytes.count {
+            offsets.append(offset)
+            let tag = Int(bytes[offset]) | Int(bytes[offset + 1]) << 8
+            offset += tag >> 5 == 2047 ? 4 : 2
+            let kind = try #require(FieldKind(rawValue: UInt8(tag & 31)))
+            if let size = kind.fixedSize {
+                offset += size
+            } else if bytes[offset] == 0xFF {
+                offset += 5 + (Int(bytes[offset + 1]) | Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3]) << 16 | Int(bytes[offset + 4]) << 24)
+            } else {
+                offset += 1 + Int(bytes[offset])
+            }
+        }
+        return offsets
+    }
+
+    /// A record of format 1 (what earlier releases wrote) reads as before, queries and index
+    /// look-ups find it, and putting it back rewrites it in format 2 with every field kept,
+    /// the fields of properties this build does not declare included.
+    @Test func formatOneRecordsAreReadAndRewrittenInFormatTwo() throws {
+        try withStore { (store: Store) throws in
+            let box = store.box(for: Everything.self)
+            var generator = SplitMix64(state: 5)
+            for round in 0..<50 {
+                var object = Self.randomEverything(&generator)
+                try box.put(&object)
+                let expected = try #require(try box.get(object.id))
+                let unknown = RawField(storedId: UInt16(2_000 + round * 20), kind: FieldKind.bytes.rawValue,
+                                       payload: Array(repeating: UInt8(round), count: round * 7))
+                let fields = try Self.storedFields(store, id: object.id) + [unknown]
+                try Damage.overwriteRecord(store, Everything.self, id: object.id, with: RawField.record(fields, compact: false))
+                var read = try #require(try box.get(object.id))
+                #expect(String(describing: read) == String(describing: expected), "round \(round)")
+                #expect(try box.query { Everything.string == expected.string }.build().findIds().contains(object.id))
+                try box.put(&read)
+                let rewritten: [UInt8] = try store.performRead { transaction in
+                    let binding = try #require(try store.binding(for: Everything.self, in: transaction))
+                    return Array(try #require(try transaction.record(object.id, table: binding.table, entity: "Everything")))
+                }
+                #expect(rewritten.first == 2, "round \(round)")
+                let after = try rewritten.withUnsafeBytes { try Self.fields(of: $0) }
+                #expect(after.contains { $0.storedId == unknown.storedId && $0.payload == unknown.payload }, "round \(round)")
+                #expect(String(describing: try #require(try box.get(object.id))) == String(describing: expected), "round \(round)")
+            }
+        }
+    }
+
     /// Stored strings that are not valid UTF-8 (damage, or another writer) read back
     /// repaired exactly as `String(decoding:as:)` repairs them, never trapping; ASCII and
     /// multi-byte text read back unchanged.
@@ -76,9 +177,9 @@ import Testing
                 [0xFF], [0x61, 0xC3], [0xE2, 0x82], [0xED, 0xA0, 0x80], [0x61, 0x80, 0x62], [0xF4, 0x90, 0x80, 0x80],
                 Array(repeating: 0x41, count: 40) + [0xC0, 0xAF],
             ]
-            for bytes in samples {
+            for (bytes, compact) in samples.flatMap({ [($0, true), ($0, false)] }) {
                 let field = RawField(storedId: titleId, kind: FieldKind.bytes.rawValue, payload: bytes)
-                try Damage.overwriteRecord(store, Note.self, id: note.id, with: [recordFormatVersion] + field.bytes)
+                try Damage.overwriteRecord(store, Note.self, id: note.id, with: RawField.record([field], compact: compact))
                 let read = try #require(try box.get(note.id))
                 #expect(read.title == String(decoding: bytes, as: UTF8.self))
             }
@@ -110,7 +211,8 @@ import Testing
                     // The last field first: the straight path stops at once.
                     if let last = changed.popLast() { changed.insert(last, at: 0) }
                 }
-                try Damage.overwriteRecord(store, Everything.self, id: object.id, with: [recordFormatVersion] + changed.flatMap(\.bytes))
+                // Both formats: format 1 records (earlier releases) are read by the general loop alone.
+                try Damage.overwriteRecord(store, Everything.self, id: object.id, with: RawField.record(changed, compact: round % 2 == 0))
                 let decoded = try #require(try box.get(object.id))
                 #expect(String(describing: decoded) == String(describing: expected), "round \(round)")
             }
@@ -166,7 +268,7 @@ import Testing
                     fields[place].payload = item.payload
                     return fields
                 }
-                try Damage.overwriteRecord(store, Everything.self, id: object.id, with: [recordFormatVersion] + fields.flatMap(\.bytes))
+                try Damage.overwriteRecord(store, Everything.self, id: object.id, with: RawField.record(fields, compact: number % 2 == 0))
                 if let expect = item.expect {
                     var expected = stored
                     expect(&expected)
@@ -226,16 +328,18 @@ import Testing
                 let binding = try #require(try store.binding(for: Note.self, in: transaction))
                 return try Self.fields(of: try #require(try transaction.record(note.id, table: binding.table, entity: "Note")))
             }
-            // A whole record, then a header cut off after the last field.
-            try Damage.overwriteRecord(store, Note.self, id: note.id, with: [recordFormatVersion] + fields.flatMap(\.bytes) + [7])
-            #expect { try box.get(note.id) } throws: { Damage.isCorrupt($0, entity: "Note", id: note.id) }
-            // A field whose length runs past the end.
-            var long = fields
-            long[0].payload += [0]
-            var bytes = [recordFormatVersion] + long.flatMap(\.bytes)
-            bytes.removeLast()
-            try Damage.overwriteRecord(store, Note.self, id: note.id, with: bytes)
-            #expect { try box.get(note.id) } throws: { Damage.isCorrupt($0, entity: "Note", id: note.id) }
+            for compact in [true, false] {
+                // A whole record, then a header cut off after the last field.
+                try Damage.overwriteRecord(store, Note.self, id: note.id, with: RawField.record(fields, compact: compact) + [7])
+                #expect { try box.get(note.id) } throws: { Damage.isCorrupt($0, entity: "Note", id: note.id) }
+                // A field whose length runs past the end.
+                var long = fields
+                long[0].payload += [0]
+                var bytes = RawField.record(long, compact: compact)
+                bytes.removeLast()
+                try Damage.overwriteRecord(store, Note.self, id: note.id, with: bytes)
+                #expect { try box.get(note.id) } throws: { Damage.isCorrupt($0, entity: "Note", id: note.id) }
+            }
         }
     }
 

@@ -50,13 +50,14 @@ import Testing
                 try store.dump(entity: "Everything") { dumped.append($0) }
                 var shuffled = fields
                 shuffled.shuffle(using: &generator)
-                try Damage.overwriteRecord(store, Everything.self, id: object.id, with: [recordFormatVersion] + shuffled.flatMap(\.bytes))
+                let compact = round % 2 == 0
+                try Damage.overwriteRecord(store, Everything.self, id: object.id, with: HotPathTests.RawField.record(shuffled, compact: compact))
                 var dumpedAgain: [String] = []
                 try store.dump(entity: "Everything") { dumpedAgain.append($0) }
                 #expect(dumpedAgain == dumped, "round \(round)")
 
                 // Cut inside the last field: the readable fields in catalog order, then the damage.
-                let whole = [recordFormatVersion] + shuffled.flatMap(\.bytes)
+                let whole = HotPathTests.RawField.record(shuffled, compact: compact)
                 try Damage.overwriteRecord(store, Everything.self, id: object.id, with: Array(whole.dropLast(1)))
                 var damaged: [String] = []
                 try store.dump(entity: "Everything") { damaged.append($0) }

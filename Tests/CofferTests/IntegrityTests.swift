@@ -309,8 +309,10 @@ enum Damage {
                 let binding = try #require(try store.binding(for: Everything.self, in: transaction))
                 return Array(try #require(try transaction.record(id, table: binding.table, entity: "Everything")))
             }
-            for _ in 0..<2_000 {
-                var bytes = pristine
+            // The same object as a record of format 1 (earlier releases), which is still read.
+            let legacy = try pristine.withUnsafeBytes { HotPathTests.RawField.record(try HotPathTests.fields(of: $0), compact: false) }
+            for round in 0..<2_000 {
+                var bytes = round % 2 == 0 ? pristine : legacy
                 switch Int.random(in: 0..<4, using: &random) {
                 case 0: bytes[Int.random(in: 0..<bytes.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
                 case 1: bytes = Array(bytes.prefix(Int.random(in: 0..<bytes.count, using: &random)))

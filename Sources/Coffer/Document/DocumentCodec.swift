@@ -38,12 +38,10 @@ public enum DocumentCodec {
 
     /// Writes field `field` of kind `document` whose payload `body` writes.
     static func writeField(_ field: Int, to writer: inout RecordWriter, _ body: (inout RecordWriter) -> Void) {
-        writer.header(field, .document, payload: 4)
-        let lengthOffset = writer.count
-        writer.append(UInt32(0))
+        writer.header(field, .document, payload: 5)
+        let lengthOffset = writer.beginLength()
         body(&writer)
-        let length = UInt32(truncatingIfNeeded: writer.count - lengthOffset - 4)
-        writer.base.storeBytes(of: length.littleEndian, toByteOffset: lengthOffset, as: UInt32.self)
+        writer.endLength(at: lengthOffset)
     }
 
     static func write(_ node: Node, to writer: inout RecordWriter) {

@@ -4,13 +4,19 @@
 /// property) and widen values it does (an `Int32` written before the property became
 /// `Int64`). Integers are written in the narrowest kind that holds the value.
 ///
-/// Record layout (little-endian):
+/// Record layout (little-endian), format 2, which every write produces:
 ///
-///     record := version:u8 field*
-///     field  := propertyId:u16 kind:u8 payload
+///     record := 0x02 field*
+///     field  := tag:u16 [propertyId:u16] [length] payload
+///     tag    := propertyId << 5 | kind          (propertyId < 2047)
+///             | 2047 << 5 | kind                (then the u16 property id follows)
+///     length := n:u8                            (n < 255)
+///             | 0xFF n:u32
 ///
-/// Fixed kinds have an implied payload size; variable kinds start with a `u32` byte count.
-/// A nil optional is not written at all.
+/// Fixed kinds have an implied payload size; variable kinds have a length (writers that
+/// learn it only after the payload use the long form). A nil optional is not written at all.
+/// Format 1, written by earlier releases and still read, has `propertyId:u16 kind:u8` headers
+/// and a `u32` length for every variable kind: 3 bytes more per field and 3 more per length.
 @usableFromInline
 enum FieldKind: UInt8 {
     case boolFalse = 1
@@ -25,23 +31,23 @@ enum FieldKind: UInt8 {
     case uint64 = 10
     case float32 = 11
     case float64 = 12
-    /// UTF-8 strings and Data: `u32 byteCount` then the bytes.
+    /// UTF-8 strings and Data: the length, then the bytes.
     case bytes = 13
     /// 16 raw bytes.
     case uuid = 14
-    /// `u32 byteCount`, `u32 count`, then `count` times (`u32 length`, UTF-8 bytes).
+    /// The length, `u32 count`, then `count` times (`u32 length`, UTF-8 bytes).
     case stringArray = 15
-    /// `u32 byteCount`, then little-endian `Int64`s.
+    /// The length, then little-endian `Int64`s.
     case int64Array = 16
-    /// `u32 byteCount`, then little-endian `Double` bit patterns.
+    /// The length, then little-endian `Double` bit patterns.
     case float64Array = 17
-    /// `u32 byteCount`, then little-endian `UInt64`s.
+    /// The length, then little-endian `UInt64`s.
     case uint64Array = 18
-    /// `u32 byteCount`, then 16 raw bytes per UUID.
+    /// The length, then 16 raw bytes per UUID.
     case uuidArray = 19
-    /// `u32 byteCount`, then one byte (0 or 1) per Bool.
+    /// The length, then one byte (0 or 1) per Bool.
     case boolArray = 20
-    /// `u32 byteCount`, then one document value (see `DocumentCodec`).
+    /// The length, then one document value (see `DocumentCodec`).
     case document = 21
 
     /// The kind a stored byte names, or nil for a byte that names none.
@@ -72,9 +78,22 @@ enum FieldKind: UInt8 {
     }
 }
 
-/// The version byte every record starts with.
+/// The version byte every record written now starts with: format 2, compact headers.
 @usableFromInline
-let recordFormatVersion: UInt8 = 1
+let recordFormatVersion: UInt8 = 2
+
+/// The version byte of records written before format 2 (3-byte headers, 4-byte lengths),
+/// which every reader still reads.
+@usableFromInline
+let legacyRecordFormatVersion: UInt8 = 1
+
+/// In a format 2 tag, the property id that says the real id follows as a `u16`.
+@usableFromInline
+let escapedPropertyId = 2047
+
+/// In a format 2 length, the byte that says the length follows as a `u32`.
+@usableFromInline
+let longLengthMarker: UInt8 = 0xFF
 
 /// The framing of one stored field: the single definition of how a record's fields are
 /// delimited, used by ``RecordReader`` (generated decoders) and `RecordFields` (everything
@@ -122,7 +141,79 @@ struct FieldHeader {
     /// length, no sum or difference below can overflow, so they use wrapping operators (no
     /// overflow checks on the hottest loop).
     @inlinable @inline(__always)
-    static func parse(_ base: UnsafeRawPointer, at offset: Int, end: Int) -> Result<FieldHeader, Damage> {
+    static func parse(_ base: UnsafeRawPointer, at offset: Int, end: Int, compact: Bool) -> Result<FieldHeader, Damage> {
+        compact ? parseCompact(base, at: offset, end: end) : parseLegacyOutOfLine(base, at: offset, end: end)
+    }
+
+    /// ``parseLegacy(_:at:end:)`` as a call: format 1 records are the old ones, and inlining
+    /// both formats into every field loop made the loops too large to inline themselves.
+    @usableFromInline @inline(never)
+    static func parseLegacyOutOfLine(_ base: UnsafeRawPointer, at offset: Int, end: Int) -> Result<FieldHeader, Damage> {
+        parseLegacy(base, at: offset, end: end)
+    }
+
+    /// A format 2 header (see ``FieldKind``). The usual header (a property id below the
+    /// escape, a fixed kind or a length below 255, not at the record's very end) is read
+    /// here; everything else goes to ``parseCompactInFull(_:at:end:)``, out of line, which
+    /// keeps this small enough to inline into every field loop.
+    @inlinable @inline(__always)
+    static func parseCompact(_ base: UnsafeRawPointer, at offset: Int, end: Int) -> Result<FieldHeader, Damage> {
+        guard end &- offset >= 3 else { return parseCompactInFull(base, at: offset, end: end) }
+        let tag = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self)))
+        let fieldId = tag >> 5
+        guard fieldId != escapedPropertyId, let kind = FieldKind.decoded(UInt8(truncatingIfNeeded: tag & 31)) else {
+            return parseCompactInFull(base, at: offset, end: end)
+        }
+        var start = offset &+ 2
+        let length: Int
+        if let size = kind.fixedSize {
+            length = size
+        } else {
+            let short = base.load(fromByteOffset: start, as: UInt8.self)
+            guard short != longLengthMarker else { return parseCompactInFull(base, at: offset, end: end) }
+            length = Int(short)
+            start = start &+ 1
+        }
+        guard end &- start >= length else { return .failure(.pastEnd(field: fieldId, length: length)) }
+        return .success(FieldHeader(fieldId: fieldId, kind: kind, payloadStart: start, payloadLength: length))
+    }
+
+    /// Any format 2 header, with every check.
+    @usableFromInline @inline(never)
+    static func parseCompactInFull(_ base: UnsafeRawPointer, at offset: Int, end: Int) -> Result<FieldHeader, Damage> {
+        guard end &- offset >= 2 else { return .failure(.headerCutOff(at: offset)) }
+        let tag = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self)))
+        let rawKind = UInt8(truncatingIfNeeded: tag & 31)
+        guard let kind = FieldKind.decoded(rawKind) else { return .failure(.unknownKind(rawKind, at: offset)) }
+        var fieldId = tag >> 5
+        var start = offset &+ 2
+        if fieldId == escapedPropertyId {
+            guard end &- start >= 2 else { return .failure(.headerCutOff(at: offset)) }
+            fieldId = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: start, as: UInt16.self)))
+            start = start &+ 2
+        }
+        let length: Int
+        if let size = kind.fixedSize {
+            length = size
+        } else {
+            guard end &- start >= 1 else { return .failure(.lengthCutOff(field: fieldId)) }
+            let short = base.load(fromByteOffset: start, as: UInt8.self)
+            start = start &+ 1
+            if short != longLengthMarker {
+                length = Int(short)
+            } else {
+                guard end &- start >= 4 else { return .failure(.lengthCutOff(field: fieldId)) }
+                length = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: start, as: UInt32.self)))
+                start = start &+ 4
+            }
+        }
+        guard end &- start >= length else { return .failure(.pastEnd(field: fieldId, length: length)) }
+        return .success(FieldHeader(fieldId: fieldId, kind: kind, payloadStart: start, payloadLength: length))
+    }
+
+    /// A format 1 header: `propertyId:u16 kind:u8`, then a `u32` length for variable kinds.
+    @inlinable @inline(__always)
+    static func parseLegacy(_ base: UnsafeRawPointer, at offset: Int, end: Int) -> Result<FieldHeader, Damage> {
         guard end &- offset >= 3 else { return .failure(.headerCutOff(at: offset)) }
         let fieldId = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self)))
         let rawKind = base.load(fromByteOffset: offset &+ 2, as: UInt8.self)

@@ -7,11 +7,11 @@ import Foundation
 // exactly: anything else is a kind mismatch (damage), never a truncated value.
 
 extension RecordWriter {
-    /// `u32 byteCount`, then `count` little-endian 8-byte values.
+    /// The length, then `count` little-endian 8-byte values.
     @inlinable
     mutating func write8ByteArray(_ field: Int, _ kind: FieldKind, count: Int, _ element: (Int) -> UInt64) {
-        header(field, kind, payload: 4 + 8 * count)
-        append(UInt32(truncatingIfNeeded: 8 * count))
+        header(field, kind, payload: 5 + 8 * count)
+        appendLength(8 * count)
         for index in 0..<count { append(element(index)) }
     }
 }
@@ -125,8 +125,8 @@ extension UUID: RecordArrayElement {
     @_documentation(visibility: internal)
     @inlinable
     public static func cofferWriteArray(_ array: [UUID], field: Int, to writer: inout RecordWriter) {
-        writer.header(field, .uuidArray, payload: 4 + 16 * array.count)
-        writer.append(UInt32(truncatingIfNeeded: 16 * array.count))
+        writer.header(field, .uuidArray, payload: 5 + 16 * array.count)
+        writer.appendLength(16 * array.count)
         for element in array { withUnsafeBytes(of: element.uuid) { writer.append(bytes: $0) } }
     }
     /// Reads `[UUID]`. ```swift UUID.cofferReadArray(from: reader) ```
@@ -149,8 +149,8 @@ extension Bool: RecordArrayElement {
     @_documentation(visibility: internal)
     @inlinable
     public static func cofferWriteArray(_ array: [Bool], field: Int, to writer: inout RecordWriter) {
-        writer.header(field, .boolArray, payload: 4 + array.count)
-        writer.append(UInt32(truncatingIfNeeded: array.count))
+        writer.header(field, .boolArray, payload: 5 + array.count)
+        writer.appendLength(array.count)
         for element in array { writer.append(UInt8(element ? 1 : 0)) }
     }
     /// Reads `[Bool]`; a byte other than 0 or 1 is damage. ```swift Bool.cofferReadArray(from: reader) ```

@@ -65,11 +65,13 @@ struct RecordFields {
     struct Walk {
         let record: RecordFields
         let base: UnsafeRawPointer
+        /// Format 2 headers (else format 1).
+        let compact: Bool
         var offset = 1
 
         mutating func next() throws -> (fieldId: UInt16, field: Field)? {
             guard offset < record.bytes.count else { return nil }
-            switch FieldHeader.parse(base, at: offset, end: record.bytes.count) {
+            switch FieldHeader.parse(base, at: offset, end: record.bytes.count, compact: compact) {
             case .failure(let problem):
                 throw record.damage(problem.reason)
             case .success(let header):
@@ -83,9 +85,13 @@ struct RecordFields {
     /// Starts a walk; throws when the record is empty or of an unknown format version.
     func walk() throws -> Walk {
         guard bytes.count >= 1, let base = bytes.baseAddress else { throw damage("the record is empty") }
-        guard bytes[0] == recordFormatVersion else { throw damage("unknown record format version \(bytes[0])") }
-        return Walk(record: self, base: base)
+        let version = bytes[0]
+        guard version == recordFormatVersion || version == legacyRecordFormatVersion else {
+            throw damage("unknown record format version \(version)")
+        }
+        return Walk(record: self, base: base, compact: version == recordFormatVersion)
     }
+
 
     /// Calls `body` for every field in record order; throws at the first damage.
     func forEach(_ body: (UInt16, Field) throws -> Void) throws {
@@ -116,14 +122,20 @@ struct RecordFields {
     /// else calls ``field(_:)``.
     @inline(__always)
     func inlinedField(_ fieldId: UInt16) throws -> Field? {
-        guard let base = bytes.baseAddress, bytes.count >= 1, base.load(as: UInt8.self) == recordFormatVersion else {
-            throw badStart()
-        }
+        guard let base = bytes.baseAddress, bytes.count >= 1 else { throw badStart() }
+        let version = base.load(as: UInt8.self)
+        guard version == recordFormatVersion || version == legacyRecordFormatVersion else { throw badStart() }
         let end = bytes.count
+        guard version == recordFormatVersion else {
+            switch Self.legacyField(fieldId, base: base, end: end) {
+            case .failure(let problem): throw damage(problem)
+            case .success(let field): return field
+            }
+        }
         let wanted = Int(fieldId)
         var offset = 1
         while offset < end {
-            switch FieldHeader.parse(base, at: offset, end: end) {
+            switch FieldHeader.parseCompact(base, at: offset, end: end) {
             case .failure(let problem):
                 throw damage(problem)
             case .success(let header):
@@ -134,6 +146,26 @@ struct RecordFields {
             }
         }
         return nil
+    }
+
+    /// ``inlinedField(_:)`` for a record of format 1 (earlier releases), out of line and
+    /// without the record's names (their copy cost the scan loop a retain per record): the
+    /// hot loops read format 2.
+    @inline(never)
+    static func legacyField(_ fieldId: UInt16, base: UnsafeRawPointer, end: Int) -> Result<Field?, FieldHeader.Damage> {
+        var offset = 1
+        while offset < end {
+            switch FieldHeader.parseLegacy(base, at: offset, end: end) {
+            case .failure(let problem):
+                return .failure(problem)
+            case .success(let header):
+                if header.fieldId == Int(fieldId) {
+                    return .success(Field(kind: header.kind, payload: UnsafeRawBufferPointer(start: base + header.payloadStart, count: header.payloadLength)))
+                }
+                offset = header.payloadEnd
+            }
+        }
+        return .success(nil)
     }
 
     /// Why a record's first byte cannot be read: it is empty or of an unknown format version.

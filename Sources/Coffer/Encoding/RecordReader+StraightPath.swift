@@ -4,28 +4,35 @@ import Foundation
 ///
 /// A record written by the current schema holds its fields in schema order, each with the
 /// kind the writer gives the property's type. `take(_:_:)` reads such a field in one step:
-/// it compares the stored property id and the kind byte with the expected ones, checks the
-/// payload against the record's end, reads the value and moves past it. Anything else (a
-/// field of another build, another order, another kind, a value out of the type's range,
-/// damage) returns nil without moving, and the generated `nextField()` loop that follows reads
-/// it the general way, converting or reporting it exactly as before.
+/// it compares the field's format 2 tag (property id and kind in two bytes) with the expected
+/// one, checks the payload against the record's end, reads the value and moves past it.
+/// Anything else (a field of another build, another order, another kind, a value out of the
+/// type's range, an escaped property id, damage, and every field of a format 1 record)
+/// returns nil without moving, and the generated `nextField()` loop that follows reads it the
+/// general way, converting or reporting it exactly as before.
 ///
 /// Unlike ``enter(_:)`` followed by ``value(_:)``, no reader state is written and the reader
 /// is not copied per field; and nothing can fail once the checks pass, so the path does not
 /// throw.
 ///
-/// Invariant the wrapping arithmetic below relies on: `0 <= offset <= end`, and `end` is the
-/// length of a record in the map (far below `Int.max`); every addition is checked against
-/// `end - offset` first, and lengths are 32-bit.
+/// Invariant the wrapping arithmetic below relies on: `0 <= offset <= end`, `straightEnd` is
+/// `end` or 0, and `end` is the length of a record in the map (far below `Int.max`); every
+/// addition is checked against `straightEnd - offset` first, and lengths are 32-bit. With
+/// `straightEnd == 0` (format 1) every check fails, since `offset >= 1`.
 extension RecordReader {
+    /// The format 2 tag at the reader's offset, widened for comparison with `tagBases`.
+    /// Requires 2 readable bytes.
+    @inlinable @inline(__always)
+    func tagHere() -> UInt32 {
+        UInt32(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self)))
+    }
+
     /// The payload offset of the next field when it is the field at schema position `field`,
     /// stored with `kind` and a fixed payload of `size` bytes; nil otherwise.
     @inlinable @inline(__always)
     mutating func straightFixed(_ field: Int, _ kind: FieldKind, size: Int) -> Int? {
-        guard end &- offset >= 3 &+ size,
-              UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self)) == storedIds[field],
-              base.load(fromByteOffset: offset &+ 2, as: UInt8.self) == kind.rawValue else { return nil }
-        let payload = offset &+ 3
+        guard straightEnd &- offset >= 2 &+ size, tagHere() == tagBases[field] | UInt32(kind.rawValue) else { return nil }
+        let payload = offset &+ 2
         offset = payload &+ size
         return payload
     }
@@ -34,12 +41,15 @@ extension RecordReader {
     /// as `.bytes`; nil otherwise.
     @inlinable @inline(__always)
     mutating func straightBytes(_ field: Int) -> UnsafeRawBufferPointer? {
-        guard end &- offset >= 7,
-              UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self)) == storedIds[field],
-              base.load(fromByteOffset: offset &+ 2, as: UInt8.self) == FieldKind.bytes.rawValue else { return nil }
-        let length = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: offset &+ 3, as: UInt32.self)))
-        let payload = offset &+ 7
-        guard end &- payload >= length else { return nil }
+        guard straightEnd &- offset >= 3, tagHere() == tagBases[field] | UInt32(FieldKind.bytes.rawValue) else { return nil }
+        var length = Int(base.load(fromByteOffset: offset &+ 2, as: UInt8.self))
+        var payload = offset &+ 3
+        if length == Int(longLengthMarker) {
+            guard straightEnd &- payload >= 4 else { return nil }
+            length = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: payload, as: UInt32.self)))
+            payload = payload &+ 4
+        }
+        guard straightEnd &- payload >= length else { return nil }
         offset = payload &+ length
         return UnsafeRawBufferPointer(start: base + payload, count: length)
     }
@@ -48,18 +58,21 @@ extension RecordReader {
     /// integer of one of the four kinds from `narrowest` on (8, 16, 32 and 64 bits, the widths
     /// the writer picks from); returns the width's step (0 ... 3: 1 << step bytes) and where
     /// the payload starts; nil otherwise.
+    ///
+    /// The kind is the tag's low 5 bits, so the tag minus the expected tag of the narrowest
+    /// kind is the step when the property id matches; for another id it differs by at least
+    /// 32 minus the spread of the kinds, never below 4.
     @inlinable @inline(__always)
     mutating func straightInteger(_ field: Int, from narrowest: FieldKind) -> (step: UInt8, payload: Int)? {
-        let available = end &- offset
-        guard available >= 4,
-              UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self)) == storedIds[field] else { return nil }
-        let step = base.load(fromByteOffset: offset &+ 2, as: UInt8.self) &- narrowest.rawValue
+        let available = straightEnd &- offset
+        guard available >= 3 else { return nil }
+        let step = tagHere() &- (tagBases[field] | UInt32(narrowest.rawValue))
         guard step < 4 else { return nil }
         let size = 1 &<< Int(step)
-        guard available >= 3 &+ size else { return nil }
-        let payload = offset &+ 3
+        guard available >= 2 &+ size else { return nil }
+        let payload = offset &+ 2
         offset = payload &+ size
-        return (step, payload)
+        return (UInt8(truncatingIfNeeded: step), payload)
     }
 
     /// The next field's value when it is the field at schema position `field` holding a
@@ -118,15 +131,14 @@ extension RecordReader {
     /// ```
     @inlinable @inline(__always)
     public mutating func take(_ field: Int, _: Bool.Type) -> Bool? {
-        guard end &- offset >= 3,
-              UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self)) == storedIds[field] else { return nil }
+        guard straightEnd &- offset >= 2 else { return nil }
         let value: Bool
-        switch base.load(fromByteOffset: offset &+ 2, as: UInt8.self) {
-        case FieldKind.boolTrue.rawValue: value = true
-        case FieldKind.boolFalse.rawValue: value = false
+        switch tagHere() &- tagBases[field] {
+        case UInt32(FieldKind.boolTrue.rawValue): value = true
+        case UInt32(FieldKind.boolFalse.rawValue): value = false
         default: return nil
         }
-        offset = offset &+ 3
+        offset = offset &+ 2
         return value
     }
 

@@ -23,6 +23,14 @@ public struct RecordReader {
     @usableFromInline let positionCount: Int
     /// Stored property id for each schema position (the writer's table), for ``enter(_:)``.
     @usableFromInline let storedIds: UnsafePointer<UInt16>
+    /// The format 2 tag of each schema position without its kind bits (see
+    /// `EntityBinding.tagBases`), for the straight path.
+    @usableFromInline let tagBases: UnsafePointer<UInt32>
+    /// Whether the record is in format 2 (else format 1).
+    @usableFromInline let compact: Bool
+    /// `end` for a format 2 record, 0 for a format 1 record: the straight path checks its
+    /// bounds against it, so it never reads a format 1 record (the general path does).
+    @usableFromInline let straightEnd: Int
     @usableFromInline var kind: FieldKind = .boolFalse
     @usableFromInline var payload: Int = 0
     @usableFromInline var payloadLength: Int = 0
@@ -36,7 +44,7 @@ public struct RecordReader {
             throw CofferError.corruptRecord(entity: binding.schema.name, id: id, reason: "the record is empty")
         }
         let version = base.load(as: UInt8.self)
-        guard version == recordFormatVersion else {
+        guard version == recordFormatVersion || version == legacyRecordFormatVersion else {
             throw CofferError.corruptRecord(
                 entity: binding.schema.name, id: id, reason: "unknown record format version \(version)")
         }
@@ -46,6 +54,9 @@ public struct RecordReader {
         self.positions = UnsafePointer(binding.positionsByStoredId)
         self.positionCount = binding.positionCount
         self.storedIds = UnsafePointer(binding.storedIds)
+        self.tagBases = UnsafePointer(binding.tagBases)
+        self.compact = version == recordFormatVersion
+        self.straightEnd = compact ? bytes.count : 0
         self.binding = Unmanaged.passUnretained(binding)
         self.id = id
     }
@@ -58,6 +69,10 @@ public struct RecordReader {
         self.positions = UnsafePointer(binding.positionsByStoredId)
         self.positionCount = binding.positionCount
         self.storedIds = UnsafePointer(binding.storedIds)
+        self.tagBases = UnsafePointer(binding.tagBases)
+        // Positioned past the end: there is no next field to parse in either format.
+        self.compact = true
+        self.straightEnd = 0
         self.binding = Unmanaged.passUnretained(binding)
         self.id = id
         self.kind = field.kind
@@ -76,7 +91,7 @@ public struct RecordReader {
     public mutating func nextField() throws -> Int? {
         while offset < end {
             let header: FieldHeader
-            switch FieldHeader.parse(base, at: offset, end: end) {
+            switch FieldHeader.parse(base, at: offset, end: end, compact: compact) {
             case .success(let parsed): header = parsed
             case .failure(let damage): throw corrupt(damage.reason)
             }
@@ -102,8 +117,8 @@ public struct RecordReader {
     /// the reader where it was.
     ///
     /// The current schema writes every field in schema order, so a decoder that tries each
-    /// position in order reads such a record with one comparison per field instead of a
-    /// look-up and a dispatch. Whatever it does not take (a field of another build, a field
+    /// position in order reads such a record with one header and one id comparison per field
+    /// instead of a look-up and a dispatch. Whatever it does not take (a field of another build, a field
     /// out of order, damage) is left to the ``nextField()`` loop that follows, which reads
     /// from where this stopped and reports damage.
     ///
@@ -114,9 +129,8 @@ public struct RecordReader {
     /// ```
     @inlinable @inline(__always)
     public mutating func enter(_ field: Int) -> Bool {
-        guard end - offset >= 3,
-              UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self)) == storedIds[field],
-              case .success(let header) = FieldHeader.parse(base, at: offset, end: end) else { return false }
+        guard offset < end, case .success(let header) = FieldHeader.parse(base, at: offset, end: end, compact: compact),
+              header.fieldId == Int(storedIds[field]) else { return false }
         kind = header.kind
         payload = header.payloadStart
         payloadLength = header.payloadLength

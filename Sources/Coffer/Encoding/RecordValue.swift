@@ -240,9 +240,8 @@ extension String: RecordArrayElement {
     @_documentation(visibility: internal)
     @inlinable
     public static func cofferWriteArray(_ array: [String], field: Int, to writer: inout RecordWriter) {
-        writer.header(field, .stringArray, payload: 8)
-        let lengthOffset = writer.count
-        writer.append(UInt32(0))
+        writer.header(field, .stringArray, payload: 9)
+        let lengthOffset = writer.beginLength()
         writer.append(UInt32(truncatingIfNeeded: array.count))
         for element in array {
             var element = element
@@ -252,8 +251,7 @@ extension String: RecordArrayElement {
                 writer.append(bytes: UnsafeRawBufferPointer(utf8))
             }
         }
-        let length = UInt32(truncatingIfNeeded: writer.count - lengthOffset - 4)
-        writer.base.storeBytes(of: length.littleEndian, toByteOffset: lengthOffset, as: UInt32.self)
+        writer.endLength(at: lengthOffset)
     }
     /// Reads `[String]`, checking every length against the field's end.
     /// ```swift String.cofferReadArray(from: reader) ```
@@ -286,8 +284,8 @@ extension Int: RecordArrayElement {
     @_documentation(visibility: internal)
     @inlinable
     public static func cofferWriteArray(_ array: [Int], field: Int, to writer: inout RecordWriter) {
-        writer.header(field, .int64Array, payload: 4 + 8 * array.count)
-        writer.append(UInt32(truncatingIfNeeded: 8 * array.count))
+        writer.header(field, .int64Array, payload: 5 + 8 * array.count)
+        writer.appendLength(8 * array.count)
         for element in array { writer.append(Int64(element)) }
     }
     /// Reads `[Int]`. ```swift Int.cofferReadArray(from: reader) ```
@@ -306,8 +304,8 @@ extension Double: RecordArrayElement {
     @_documentation(visibility: internal)
     @inlinable
     public static func cofferWriteArray(_ array: [Double], field: Int, to writer: inout RecordWriter) {
-        writer.header(field, .float64Array, payload: 4 + 8 * array.count)
-        writer.append(UInt32(truncatingIfNeeded: 8 * array.count))
+        writer.header(field, .float64Array, payload: 5 + 8 * array.count)
+        writer.appendLength(8 * array.count)
         for element in array { writer.append(element.bitPattern) }
     }
     /// Reads `[Double]`. ```swift Double.cofferReadArray(from: reader) ```

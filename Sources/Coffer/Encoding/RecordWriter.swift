@@ -48,12 +48,53 @@ public struct RecordWriter {
         capacity = newCapacity
     }
 
+    /// Writes the format 2 header of the field at schema position `field` and reserves room
+    /// for it and `payload` more bytes (a variable kind's length included: at most 5).
     @inlinable @inline(__always)
     mutating func header(_ field: Int, _ kind: FieldKind, payload: Int) {
-        reserve(3 + payload)
-        base.storeBytes(of: storedIds[field].littleEndian, toByteOffset: count, as: UInt16.self)
-        base.storeBytes(of: kind.rawValue, toByteOffset: count + 2, as: UInt8.self)
-        count += 3
+        reserve(4 + payload)
+        appendTag(storedIds[field], kind)
+    }
+
+    /// A format 2 tag: the property id and kind in two bytes, or the escape and the id in
+    /// four for ids from 2047 on. The caller has reserved 4 bytes.
+    @inlinable @inline(__always)
+    mutating func appendTag(_ storedId: UInt16, _ kind: FieldKind) {
+        if Int(storedId) < escapedPropertyId {
+            append(UInt16(truncatingIfNeeded: Int(storedId) << 5) | UInt16(kind.rawValue))
+        } else {
+            append(UInt16(truncatingIfNeeded: escapedPropertyId << 5) | UInt16(kind.rawValue))
+            append(storedId)
+        }
+    }
+
+    /// Writes a variable kind's payload length: one byte below 255, else the marker and a
+    /// `u32`. The caller has reserved 5 bytes.
+    @inlinable @inline(__always)
+    mutating func appendLength(_ length: Int) {
+        if length < Int(longLengthMarker) {
+            append(UInt8(truncatingIfNeeded: length))
+        } else {
+            append(longLengthMarker)
+            append(UInt32(truncatingIfNeeded: length))
+        }
+    }
+
+    /// Writes the long form of a length that is known only after the payload; returns where
+    /// its `u32` goes, for ``endLength(at:)``. The caller has reserved 5 bytes.
+    @inlinable
+    mutating func beginLength() -> Int {
+        append(longLengthMarker)
+        let offset = count
+        append(UInt32(0))
+        return offset
+    }
+
+    /// Stores the length of the payload written since ``beginLength()`` returned `offset`.
+    @inlinable
+    mutating func endLength(at offset: Int) {
+        let length = UInt32(truncatingIfNeeded: count - offset - 4)
+        base.storeBytes(of: length.littleEndian, toByteOffset: offset, as: UInt32.self)
     }
 
     @inlinable @inline(__always)
@@ -73,12 +114,9 @@ public struct RecordWriter {
     /// Appends a field exactly as another record holds it (a field of a property the
     /// running build does not declare, carried through an update).
     mutating func appendRaw(_ fieldId: UInt16, _ field: RecordFields.Field) {
-        let lengthBytes = field.kind.fixedSize == nil ? 4 : 0
-        reserve(3 + lengthBytes + field.payload.count)
-        base.storeBytes(of: fieldId.littleEndian, toByteOffset: count, as: UInt16.self)
-        base.storeBytes(of: field.kind.rawValue, toByteOffset: count + 2, as: UInt8.self)
-        count += 3
-        if lengthBytes > 0 { append(UInt32(truncatingIfNeeded: field.payload.count)) }
+        reserve(4 + 5 + field.payload.count)
+        appendTag(fieldId, field.kind)
+        if field.kind.fixedSize == nil { appendLength(field.payload.count) }
         append(bytes: field.payload)
     }
 
@@ -152,8 +190,8 @@ public struct RecordWriter {
 
     @inlinable
     mutating func writeBytes(_ field: Int, _ bytes: UnsafeRawBufferPointer) {
-        header(field, .bytes, payload: 4 + bytes.count)
-        append(UInt32(truncatingIfNeeded: bytes.count))
+        header(field, .bytes, payload: 5 + bytes.count)
+        appendLength(bytes.count)
         append(bytes: bytes)
     }
 }

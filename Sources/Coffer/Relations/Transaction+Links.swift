@@ -154,22 +154,19 @@ extension Transaction {
 }
 
 extension RecordFields {
-    /// The record's bytes without the field of stored property `id`; every other field,
-    /// known to the running build or not, is kept byte for byte.
+    /// The record's bytes without the field of stored property `id`, in the current format;
+    /// every other field, known to the running build or not, keeps its kind and payload.
     func removing(_ id: UInt16) throws -> [UInt8] {
-        var result: [UInt8] = [recordFormatVersion]
-        result.reserveCapacity(bytes.count)
-        try forEach { fieldId, field in
-            guard fieldId != id else { return }
-            result.append(UInt8(truncatingIfNeeded: fieldId))
-            result.append(UInt8(truncatingIfNeeded: fieldId >> 8))
-            result.append(field.kind.rawValue)
-            if field.kind.fixedSize == nil {
-                withUnsafeBytes(of: UInt32(field.payload.count).littleEndian) { result.append(contentsOf: $0) }
+        let buffer = RecordBuffer(capacity: bytes.count + 16)
+        var noPositions: UInt16 = 0  // appendRaw names fields by stored id, not by position
+        return try withUnsafePointer(to: &noPositions) { storedIds in
+            var writer = RecordWriter(buffer: buffer, storedIds: storedIds)
+            try forEach { fieldId, field in
+                if fieldId != id { writer.appendRaw(fieldId, field) }
             }
-            result.append(contentsOf: field.payload)
+            buffer.adopt(writer)
+            return Array(writer.bytes)
         }
-        return result
     }
 }
 

@@ -14,6 +14,10 @@ final class EntityBinding: @unchecked Sendable {
     let createdInTransaction: Int
     /// Stored property id for each schema position (`id`'s slot is unused).
     let storedIds: UnsafeMutablePointer<UInt16>
+    /// For each schema position, the format 2 tag of its property without the kind bits
+    /// (`storedId << 5`), or `1 << 16` for an id that needs the escape: no two-byte tag equals
+    /// that with any kind added, so the straight path leaves such fields to the general one.
+    let tagBases: UnsafeMutablePointer<UInt32>
     /// Schema position for each stored property id, -1 for ids the schema does not have.
     let positionsByStoredId: UnsafeMutablePointer<Int16>
     let positionCount: Int
@@ -52,6 +56,8 @@ final class EntityBinding: @unchecked Sendable {
             .flatMap { catalog.anyProperty(named: $0.storedName)?.id }
         storedIds = .allocate(capacity: max(schema.properties.count, 1))
         storedIds.initialize(repeating: 0, count: max(schema.properties.count, 1))
+        tagBases = .allocate(capacity: max(schema.properties.count, 1))
+        tagBases.initialize(repeating: 1 << 16, count: max(schema.properties.count, 1))
         positionCount = Int(catalog.lastPropertyId) + 1
         positionsByStoredId = .allocate(capacity: positionCount)
         positionsByStoredId.initialize(repeating: -1, count: positionCount)
@@ -61,6 +67,7 @@ final class EntityBinding: @unchecked Sendable {
             guard let stored = catalog.anyProperty(named: property.storedName)
                 ?? property.renamedFrom.flatMap({ catalog.anyProperty(named: $0) }) else { continue }
             storedIds[position] = stored.id
+            tagBases[position] = Int(stored.id) < escapedPropertyId ? UInt32(stored.id) << 5 : 1 << 16
             // `CatalogEntity.validate` guarantees the bound; checked again because it guards a write.
             if Int(stored.id) < positionCount { positionsByStoredId[Int(stored.id)] = Int16(position) }
         }
@@ -68,6 +75,7 @@ final class EntityBinding: @unchecked Sendable {
 
     deinit {
         storedIds.deallocate()
+        tagBases.deallocate()
         positionsByStoredId.deallocate()
     }
 
