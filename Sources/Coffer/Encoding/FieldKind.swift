@@ -16,7 +16,7 @@
 /// Fixed kinds have an implied payload size; variable kinds have a length (writers that
 /// learn it only after the payload use the long form). A nil optional is not written at all.
 /// Format 1, written by earlier releases and still read, has `propertyId:u16 kind:u8` headers
-/// and a `u32` length for every variable kind: 3 bytes more per field and 3 more per length.
+/// and a `u32` length for every variable kind: 1 byte more per field and 3 more per length.
 @usableFromInline
 enum FieldKind: UInt8 {
     case boolFalse = 1
