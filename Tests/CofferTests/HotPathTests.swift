@@ -40,12 +40,17 @@ import Testing
         return fields
     }
 
-    /// The fields of the stored record of the `Everything` with `id`, in record order.
-    static func storedFields(_ store: Store, id: Id) throws -> [RawField] {
+    /// The stored record of the `Everything` with `id`, byte for byte.
+    static func storedRecord(_ store: Store, id: Id) throws -> [UInt8] {
         try store.performRead { transaction in
             let binding = try #require(try store.binding(for: Everything.self, in: transaction))
-            return try fields(of: #require(try transaction.record(id, table: binding.table, entity: "Everything")))
+            return Array(try #require(try transaction.record(id, table: binding.table, entity: "Everything")))
         }
+    }
+
+    /// The fields of the stored record of the `Everything` with `id`, in record order.
+    static func storedFields(_ store: Store, id: Id) throws -> [RawField] {
+        try storedRecord(store, id: id).withUnsafeBytes { try fields(of: $0) }
     }
 
     static func randomEverything(_ generator: inout SplitMix64) -> Everything {
@@ -148,10 +153,7 @@ import Testing
                 #expect(String(describing: read) == String(describing: expected), "round \(round)")
                 #expect(try box.query { Everything.string == expected.string }.build().findIds().contains(object.id))
                 try box.put(&read)
-                let rewritten: [UInt8] = try store.performRead { transaction in
-                    let binding = try #require(try store.binding(for: Everything.self, in: transaction))
-                    return Array(try #require(try transaction.record(object.id, table: binding.table, entity: "Everything")))
-                }
+                let rewritten = try Self.storedRecord(store, id: object.id)
                 #expect(rewritten.first == 2, "round \(round)")
                 let after = try rewritten.withUnsafeBytes { try Self.fields(of: $0) }
                 #expect(after.contains { $0.storedId == unknown.storedId && $0.payload == unknown.payload }, "round \(round)")

@@ -92,7 +92,6 @@ struct RecordFields {
         return Walk(record: self, base: base, compact: version == recordFormatVersion)
     }
 
-
     /// Calls `body` for every field in record order; throws at the first damage.
     func forEach(_ body: (UInt16, Field) throws -> Void) throws {
         var walk = try walk()

@@ -156,14 +156,6 @@ struct FileVerifier {
         return "page \(inUse), which is not free, is missing"
     }
 
-    /// Whether every page the newest meta page of the file at `path` counts but the file
-    /// lacks is on its free list, read with the same bounds checks (the free list's own pages
-    /// must be in the file). `StoreFile.checkSize` asks this of a file shorter than its meta
-    /// page says, before LMDB maps it.
-    static func pagesPastTheEndAreFree(file path: String) -> Bool {
-        freeList(file: path)?.missingPagesAreFree ?? false
-    }
-
     /// What the free list of a file's newest meta page says.
     struct FreeList {
         let pages: [UInt64]
@@ -174,8 +166,9 @@ struct FileVerifier {
     }
 
     /// The free list of the newest meta page of the file at `path`, read with the bounds
-    /// checks of the verifier; nil when the file has no valid meta page or the list is
-    /// damaged.
+    /// checks of the verifier (the list's own pages must be in the file); nil when the file
+    /// has no valid meta page or the list is damaged. `StoreFile.checkSize` asks it of a file
+    /// shorter than its meta page says, before LMDB maps it.
     static func freeList(file path: String) -> FreeList? {
         guard let data = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) else { return nil }
         return data.withUnsafeBytes { raw in

@@ -50,7 +50,7 @@ enum StoreFile {
         // LMDB counts pages a transaction allocated and freed again in its last page number
         // without writing them, so a file may legitimately end before that page: it is whole
         // when every page past its end is free (LMDB writes a free page before reading it).
-        guard size >= required || FileVerifier.pagesPastTheEndAreFree(file: file) else {
+        guard size >= required || FileVerifier.freeList(file: file)?.missingPagesAreFree == true else {
             throw CofferError.storage(
                 code: MDB_CORRUPTED,
                 message: "the store file \(file) is truncated: it holds \(size) bytes, but its last committed transaction uses \(required); restore it from a backup (see README, \"Damage and recovery\")")
