@@ -84,10 +84,7 @@ extension Box {
             }
             guard let last else { return }
             if transaction.isWrite {
-                try transaction.walkWritingBack(binding, upTo: last) { id, bytes in
-                    var reader = try RecordReader(bytes: bytes, binding: binding, id: id)
-                    try body(&reader)
-                }
+                try transaction.walkWritingBack(binding, upTo: last, body)
                 return
             }
             try transaction.forEachRecord(binding) { id, bytes in
@@ -184,23 +181,40 @@ extension Box {
 }
 
 extension Transaction {
-    /// Calls `body` with every record up to id `last`, in id order, walking with this write
-    /// transaction's table cursor, the one puts and removals of the entity use: a put of the
-    /// visited object finds the cursor on its record and writes there without a search.
-    /// When `body` moved the cursor elsewhere (it wrote another object, or removed this
-    /// one), the walk seeks past the visited id instead of stepping.
-    func walkWritingBack(_ binding: EntityBinding, upTo last: Id, _ body: (Id, UnsafeRawBufferPointer) throws -> Void) throws {
+    /// Calls `body` with a reader for every record up to id `last`, in id order, walking
+    /// with this write transaction's table cursor, the one puts and removals of the entity
+    /// use: a put of the visited object finds the cursor on its record and writes there
+    /// without a search. While `body` runs, the record is the transaction's `walkVisit`, so
+    /// that put also skips the walk for fields to carry when the reader read the whole
+    /// record and met none (see `WalkVisit`). When nothing moved the cursor (`cursorMoves`
+    /// did not change), the walk steps on; when `body` moved it (it wrote another object, or
+    /// removed this one), the walk seeks past the visited id.
+    func walkWritingBack(_ binding: EntityBinding, upTo last: Id, _ body: (inout RecordReader) throws -> Void) throws {
         let name = binding.schema.name
         let handle = try writeCursor(binding.table, entity: name)
         let cursor = Cursor(handle: handle, transaction: self)
+        let outerVisit = walkVisit
+        defer { walkVisit = outerVisit }
         try describingFailures("scanning \(name)") {
+            cursorMoves &+= 1  // the walk moves the cursor: an enclosing walk's visit ends
             var current = try cursor.first()
             while let entry = current {
                 let id = try IdKey.decode(entry.key, entity: name)
                 guard id <= last else { return }
-                try body(id, entry.value)
+                var reader = try RecordReader(bytes: entry.value, binding: binding, id: id)
+                let movesBefore = cursorMoves
+                try withUnsafeMutablePointer(to: &reader) { visited in
+                    walkVisit = WalkVisit(table: binding.table, id: id, reader: UnsafePointer(visited), cursorMoves: movesBefore)
+                    defer { walkVisit = nil }
+                    try body(&visited.pointee)
+                }
                 guard id < last else { return }
-                current = recordHere(id, cursor: handle) != nil ? try cursor.next() : try cursor.seek(IdKey(id + 1))
+                if cursorMoves == movesBefore {
+                    current = try cursor.next()
+                } else {
+                    current = recordHere(id, cursor: handle) != nil ? try cursor.next() : try cursor.seek(IdKey(id + 1))
+                }
+                cursorMoves &+= 1
             }
         }
     }

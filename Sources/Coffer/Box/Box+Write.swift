@@ -166,6 +166,7 @@ extension Box {
                 try forEachRecord(in: transaction, binding: binding) { id, _ in removedIds.append(id) }
             }
             let count = try count(in: transaction, binding: binding)
+            transaction.noteTableChange()
             try transaction.clearAllLinks(of: binding)
             try transaction.dropManyToMany(of: binding)
             try transaction.check(mdb_drop(transaction.txn, binding.table, 0), "removing all \(E.cofferSchema.name)")

@@ -35,6 +35,9 @@ public struct RecordReader {
     @usableFromInline var payload: Int = 0
     @usableFromInline var payloadLength: Int = 0
     @usableFromInline var field: Int = 0
+    /// Set when ``nextField()`` skipped a field of a property the schema does not have: a
+    /// put of the decoded object carries such fields into its new record.
+    @usableFromInline var skippedUnknownField = false
     let binding: Unmanaged<EntityBinding>
     /// The id of the object the record belongs to.
     @usableFromInline let id: Id
@@ -108,6 +111,7 @@ public struct RecordReader {
                 self.field = position
                 return position
             }
+            skippedUnknownField = true
         }
         return nil
     }

@@ -38,6 +38,11 @@ extension Transaction {
         // cursor's place (MDB_CURRENT): one B-tree search instead of two. Nil once anything
         // may have moved the cursor (a `.replace` conflict removing other objects).
         var cursorOnPrevious: OpaquePointer?
+        // The object a write walk is visiting: when its decode read the very bytes stored
+        // and met nothing this build does not declare, there is nothing to carry.
+        var previousHasNothingToCarry = false
+        let visit = walkVisit
+        walkVisit = nil  // consumed: only the first put of the visit may rely on it
         if isNew {
             (id, canAppend) = try nextId(for: binding)
         } else {
@@ -46,6 +51,7 @@ extension Transaction {
             if let bytes = try seekRecord(id, cursor: cursor, entity: name) {
                 previous = RecordFields(bytes: bytes, entity: name, id: id)
                 cursorOnPrevious = cursor
+                previousHasNothingToCarry = visit?.hasNothingToCarry(bytes, of: id, in: binding.table, cursorMoves: cursorMoves) ?? false
             }
         }
         let indexes = binding.indexes
@@ -56,7 +62,7 @@ extension Transaction {
         // Fields of properties this build does not declare (retired here, or added by a
         // newer build) are carried into the new record, so no build loses another's data.
         var carried: [(UInt16, RecordFields.Field)] = []
-        if let previous {
+        if let previous, !previousHasNothingToCarry {
             do {
                 // Old index keys are worked out below, only for the indexed values that changed.
                 carried = try fieldsToCarry(from: previous, binding: binding)
@@ -135,8 +141,10 @@ extension Transaction {
         try key.withVal { keyVal in
             var value = MDB_val(record.bytes)
             if let cursor = cursorOnPrevious {
+                // In place: LMDB leaves the cursor on the record (a walk steps on from it).
                 try check(mdb_cursor_put(cursor, &keyVal, &value, UInt32(MDB_CURRENT)), "storing \(name) \(storedId)")
             } else {
+                noteTableChange()
                 // A new id above every stored key can be appended without a search.
                 let flags = canAppend ? UInt32(MDB_APPEND) : 0
                 try check(mdb_put(txn, binding.table, &keyVal, &value, flags), "storing \(name) \(storedId)")
@@ -182,6 +190,7 @@ extension Transaction {
     /// visits walks with this cursor), no search is made.
     func seekRecord(_ id: Id, cursor: OpaquePointer, entity: @autoclosure () -> String) throws -> UnsafeRawBufferPointer? {
         if let here = recordHere(id, cursor: cursor) { return here }
+        noteTableChange()
         var key = IdKey(id)
         return try key.withVal { keyVal in
             var value = MDB_val()
@@ -229,6 +238,7 @@ extension Transaction {
     /// index entries found by id.
     func removeObject(_ id: Id, binding: EntityBinding) throws -> Bool {
         let name = binding.schema.name
+        noteTableChange()
         // With indexes the record is read first, through the table cursor, which then
         // deletes it in place (one search instead of two).
         var cursorOnRecord: OpaquePointer?

@@ -109,6 +109,7 @@ extension Transaction {
                 }
                 var rewritten = try RecordFields(bytes: record, entity: link.ownerName, id: owner).removing(link.index.storedId)
                 var ownerKey = IdKey(owner)
+                noteTableChange()
                 try ownerKey.withVal { keyVal in
                     try rewritten.withUnsafeMutableBytes { raw in
                         var value = MDB_val(UnsafeRawBufferPointer(raw))

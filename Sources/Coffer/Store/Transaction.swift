@@ -58,6 +58,12 @@ final class Transaction {
     @exclusivity(unchecked) var writeCursors: [MDB_dbi: OpaquePointer] = [:]
     /// The last entry of `writeCursors` used: a run of puts to one box skips the hashing.
     @exclusivity(unchecked) var lastWriteCursor: (table: MDB_dbi, cursor: OpaquePointer)?
+    /// The record a write walk is visiting (see `WalkVisit`), while its body runs.
+    @exclusivity(unchecked) var walkVisit: WalkVisit?
+    /// Counts what may move an entity table's write cursor or change a stored record: every
+    /// write to an entity table except a rewrite in place through a cursor already on the
+    /// record, and every step of a write walk (see `WalkVisit`). Wraps; only compared.
+    @exclusivity(unchecked) var cursorMoves: UInt64 = 0
     /// Read cursors no walk is using (see `withCursor`), closed when the transaction object
     /// goes away (LMDB allows closing a read-only cursor after its transaction ended).
     @exclusivity(unchecked) var idleReadCursors: [(database: MDB_dbi, cursor: OpaquePointer)] = []
