@@ -31,7 +31,7 @@ public protocol RecordValue: Sendable {
 extension Bool: RecordValue {
     /// Writes a Bool field. ```swift true.cofferWrite(1, to: &writer) ```
     @_documentation(visibility: internal)
-    @inlinable
+    @inlinable @inline(__always)
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
         writer.header(field, self ? .boolTrue : .boolFalse, payload: 0)
     }
@@ -54,7 +54,7 @@ public protocol SignedRecordInteger: RecordValue, FixedWidthInteger, SignedInteg
 extension SignedRecordInteger {
     /// Writes a signed integer field. ```swift 42.cofferWrite(2, to: &writer) ```
     @_documentation(visibility: internal)
-    @inlinable
+    @inlinable @inline(__always)
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
         writer.writeSigned(field, Int64(self))
     }
@@ -73,7 +73,7 @@ public protocol UnsignedRecordInteger: RecordValue, FixedWidthInteger, UnsignedI
 extension UnsignedRecordInteger {
     /// Writes an unsigned integer field. ```swift UInt8(7).cofferWrite(2, to: &writer) ```
     @_documentation(visibility: internal)
-    @inlinable
+    @inlinable @inline(__always)
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
         writer.writeUnsigned(field, UInt64(self))
     }
@@ -99,7 +99,7 @@ extension UInt64: UnsignedRecordInteger {}
 extension Float: RecordValue {
     /// Writes a Float field (bit pattern, so NaN payloads survive). ```swift Float(1.5).cofferWrite(3, to: &writer) ```
     @_documentation(visibility: internal)
-    @inlinable
+    @inlinable @inline(__always)
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
         writer.header(field, .float32, payload: 4)
         writer.append(bitPattern)
@@ -116,7 +116,7 @@ extension Float: RecordValue {
 extension Double: RecordValue {
     /// Writes a Double field (bit pattern). ```swift 2.5.cofferWrite(3, to: &writer) ```
     @_documentation(visibility: internal)
-    @inlinable
+    @inlinable @inline(__always)
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
         writer.header(field, .float64, payload: 8)
         writer.append(bitPattern)
@@ -133,7 +133,7 @@ extension Date: RecordValue {
     /// Writes a Date as its seconds since the reference date (exact round trip).
     /// ```swift Date().cofferWrite(4, to: &writer) ```
     @_documentation(visibility: internal)
-    @inlinable
+    @inlinable @inline(__always)
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
         timeIntervalSinceReferenceDate.cofferWrite(field, to: &writer)
     }

@@ -125,7 +125,7 @@ public struct RecordWriter {
     /// ```swift
     /// writer.write(2, entity.age)
     /// ```
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func write<V: RecordValue>(_ field: Int, _ value: V) {
         value.cofferWrite(field, to: &self)
     }
@@ -135,7 +135,7 @@ public struct RecordWriter {
     /// ```swift
     /// writer.write(3, entity.birthday)
     /// ```
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func write<V: RecordValue>(_ field: Int, _ value: V?) {
         if let value { value.cofferWrite(field, to: &self) }
     }
@@ -145,7 +145,7 @@ public struct RecordWriter {
     /// ```swift
     /// writer.write(4, entity.color)
     /// ```
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func write<V: RawRepresentable>(_ field: Int, _ value: V) where V.RawValue: RecordValue {
         value.rawValue.cofferWrite(field, to: &self)
     }
@@ -155,7 +155,7 @@ public struct RecordWriter {
     /// ```swift
     /// writer.write(5, entity.previousColor)
     /// ```
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func write<V: RawRepresentable>(_ field: Int, _ value: V?) where V.RawValue: RecordValue {
         if let value { value.rawValue.cofferWrite(field, to: &self) }
     }
