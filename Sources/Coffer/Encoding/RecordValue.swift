@@ -150,6 +150,9 @@ extension String: RecordValue {
     @_documentation(visibility: internal)
     @inlinable
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
+        // Native and small strings lend their UTF-8 without a copy of the string.
+        let written: Void? = utf8.withContiguousStorageIfAvailable { writer.writeBytes(field, UnsafeRawBufferPointer($0)) }
+        if written != nil { return }
         var string = self
         string.withUTF8 { writer.writeBytes(field, UnsafeRawBufferPointer($0)) }
     }
