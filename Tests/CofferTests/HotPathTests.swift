@@ -713,6 +713,12 @@ import Testing
                 #expect(try IndexProbe.isConsistent(store, V2.Poem.self))
                 #expect(try store.verify().isIntact)
             }
+            // `modifyEach` writes through the same visit.
+            #expect(try older.modifyEach { $0.title += "m" } == titles.count)
+            for poem in try newer.all() {
+                #expect(titles[poem.id].map { $0 + "m" } == poem.title && ratings[poem.id] == poem.rating)
+            }
+            #expect(try IndexProbe.isConsistent(store, V2.Poem.self))
         }
     }
 

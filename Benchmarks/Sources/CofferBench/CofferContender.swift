@@ -60,19 +60,13 @@ func runCoffer(_ workload: Workload, directory: String) throws -> ContenderResul
         return kept.count
     }
     kept = []
-    // Coffer's way to change every object: a streaming walk that writes each back (as C
-    // walks a cursor), with no array of a million objects.
+    // Coffer's way to change every object: `modifyEach` walks the table with the write
+    // transaction's cursor, changes each object in place and writes it back at the cursor
+    // (as C walks a cursor), with no array of a million objects.
     try measure(.update, objects: n, into: &result) {
-        try store.write {
-            var updated = 0
-            try box.forEach { object in
-                var changed = object
-                changed.i64 += 1
-                changed.d += 1
-                try box.put(&changed)
-                updated += 1
-            }
-            return updated
+        try box.modifyEach { object in
+            object.i64 += 1
+            object.d += 1
         }
     }
     result.fileBytes = directoryBytes(directory)

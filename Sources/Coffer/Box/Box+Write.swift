@@ -184,6 +184,77 @@ extension Box {
         }
     }
 
+    // MARK: Changing every object
+
+    /// Changes every object in place: calls `body` with each object in id order as an
+    /// `inout` value and stores it back, all in one write transaction (the calling
+    /// `store.write`'s, or its own). Returns how many objects were visited.
+    ///
+    /// ```swift
+    /// // Everyone is a year older; one transaction, one object in memory at a time.
+    /// try people.modifyEach { person in person.age += 1 }
+    ///
+    /// // Objects a condition picks: leave the others as they are, or query first.
+    /// try people.modifyEach { person in
+    ///     if person.city == "Paris" { person.city = "Paris, France" }
+    /// }
+    /// ```
+    ///
+    /// It does what `forEach` with a `put` of each object does inside `store.write` (see
+    /// ``forEach(_:)``), with the same rules: each stored object is a put (indexes, unique
+    /// constraints, `@UpdatedAt`, links and relations are kept as `put` keeps them), and
+    /// objects the transaction inserts meanwhile are not visited. It is faster: each object
+    /// is decoded once, changed where it is and written back at the walk's cursor, without a
+    /// look-up of the transaction, the box's binding or the record per object.
+    ///
+    /// Rules and consequences:
+    /// - `body` must not change the object's `id`: that throws
+    ///   ``CofferError/invalidOperation(message:)`` naming the entity and both ids, and
+    ///   nothing of that object is written. (To store an object under another id, `put` a copy.)
+    /// - A throw from `body` or from a put ends the walk and is rethrown. In its own
+    ///   transaction nothing is stored; inside `store.write` the objects stored so far stay
+    ///   in the transaction, whose closure decides (a throw out of it rolls everything back).
+    /// - When the store must grow its map, its own transaction runs again from the first
+    ///   object, on the objects as stored: `body` sees each object as a first run would.
+    ///   Keep side effects outside the object (counters, logs) out of `body`, or count
+    ///   with the returned value.
+    @inlinable @discardableResult
+    public func modifyEach(_ body: (inout E) throws -> Void) throws -> Int {
+        try modifyRecords { reader, storeBack in
+            var object = try E.cofferDecode(id: reader.id, from: &reader)
+            try body(&object)
+            try storeBack(&object)
+        }
+    }
+
+    /// Calls `visit` with a reader for each record in id order (up to the highest id stored
+    /// when the walk begins) and a function that stores the visited object back; returns
+    /// the number of records visited. Walks with the transaction's table cursor, so the
+    /// put writes in place at the cursor (see `Transaction.walkWritingBack`).
+    @usableFromInline
+    func modifyRecords(_ visit: (inout RecordReader, (inout E) throws -> Void) throws -> Void) throws -> Int {
+        try writing { transaction, binding in
+            let name = binding.schema.name
+            let last = try transaction.withCursor(binding.table, "changing \(name)") { cursor in
+                try cursor.last().map { try IdKey.decode($0.key, entity: name) }
+            }
+            guard let last else { return 0 }
+            var visited = 0
+            try transaction.walkWritingBack(binding, upTo: last) { reader in
+                let id = reader.id
+                try visit(&reader) { object in
+                    guard object.id == id else {
+                        throw CofferError.invalidOperation(
+                            message: "\(name): modifyEach changed the id of object \(id) to \(object.id); put a copy to store it under another id")
+                    }
+                    try put(&object, in: transaction, binding: binding)
+                }
+                visited += 1
+            }
+            return visited
+        }
+    }
+
     // MARK: Shared by writes
 
     /// Stores one object in `transaction` through the one mutation path
