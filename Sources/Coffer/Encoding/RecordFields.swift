@@ -43,15 +43,38 @@ struct RecordFields {
         }
     }
 
+    /// Whose record this is, for error messages: a binding, whose name is read only for a
+    /// message (copying the name into every record view cost the write path a retain and a
+    /// release per view), or a name.
+    enum Owner {
+        /// Unretained: a record view lives inside a call that holds the binding.
+        case binding(Unmanaged<EntityBinding>)
+        case name(String)
+    }
+
     let bytes: UnsafeRawBufferPointer
-    /// Whose record this is, for error messages.
-    let entity: String
+    let owner: Owner
     let id: Id
 
     init(bytes: UnsafeRawBufferPointer, entity: String, id: Id) {
         self.bytes = bytes
-        self.entity = entity
+        self.owner = .name(entity)
         self.id = id
+    }
+
+    /// A view of a record of `binding`'s entity.
+    init(bytes: UnsafeRawBufferPointer, binding: EntityBinding, id: Id) {
+        self.bytes = bytes
+        self.owner = .binding(Unmanaged.passUnretained(binding))
+        self.id = id
+    }
+
+    /// The entity's name, for messages.
+    var entity: String {
+        switch owner {
+        case .binding(let binding): return binding.takeUnretainedValue().schema.name
+        case .name(let name): return name
+        }
     }
 
     /// A walk over the fields in record order that throws at the first damage; the loops

@@ -30,7 +30,8 @@ extension Transaction {
     @discardableResult
     func storeObject(id: inout Id, binding: EntityBinding, redirected: Bool = false,
                      encode: (inout RecordWriter, PutStamps?) -> Void) throws -> Bool {
-        let name = binding.schema.name
+        // Read for messages only: a copy of the name cost every put retains and releases.
+        var name: String { binding.schema.name }
         let isNew = id == 0
         var previous: RecordFields?
         var canAppend = false
@@ -49,7 +50,7 @@ extension Transaction {
             try noteStoredId(id, for: binding)
             let cursor = try writeCursor(binding.table, entity: name)
             if let bytes = try seekRecord(id, cursor: cursor, entity: name) {
-                previous = RecordFields(bytes: bytes, entity: name, id: id)
+                previous = RecordFields(bytes: bytes, binding: binding, id: id)
                 cursorOnPrevious = cursor
                 previousHasNothingToCarry = visit?.hasNothingToCarry(bytes, of: id, in: binding.table, cursorMoves: cursorMoves) ?? false
             }
@@ -85,7 +86,7 @@ extension Transaction {
         encode(&writer, stamps)
         for (fieldId, field) in carried { writer.appendRaw(fieldId, field) }
         recordBuffer.adopt(writer)
-        let record = RecordFields(bytes: writer.bytes, entity: name, id: id)
+        let record = RecordFields(bytes: writer.bytes, binding: binding, id: id)
         let uniqueCandidates = binding.hasUniqueIndex ? indexes : []  // empty: no retain per index
         for index in uniqueCandidates where index.isUnique {
             guard try record.field(index.storedId) != nil else { continue }  // nil never collides
@@ -102,7 +103,7 @@ extension Transaction {
                     guard let again = try self.record(id, table: binding.table, entity: name) else {
                         throw CofferError.corruptRecord(entity: name, id: id, reason: "the object disappeared while a unique conflict was replaced")
                     }
-                    previous = RecordFields(bytes: again, entity: name, id: id)
+                    previous = RecordFields(bytes: again, binding: binding, id: id)
                 }
             case .update:
                 guard !redirected else {
@@ -237,7 +238,7 @@ extension Transaction {
     /// pointing at it; returns whether it was stored. A damaged record is removed too, its
     /// index entries found by id.
     func removeObject(_ id: Id, binding: EntityBinding) throws -> Bool {
-        let name = binding.schema.name
+        var name: String { binding.schema.name }  // for messages (see `storeObject`)
         noteTableChange()
         // With indexes the record is read first, through the table cursor, which then
         // deletes it in place (one search instead of two).
@@ -250,7 +251,7 @@ extension Transaction {
             // All keys first: deleting changes pages and invalidates the record's bytes.
             var isDamaged = false
             do {
-                try readOldKeys(of: RecordFields(bytes: bytes, entity: name, id: id), binding: binding)
+                try readOldKeys(of: RecordFields(bytes: bytes, binding: binding, id: id), binding: binding)
             } catch CofferError.corruptRecord {
                 isDamaged = true
             }

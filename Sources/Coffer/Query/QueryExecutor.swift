@@ -192,7 +192,7 @@ struct QueryExecutor {
         // Checks a candidate and takes it when it matches; returns whether to go on.
         @inline(__always)
         func consider(_ id: Id, _ record: UnsafeRawBufferPointer) throws -> Bool {
-            guard try evaluator?.matches(id: id, record: RecordFields(bytes: record, entity: name, id: id)) ?? true else { return true }
+            guard try evaluator?.matches(id: id, record: RecordFields(bytes: record, binding: binding, id: id)) ?? true else { return true }
             return try take(id, record)
         }
         switch plan.source {
@@ -205,7 +205,7 @@ struct QueryExecutor {
                 // around every record (about 45 instructions), because `emit` is opaque.
                 let (integerRange, lowest, highest) = (test.hasIntegerRange, test.lowest, test.highest)
                 try transaction.forEachRecord(binding) { id, record in
-                    let field = try RecordFields(bytes: record, entity: name, id: id).inlinedField(storedId)
+                    let field = try RecordFields(bytes: record, binding: binding, id: id).inlinedField(storedId)
                     if integerRange, let field, let value = field.signedInteger {
                         guard lowest <= value && value <= highest else { return true }
                     } else {
