@@ -1,11 +1,12 @@
 import CLMDB
 
 /// The record a write transaction's walk (`Transaction.walkWritingBack`, behind
-/// `box.forEach` inside `store.write`) is visiting, and the reader that decodes it. A put of
-/// the visited object during the visit (`Transaction.storeObject`) uses it to skip the walk
-/// for fields to carry: a decode that returned read the whole record, every header and
-/// value checked, so the record is intact, and when the reader met no field of a property
-/// the binding does not declare, there is nothing to carry into the new record.
+/// `box.forEach` inside `store.write` and `box.modifyEach`) is visiting, and the reader that
+/// decodes it. A put of the visited object during the visit (`Transaction.storeObject`)
+/// uses it to skip the walk for fields to carry: a decode that returned read the whole
+/// record, every header and value checked, so the record is intact, and when the reader met
+/// no field of a property the binding does not declare, there is nothing to carry into the
+/// new record.
 ///
 /// Invariant: the reader read the stored record exactly when the put finds the record at
 /// the reader's address and length and `Transaction.cursorMoves` still equals
