@@ -191,7 +191,7 @@ extension Transaction {
     /// removed this one), the walk seeks past the visited id.
     func walkWritingBack(_ binding: EntityBinding, upTo last: Id, _ body: (inout RecordReader) throws -> Void) throws {
         let name = binding.schema.name
-        let handle = try writeCursor(binding.table, entity: name)
+        let handle = try writeCursor(of: binding)
         let cursor = Cursor(handle: handle, transaction: self)
         let outerVisit = walkVisit
         defer { walkVisit = outerVisit }

@@ -48,8 +48,8 @@ extension Transaction {
             (id, canAppend) = try nextId(for: binding)
         } else {
             try noteStoredId(id, for: binding)
-            let cursor = try writeCursor(binding.table, entity: name)
-            if let bytes = try seekRecord(id, cursor: cursor, entity: name) {
+            let cursor = try writeCursor(of: binding)
+            if let bytes = try seekRecord(id, cursor: cursor, of: binding) {
                 previous = RecordFields(bytes: bytes, binding: binding, id: id)
                 cursorOnPrevious = cursor
                 previousHasNothingToCarry = visit?.hasNothingToCarry(bytes, of: id, in: binding.table, cursorMoves: cursorMoves) ?? false
@@ -169,7 +169,8 @@ extension Transaction {
 
     /// This transaction's cursor on an entity table for updates, opened on first use and
     /// left to LMDB to close with the transaction.
-    func writeCursor(_ table: MDB_dbi, entity: @autoclosure () -> String) throws -> OpaquePointer {
+    func writeCursor(of binding: EntityBinding) throws -> OpaquePointer {
+        let table = binding.table
         if let last = lastWriteCursor, last.table == table { return last.cursor }
         if let cursor = writeCursors[table] {
             lastWriteCursor = (table, cursor)
@@ -179,7 +180,7 @@ extension Transaction {
         let rc = mdb_cursor_open(txn, table, &handle)
         guard rc == 0, let handle else {
             let code = rc == 0 ? EINVAL : rc
-            throw CofferError.storage(code: code, message: "updating \(entity()): cannot open a cursor: \(LMDB.message(code))")
+            throw CofferError.storage(code: code, message: "updating \(binding.schema.name): cannot open a cursor: \(LMDB.message(code))")
         }
         writeCursors[table] = handle
         lastWriteCursor = (table, handle)
@@ -189,7 +190,7 @@ extension Transaction {
     /// Moves `cursor` onto the record of `id` and returns its bytes, or nil when none is stored.
     /// When the cursor already stands on `id` (a `forEach` writing back the object it
     /// visits walks with this cursor), no search is made.
-    func seekRecord(_ id: Id, cursor: OpaquePointer, entity: @autoclosure () -> String) throws -> UnsafeRawBufferPointer? {
+    func seekRecord(_ id: Id, cursor: OpaquePointer, of binding: EntityBinding) throws -> UnsafeRawBufferPointer? {
         if let here = recordHere(id, cursor: cursor) { return here }
         noteTableChange()
         var key = IdKey(id)
@@ -197,7 +198,7 @@ extension Transaction {
             var value = MDB_val()
             let rc = mdb_cursor_get(cursor, &keyVal, &value, MDB_SET_KEY)
             if rc == MDB_NOTFOUND { return nil }
-            try check(rc, "reading \(entity()) \(id)")
+            try check(rc, "reading \(binding.schema.name) \(id)")
             return value.bytes
         }
     }
@@ -244,8 +245,8 @@ extension Transaction {
         // deletes it in place (one search instead of two).
         var cursorOnRecord: OpaquePointer?
         if !binding.indexes.isEmpty {
-            let cursor = try writeCursor(binding.table, entity: name)
-            guard let bytes = try seekRecord(id, cursor: cursor, entity: name) else { return false }
+            let cursor = try writeCursor(of: binding)
+            guard let bytes = try seekRecord(id, cursor: cursor, of: binding) else { return false }
             cursorOnRecord = cursor
             let indexes = binding.indexes
             // All keys first: deleting changes pages and invalidates the record's bytes.
