@@ -117,7 +117,10 @@ extension Transaction {
         }
         // Each index's new key, and for an update its old key, unless the indexed field holds
         // the same bytes as before (the usual update): then its entries stay as they are.
-        for (position, index) in indexes.enumerated() {
+        for position in indexes.indices {
+            // Borrowed: `indexes` holds every index for the whole call (a retain and a
+            // release per index and put otherwise).
+            unowned(unsafe) let index = indexes[position]
             let newField = try record.field(index.storedId)
             let pair = keyPair(position)
             pair.pointee.isUnchanged = false
@@ -152,7 +155,10 @@ extension Transaction {
             }
         }
         changes.recordPut(binding, id, isInsert: previous == nil)
-        for (position, index) in indexes.enumerated() {
+        for position in indexes.indices {
+            // Borrowed: `indexes` holds every index for the whole call (a retain and a
+            // release per index and put otherwise).
+            unowned(unsafe) let index = indexes[position]
             let pair = keyPair(position)
             if previousIsDamaged {
                 try deleteIndexEntries(index, of: id, entity: name)
@@ -256,7 +262,10 @@ extension Transaction {
             } catch CofferError.corruptRecord {
                 isDamaged = true
             }
-            for (position, index) in indexes.enumerated() {
+            for position in indexes.indices {
+                // Borrowed: `indexes` holds every index for the whole call (a retain and a
+                // release per index and put otherwise).
+                unowned(unsafe) let index = indexes[position]
                 if isDamaged {
                     try deleteIndexEntries(index, of: id, entity: name)
                 } else {
