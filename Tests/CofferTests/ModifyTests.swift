@@ -89,6 +89,49 @@ import Testing
         }
     }
 
+    /// Bytes from disk are untrusted: a damaged record met by the walk ends it with
+    /// `corruptRecord` naming the entity and id, and its own transaction stores nothing; a
+    /// mutation that still parses is changed like any record and leaves the store intact.
+    @Test func damagedRecordsEndTheWalkAndStoreNothing() throws {
+        try withStore { (store: Store) throws in
+            let box = store.box(for: Message.self)
+            let ids = try box.put((0..<20).map { Message(conversation: $0 % 3, position: $0, text: "text \($0)") })
+            let target = ids[9]
+            let original: [UInt8] = try store.performRead { transaction in
+                let binding = try #require(try store.binding(for: Message.self, in: transaction))
+                return Array(try #require(try transaction.record(target, table: binding.table, entity: "Message")))
+            }
+            var generator = SplitMix64(state: 11)
+            var (refused, changed) = (0, 0)
+            for _ in 0..<60 {
+                var bytes = original
+                switch Int.random(in: 0..<3, using: &generator) {
+                case 0: bytes[Int.random(in: 0..<bytes.count, using: &generator)] ^= UInt8.random(in: 1...255, using: &generator)
+                case 1: bytes.removeLast(Int.random(in: 1...bytes.count, using: &generator))
+                default: bytes += (0..<Int.random(in: 1...4, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                }
+                try Damage.overwriteRecord(store, Message.self, id: target, with: bytes)
+                let others = try ids.filter { $0 != target }.map { try box.get($0) }
+                // A mutation of the indexed value leaves a stale index entry: damage before
+                // the walk, which the walk need not repair.
+                let intactBefore = try store.verify().isIntact
+                do {
+                    try box.modifyEach { $0.position += 1_000 }
+                    changed += 1
+                    if intactBefore { #expect(try store.verify().isIntact) }
+                    try box.modifyEach { $0.position -= 1_000 }
+                } catch {
+                    #expect(Damage.isCorrupt(error, entity: "Message", id: target), "\(error)")
+                    refused += 1
+                    #expect(try ids.filter { $0 != target }.map { try box.get($0) } == others, "nothing stored")
+                }
+                try Damage.overwriteRecord(store, Message.self, id: target, with: original)
+            }
+            #expect(refused > 0 && refused + changed == 60)
+            #expect(try box.get(target)?.position == 9)
+        }
+    }
+
     /// A write that fills the map runs again in a grown map, from the objects as stored: each
     /// object is changed once, as in a first run.
     @Test func aRetryAfterMapGrowthChangesEachObjectOnce() throws {
