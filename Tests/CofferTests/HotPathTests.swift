@@ -74,6 +74,48 @@ import Testing
         return object
     }
 
+    /// `RecordFields.hasSamePrefix`, which lets an update skip the old record's look-up of an
+    /// indexed field: whenever it holds for a field of one record, the other record's walk
+    /// finds that very field (same id, kind and bytes). Random records and records that share
+    /// a random prefix with them (fields after it changed, added or cut off), in both orders.
+    @Test func samePrefixImpliesTheSameField() throws {
+        try withStore { (store: Store) throws in
+            let box = store.box(for: Everything.self)
+            var generator = SplitMix64(state: 23)
+            var records: [[UInt8]] = []
+            for _ in 0..<40 {
+                var object = Self.randomEverything(&generator)
+                try box.put(&object)
+                let stored = try Self.storedRecord(store, id: object.id)
+                records.append(stored)
+                // A record sharing a random prefix: the rest changed, cut or extended.
+                var related = Array(stored.prefix(Int.random(in: 1...stored.count, using: &generator)))
+                related += (0..<Int.random(in: 0...12, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                records.append(related)
+            }
+            var agreed = 0
+            for first in records.indices {
+                for second in [first - 1, first, first + 1] where records.indices.contains(second) {
+                    try records[first].withUnsafeBytes { a in
+                        try records[second].withUnsafeBytes { b in
+                            let old = RecordFields(bytes: a, entity: "a", id: 1)
+                            let new = RecordFields(bytes: b, entity: "b", id: 2)
+                            var walk = try? new.walk()
+                            while let (fieldId, field) = try? walk?.next() {
+                                guard old.hasSamePrefix(as: new, through: field) else { continue }
+                                let found = try #require(try old.field(fieldId))
+                                #expect(found.kind == field.kind && Array(found.payload) == Array(field.payload)
+                                        && found.payload.baseAddress! - a.baseAddress! == field.payload.baseAddress! - b.baseAddress!)
+                                agreed += 1
+                            }
+                        }
+                    }
+                }
+            }
+            #expect(agreed > 100)
+        }
+    }
+
     /// Format 2 framing at its boundaries: property ids around the escape (2046, 2047, 2048
     /// and the largest) and lengths around the long form (254, 255, 256 and beyond 64 KiB),
     /// written by `RecordWriter` and read back by `RecordFields` exactly, byte for byte the

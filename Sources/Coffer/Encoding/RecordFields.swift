@@ -1,3 +1,5 @@
+import Foundation
+
 /// The one reader of record bytes without generated code: finds fields by stored property
 /// id for conditions, index maintenance, unique checks, sorting, property queries, link
 /// clearing and the tools.
@@ -113,6 +115,20 @@ struct RecordFields {
             throw damage("unknown record format version \(version)")
         }
         return Walk(record: self, base: base, compact: version == recordFormatVersion)
+    }
+
+    /// Whether this record holds the same bytes as `other` from its start through the end of
+    /// `field`, a field found in `other`. Then a walk of this record reads the same headers up
+    /// to `field` (each header is parsed from its own bytes, and every payload up to there
+    /// ends inside both records), so `field(_:)` finds the same field here, holding the same
+    /// value: an update that kept an indexed value and everything before it needs no look-up.
+    func hasSamePrefix(as other: RecordFields, through field: Field) -> Bool {
+        guard let base = bytes.baseAddress, let otherBase = other.bytes.baseAddress,
+              let payload = field.payload.baseAddress ?? (field.payload.count == 0 ? otherBase : nil) else { return false }
+        let end = payload - otherBase + field.payload.count
+        // `field` must lie in `other` (a defensive check: callers pass one of its fields).
+        guard end > 0, end <= other.bytes.count, end <= bytes.count else { return false }
+        return memcmp(base, otherBase, end) == 0
     }
 
     /// Calls `body` for every field in record order; throws at the first damage.

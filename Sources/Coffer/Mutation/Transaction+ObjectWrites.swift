@@ -125,6 +125,12 @@ extension Transaction {
             let pair = keyPair(position)
             pair.pointee.isUnchanged = false
             if let previous, !previousIsDamaged {
+                // The usual update: the old record is byte for byte the new one up to the end
+                // of the indexed field, so its walk finds the same field there first.
+                if let newField, previous.hasSamePrefix(as: record, through: newField) {
+                    pair.pointee.isUnchanged = true
+                    continue
+                }
                 let oldField = try previous.field(index.storedId)
                 if RecordFields.Field.sameStoredValue(oldField, newField) {
                     pair.pointee.isUnchanged = true
