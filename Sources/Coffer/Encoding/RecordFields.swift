@@ -124,7 +124,7 @@ struct RecordFields {
     /// value: an update that kept an indexed value and everything before it needs no look-up.
     func hasSamePrefix(as other: RecordFields, through field: Field) -> Bool {
         guard let base = bytes.baseAddress, let otherBase = other.bytes.baseAddress,
-              let payload = field.payload.baseAddress ?? (field.payload.count == 0 ? otherBase : nil) else { return false }
+              let payload = field.payload.baseAddress else { return false }
         let end = payload - otherBase + field.payload.count
         // `field` must lie in `other` (a defensive check: callers pass one of its fields).
         guard end > 0, end <= other.bytes.count, end <= bytes.count else { return false }
