@@ -845,6 +845,78 @@ import Testing
         }
     }
 
+    /// A scan's `RecordFields.Shortcut` against the plain walk (`field(_:)`) over one long
+    /// run of records, as a scan meets them: a few layouts that repeat (so the shortcut is
+    /// learned and used), the field first, last, in the middle or missing, escaped property
+    /// ids, long lengths, headers near the record's end, format 1 records, and damage (flipped
+    /// bytes, cuts, extra bytes). Each record must give the same field (kind, bytes, offset)
+    /// or the same damage either way.
+    @Test func scanShortcutAgreesWithTheWalk() throws {
+        var generator = SplitMix64(state: 1414)
+        let wantedIds: [UInt16] = [3, 0, 2047, 40]
+        let fixedKinds: [(UInt8, Int)] = [(1, 0), (2, 0), (3, 1), (4, 2), (5, 4), (6, 8), (12, 8), (14, 16)]
+        func randomField(_ storedId: UInt16) -> RawField {
+            if Bool.random(using: &generator) {
+                let (kind, size) = fixedKinds.randomElement(using: &generator)!
+                return RawField(storedId: storedId, kind: kind, payload: (0..<size).map { _ in .random(in: 0...255, using: &generator) })
+            }
+            let length = [0, 3, 12, 254, 255, 300].randomElement(using: &generator)!
+            return RawField(storedId: storedId, kind: FieldKind.bytes.rawValue, payload: (0..<length).map { _ in .random(in: 0...255, using: &generator) })
+        }
+        var compared = 0, throwing = 0
+        for wanted in wantedIds {
+            // A handful of layouts: property ids in an order, the wanted one among them or not.
+            let layouts: [[UInt16]] = (0..<4).map { _ in
+                var ids = Array(Set((0..<Int.random(in: 0...6, using: &generator)).map { _ in
+                    [0, 1, 2, 3, 5, 40, 2046, 2047, 3000].randomElement(using: &generator)! as UInt16
+                }))
+                ids.shuffle(using: &generator)
+                return ids
+            }
+            let shortcut = RecordFields.Shortcut(fieldId: wanted)
+            for _ in 0..<3000 {
+                let layout = layouts.randomElement(using: &generator)!
+                // Same ids, usually the same kinds and lengths as the layout's previous records.
+                var fields = layout.map { randomField($0) }
+                if Int.random(in: 0..<4, using: &generator) > 0 {
+                    fields = fields.map { field in
+                        var same = field
+                        same.payload = same.payload.map { _ in .random(in: 0...1, using: &generator) }
+                        return same
+                    }
+                }
+                var record = RawField.record(fields, compact: Int.random(in: 0..<20, using: &generator) > 0)
+                switch Int.random(in: 0..<12, using: &generator) {
+                case 0 where record.count > 1:
+                    record[Int.random(in: 0..<record.count, using: &generator)] ^= 1 << UInt8.random(in: 0...7, using: &generator)
+                case 1 where record.count > 1:
+                    record.removeLast(Int.random(in: 1..<record.count, using: &generator))
+                case 2:
+                    record += (0..<Int.random(in: 1...3, using: &generator)).map { _ in .random(in: 0...255, using: &generator) }
+                default:
+                    break
+                }
+                record.withUnsafeBytes { bytes in
+                    let view = RecordFields(bytes: bytes, entity: "Test", id: 7)
+                    let plain = Result { try view.field(wanted) }
+                    let quick = Result { try view.inlinedField(wanted, shortcut: shortcut) }
+                    switch (plain, quick) {
+                    case (.success(let a), .success(let b)):
+                        #expect(a?.kind == b?.kind && a.map { Array($0.payload) } == b.map { Array($0.payload) }
+                                && a?.payload.baseAddress == b?.payload.baseAddress, "record \(record)")
+                    case (.failure(let a), .failure(let b)):
+                        #expect("\(a)" == "\(b)", "record \(record)")
+                        throwing += 1
+                    default:
+                        Issue.record("the shortcut and the walk disagree on \(record): \(plain) against \(quick)")
+                    }
+                    compared += 1
+                }
+            }
+        }
+        #expect(compared == 12_000 && throwing > 100)
+    }
+
     /// The bit-cast kind decoding agrees with `init(rawValue:)` for every byte.
     @Test func fieldKindDecodingMatchesRawValues() {
         for raw in UInt8.min...UInt8.max {
