@@ -602,6 +602,52 @@ import Testing
         }
     }
 
+    /// A look-up query keeps its value apart from its condition (`Query.lookUpPosition`):
+    /// whichever way the value is set (the property, the alias) and whichever run reads it
+    /// (`find`, `findFirst`, `findIds`, `count`, `findUnique`, `describe`, a live query,
+    /// copies of the query), each sees the current value, against a plain Swift filter, on
+    /// an indexed property (the remembered look-up) and on one without an index.
+    @Test func lookUpValuesReachEveryRun() throws {
+        try withStore { (store: Store) throws in
+            let box = store.box(for: Person.self)
+            var generator = SplitMix64(state: 99)
+            let names = ["Ada", "Grace", "Alan", "Edsger", "Barbara"]
+            var people = (0..<60).map { i in
+                Person(firstName: names[i % names.count], lastName: "L\(i)", age: Int.random(in: 0..<6, using: &generator))
+            }
+            try box.put(&people)
+            var byName = try box.query { "name" .= Person.firstName == "nobody" }.build()
+            var byAge = try box.query { Person.age == -1 }.build()
+            for round in 0..<40 {
+                let name = (names + ["nobody"]).randomElement(using: &generator)!
+                let age = Int.random(in: -1..<7, using: &generator)
+                let before = byName, beforeName = try byName.findFirst()?.firstName ?? "nobody"
+                if round % 2 == 0 { try byName.setParameter(Person.firstName, to: name) } else { try byName.setParameter("name", to: name) }
+                try byAge.setParameter(Person.age, to: age)
+                let named = people.filter { $0.firstName == name }.map(\.id)
+                let aged = people.filter { $0.age == age }.map(\.id)
+                #expect(try byName.findIds() == named)
+                #expect(try byName.find().map(\.id) == named)
+                #expect(try byName.findFirst()?.id == named.first)
+                #expect(try byName.count() == named.count)
+                #expect(try byAge.findIds() == aged)
+                #expect(try byAge.findFirst()?.id == aged.first)
+                #expect(try byAge.count() == aged.count)
+                #expect(byName.describe().contains(name))
+                // The copy taken before the change keeps its own value.
+                #expect(try before.findIds() == people.filter { $0.firstName == beforeName }.map(\.id))
+                #expect(try QueryController(byName, window: nil).objects.map(\.id) == named)
+                if name != "nobody" {
+                    #expect(throws: CofferError.self) { try byName.findUnique() }
+                }
+            }
+            // A refused value (another type through the alias) leaves the condition as it was.
+            #expect(throws: CofferError.self) { try byName.setParameter("name", to: 5) }
+            let last = try byName.findFirst()?.firstName ?? "nobody"
+            #expect(try byName.findIds() == people.filter { $0.firstName == last }.map(\.id))
+        }
+    }
+
     /// `Box.forEach` visits what `all()` returns; inside a write it can change, remove and
     /// insert objects of the same box (random sizes force page splits) and stops at the last
     /// id stored when it began.

@@ -10,15 +10,8 @@ extension Query {
     ///   more than one) uses the property; ``CofferError/parameterTypeMismatch(entity:parameter:expected:actual:)``
     ///   when that condition takes two values or a list.
     public mutating func setParameter<Value: QueryableValue>(_ property: Property<E, Value>, to value: Value) throws {
-        if case .leaf(var only)? = condition, only.position == property.index, only.path.isEmpty, only.op.arity == .one,
-           only.op.takesValuesOfPropertyType, only.values.count == 1 {
-            // The look-up loop's shape: the one value replaced in place (the leaf's value
-            // array is unshared once the condition lets go of it): no new array.
-            condition = nil
-            only.values[0] = value.queryValue
-            condition = .leaf(only)
-            return
-        }
+        // The look-up loop's shape: only the kept value changes (see `lookUpPosition`).
+        if replaceLookUpValue(position: property.index, with: value.queryValue) { return }
         try set(.property(property.index), [value.queryValue], arity: .one, ofPropertyType: true)
     }
 

@@ -12,7 +12,14 @@ import CLMDB
 /// ```
 public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     let box: Box<E>
-    var condition: ConditionNode?
+    /// The condition as built or last set. For a look-up (`lookUpPosition >= 0`) its one
+    /// value is `lookUpValue` instead, which `setParameter` replaces alone.
+    private var builtCondition: ConditionNode?
+    /// When the condition is one equality of a property with one value (the shape of a
+    /// parameterised look-up loop): the property's schema position, else -1.
+    private(set) var lookUpPosition = -1
+    /// The value a look-up compares with (`.null` when `lookUpPosition < 0`).
+    private(set) var lookUpValue = QueryValue.null
     let orders: [QueryOrder]
     /// The page a selector query asked for (`skip`, `limit`): `find()`, `findFirst()` and
     /// `findIds()` return only it; `find(offset:limit:)` pages explicitly instead.
@@ -20,6 +27,41 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     @usableFromInline var limit: Int? = nil
     /// The plan of a parameterised look-up, kept across runs and parameter changes.
     let planMemo = QueryPlanMemo()
+
+    init(box: Box<E>, condition: ConditionNode?, orders: [QueryOrder], skip: Int = 0, limit: Int? = nil) {
+        self.box = box
+        self.orders = orders
+        self.skip = skip
+        self.limit = limit
+        self.condition = condition
+    }
+
+    /// The query's condition. A look-up keeps its value apart (see `lookUpPosition`), so
+    /// that a loop of `setParameter` and `findFirst` neither copies nor rebuilds the
+    /// condition tree (that cost about 660 instructions per look-up); reading the condition
+    /// puts the value back into its leaf.
+    var condition: ConditionNode? {
+        get { ConditionNode.withLookUpValue(builtCondition, position: lookUpPosition, value: lookUpValue) }
+        set {
+            builtCondition = newValue
+            if case .leaf(let leaf)? = newValue, case .compare(.equal) = leaf.op, leaf.path.isEmpty, leaf.values.count == 1 {
+                lookUpPosition = leaf.position
+                lookUpValue = leaf.values[0]
+            } else {
+                lookUpPosition = -1
+                lookUpValue = .null
+            }
+        }
+    }
+
+    /// Replaces a look-up's value when `position` is the property it compares (the
+    /// parameter's type is the property's own, which the equality takes as it is); returns
+    /// whether it did.
+    mutating func replaceLookUpValue(position: Int, with value: QueryValue) -> Bool {
+        guard position == lookUpPosition else { return false }
+        lookUpValue = value
+        return true
+    }
 
     /// Every matching object, in the query's order (id order when it has none).
     ///
@@ -207,10 +249,11 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
         guard limit != 0 else { return }
         // The closure captures these, not `self`: capturing the generic query made every
         // call look up `Query<E>`'s type metadata (about 330 instructions per look-up).
-        let condition = condition, orders = orders, skip = skip, planMemo = planMemo, store = box.store
+        let built = builtCondition, position = lookUpPosition, value = lookUpValue
+        let orders = orders, skip = skip, planMemo = planMemo, store = box.store
         try box.reading(empty: ()) { transaction, binding in
-            guard let match = try QueryExecutor.first(of: condition, orders: orders, memo: planMemo, store: store, binding: binding,
-                                                      in: transaction, offset: skip) else { return }
+            guard let match = try QueryExecutor.first(of: built, lookUpPosition: position, value: value, orders: orders, memo: planMemo,
+                                                      store: store, binding: binding, in: transaction, offset: skip) else { return }
             var reader = try RecordReader(bytes: match.record, binding: binding, id: match.id)
             try body(&reader)
         }

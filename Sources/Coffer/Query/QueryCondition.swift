@@ -80,6 +80,14 @@ indirect enum ConditionNode: Sendable {
     /// A condition that could not be built; `build()` throws with this message.
     case invalid(String)
 
+    /// A query's condition as built (`built`) with a look-up's current value in its one
+    /// leaf when `position >= 0` (see `Query.lookUpPosition`), else `built` itself.
+    static func withLookUpValue(_ built: ConditionNode?, position: Int, value: QueryValue) -> ConditionNode? {
+        guard position >= 0, case .leaf(var leaf)? = built else { return built }
+        leaf.values = [value]
+        return .leaf(leaf)
+    }
+
     /// Every leaf, depth first.
     var leaves: [ConditionLeaf] {
         switch self {

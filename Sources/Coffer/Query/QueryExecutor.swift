@@ -67,19 +67,25 @@ struct QueryExecutor {
         try executor.forEachMatch(in: transaction, offset: offset, limit: limit, plan: plan, body)
     }
 
-    /// A built query's first match in `transaction` (see `first(in:offset:plan:)`).
-    static func first(of condition: ConditionNode?, orders: [QueryOrder], memo: QueryPlanMemo, store: Store, binding: EntityBinding,
-                      in transaction: Transaction, offset: Int) throws -> Match? {
-        if let remembered = memo.lookUp(condition: condition, binding: binding, transaction: transaction) {
+    /// A built query's first match in `transaction` (see `first(in:offset:plan:)`): the
+    /// query's condition as built, and for a look-up (`lookUpPosition >= 0`, see
+    /// `Query.lookUpPosition`) the value it compares with.
+    static func first(of built: ConditionNode?, lookUpPosition: Int, value: QueryValue, orders: [QueryOrder], memo: QueryPlanMemo,
+                      store: Store, binding: EntityBinding, in transaction: Transaction, offset: Int) throws -> Match? {
+        if lookUpPosition >= 0,
+           let remembered = memo.lookUp(position: lookUpPosition, value: value, binding: binding, transaction: transaction) {
             // The look-up loop (a one-leaf condition has no link steps to resolve): straight
-            // to the index's first entry for the key when the index answers alone, else the
-            // remembered plan, without asking the memo twice.
-            let executor = QueryExecutor(binding: binding, condition: condition, orders: orders)
+            // to the index's first entry for the key when the index answers alone (no
+            // condition is needed), else the remembered plan, without asking the memo twice.
             if offset == 0, orders.isEmpty, remembered.isExact {
-                return try executor.firstIndexed(remembered.index, span: .prefix(remembered.key, exact: true), in: transaction)
+                return try QueryExecutor(binding: binding, condition: nil, orders: [])
+                    .firstIndexed(remembered.index, span: .prefix(remembered.key, exact: true), in: transaction)
             }
-            return try executor.first(in: transaction, offset: offset, plan: remembered.plan)
+            let condition = ConditionNode.withLookUpValue(built, position: lookUpPosition, value: value)
+            return try QueryExecutor(binding: binding, condition: condition, orders: orders)
+                .first(in: transaction, offset: offset, plan: remembered.plan)
         }
+        let condition = ConditionNode.withLookUpValue(built, position: lookUpPosition, value: value)
         let (executor, plan) = try prepare(condition, orders: orders, memo: memo, store: store, binding: binding, in: transaction)
         return try executor.first(in: transaction, offset: offset, plan: plan)
     }

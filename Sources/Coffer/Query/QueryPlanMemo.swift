@@ -57,12 +57,18 @@ final class QueryPlanMemo: @unchecked Sendable {
         guard case .leaf(let leaf)? = condition, case .compare(.equal) = leaf.op, leaf.path.isEmpty, leaf.values.count == 1 else {
             return nil
         }
+        return lookUp(position: leaf.position, value: leaf.values[0], binding: binding, transaction: transaction)
+    }
+
+    /// The remembered look-up for an equality of the property at `position` with `value`
+    /// (the condition's only leaf), else nil.
+    func lookUp(position: Int, value: QueryValue, binding: EntityBinding, transaction: Transaction) -> LookUp? {
         lock.lock()
         let known = entry
         lock.unlock()
-        guard let known, known.binding === binding, known.position == leaf.position,
+        guard let known, known.binding === binding, known.position == position,
               transaction.snapshotId >= known.index.createdInTransaction,
-              let key = IndexKey.encode(leaf.values[0], type: known.type) else { return nil }
+              let key = IndexKey.encode(value, type: known.type) else { return nil }
         return LookUp(index: known.index, key: key,
                       isExact: known.isExact && !(known.isStringKey && IndexKey.isTruncatedString(key[...])))
     }
