@@ -648,6 +648,74 @@ import Testing
         }
     }
 
+    /// The remembered look-up encodes its key into the transaction's reusable bytes: for
+    /// every indexed key type (strings, with NULs, non-ASCII and cut ones, integers, doubles
+    /// with -0.0, dates, enums, bools, UUIDs), `findFirst` and `find` after `setParameter`
+    /// in one read transaction answer as a plain Swift filter, for held and missing values.
+    @Test func rememberedLookUpsOfEveryKeyType() throws {
+        try withStore { (store: Store) throws in
+            let box = store.box(for: Contact.self)
+            var generator = SplitMix64(state: 2718)
+            let cities = ["", "Oslo", "Zürich", "a\u{0}b", "a", String(repeating: "x", count: 450) + "1",
+                          String(repeating: "x", count: 450) + "2", "e\u{301}", "\u{e9}"]
+            let tokens = (0..<4).map { _ in UUID() }
+            var contacts = (0..<200).map { _ in
+                var contact = Contact()
+                contact.city = cities.randomElement(using: &generator)!
+                contact.age = Int.random(in: -3...3, using: &generator)
+                contact.score = [0.0, -0.0, 1.5, -2.25, .infinity].randomElement(using: &generator)!
+                contact.born = Bool.random(using: &generator) ? Date(timeIntervalSinceReferenceDate: Double(Int.random(in: 0...3, using: &generator))) : nil
+                contact.active = .random(using: &generator)
+                contact.token = Bool.random(using: &generator) ? tokens.randomElement(using: &generator)! : nil
+                return contact
+            }
+            try box.put(&contacts)
+            func check<V: QueryableValue>(_ property: Property<Contact, V>, _ values: [V], _ holds: @escaping (Contact, V) -> Bool) throws {
+                var query = try box.query { property == values[0] }.build()
+                try store.read {
+                    for _ in 0..<3 {
+                        for value in values {
+                            try query.setParameter(property, to: value)
+                            let expected = contacts.filter { holds($0, value) }.map(\.id)
+                            #expect(try query.findFirst()?.id == expected.first, "\(property.name) == \(value)")
+                            #expect(try query.find().map(\.id) == expected, "\(property.name) == \(value)")
+                        }
+                    }
+                }
+            }
+            try check(Contact.city, cities + ["missing"]) { $0.city == $1 }
+            try check(Contact.age, Array(-4...4)) { $0.age == $1 }
+            try check(Contact.score, [0.0, -0.0, 1.5, -2.25, .infinity, 7]) { $0.score == $1 }
+            try check(Contact.active, [true, false]) { $0.active == $1 }
+            // -0.0 and 0.0 are one value with two neighbouring keys: zero bounds and lists
+            // find both (a regression: the index missed one of them).
+            for zero in [0.0, -0.0] {
+                let cases: [(QueryCondition<Contact>, (Contact) -> Bool)] = [
+                    (Contact.score >= zero, { $0.score >= zero }), (Contact.score > zero, { $0.score > zero }),
+                    (Contact.score <= zero, { $0.score <= zero }), (Contact.score < zero, { $0.score < zero }),
+                    (Contact.score.isBetween(zero, and: 1.5), { $0.score >= zero && $0.score <= 1.5 }),
+                    (Contact.score.isBetween(-2.25, and: zero), { $0.score >= -2.25 && $0.score <= zero }),
+                    (Contact.score.isIn([zero, 1.5]), { $0.score == zero || $0.score == 1.5 }),
+                    (Contact.score == 0, { $0.score == 0 }),
+                ]
+                for (condition, holds) in cases {
+                    let query = try box.query { condition }.build()
+                    #expect(try query.findIds() == contacts.filter(holds).map(\.id), "\(query.describe())")
+                }
+            }
+            // The same for an element index.
+            let weighedBox = store.box(for: Weighed.self)
+            var weighed = (0..<60).map { _ in
+                Weighed(weights: (0..<Int.random(in: 0...3, using: &generator)).map { _ in [0.0, -0.0, 1.0, -1.0].randomElement(using: &generator)! })
+            }
+            try weighedBox.put(&weighed)
+            for zero in [0.0, -0.0] {
+                let query = try weighedBox.query { Weighed.weights.containsElement(zero) }.build()
+                #expect(try query.findIds() == weighed.filter { $0.weights.contains(zero) }.map(\.id), "\(query.describe())")
+            }
+        }
+    }
+
     /// `Box.forEach` visits what `all()` returns; inside a write it can change, remove and
     /// insert objects of the same box (random sizes force page splits) and stops at the last
     /// id stored when it began.

@@ -390,6 +390,12 @@ struct Tagged: Entity, Equatable {
     @Index var moods: [Mood] = []
 }
 
+/// An element index of floating-point values (where -0.0 and 0.0 are one value).
+struct Weighed: Entity, Equatable {
+    var id: Id = 0
+    @Index var weights: [Double] = []
+}
+
 /// `Tagged` as an older build declared it, without the indexes.
 enum TaggedV1 {
     @StoredAs("Tagged")

@@ -141,6 +141,11 @@ enum IndexKey {
         key.count >= 2 && key[key.endIndex - 2] == 0 && key[key.endIndex - 1] == 1
     }
 
+    /// ``isTruncatedString(_:)`` for a key in raw memory.
+    static func isTruncatedString(_ key: UnsafeRawBufferPointer) -> Bool {
+        key.count >= 2 && key[key.count - 2] == 0 && key[key.count - 1] == 1
+    }
+
     static func orderedBits(_ value: Double) -> UInt64 {
         let bits = value.bitPattern
         return bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)

@@ -288,29 +288,39 @@ extension Transaction {
     /// Calls `body` with the ids of index entries within `span`, in key order, while it
     /// returns true.
     func forEachIndexId(_ index: IndexBinding, span: IndexSpan, entity: String, _ body: (Id) throws -> Bool) throws {
-        let start: [UInt8]
         switch span {
-        case .prefix(let prefix, _): start = prefix
-        case .range(let lower, _): start = lower
-        }
-        try withCursor(index.database, "reading the index on \(entity).\(index.property.name)") { cursor in
-            var current = try cursor.seek(start)
-            while let raw = current {
-                let entry = try IndexEntry.decode(raw.key, index: index, entity: entity)
-                switch span {
-                case .prefix(let prefix, let exact):
-                    let inSpan = exact
-                        ? entry.value.count == prefix.count && prefix.withUnsafeBytes { ByteSearch.order(entry.value, $0) == 0 }
-                        : entry.value.starts(with: prefix)
-                    guard inSpan else {
-                        // A shorter value whose id bytes continue the prefix sorts inside the span.
-                        guard raw.key.starts(with: prefix), entry.value.count < prefix.count else { return }
-                        current = try cursor.next()
-                        continue
-                    }
-                case .range(_, let upper):
+        case .prefix(let prefix, let exact):
+            try prefix.withUnsafeBytes { try forEachIndexId(index, prefix: $0, exact: exact, entity: entity, body) }
+        case .range(let lower, let upper):
+            try withCursor(index.database, "reading the index on \(entity).\(index.property.name)") { cursor in
+                var current = try cursor.seek(lower)
+                while let raw = current {
+                    let entry = try IndexEntry.decode(raw.key, index: index, entity: entity)
                     // Inclusive: cut strings equal to a cut bound are candidates, rechecked later.
                     if let upper, upper.withUnsafeBytes({ ByteSearch.order(entry.value, $0) }) > 0 { return }
+                    guard try body(entry.id) else { return }
+                    current = try cursor.next()
+                }
+            }
+        }
+    }
+
+    /// Calls `body` with the ids of index entries whose value starts with `prefix` (`exact`:
+    /// is `prefix`), in key order, while it returns true.
+    func forEachIndexId(_ index: IndexBinding, prefix: UnsafeRawBufferPointer, exact: Bool, entity: String,
+                        _ body: (Id) throws -> Bool) throws {
+        try withCursor(index.database, "reading the index on \(entity).\(index.property.name)") { cursor in
+            var current = try cursor.seek(prefix)
+            while let raw = current {
+                let entry = try IndexEntry.decode(raw.key, index: index, entity: entity)
+                let inSpan = exact
+                    ? entry.value.count == prefix.count && ByteSearch.order(entry.value, prefix) == 0
+                    : entry.value.starts(with: prefix)
+                guard inSpan else {
+                    // A shorter value whose id bytes continue the prefix sorts inside the span.
+                    guard raw.key.starts(with: prefix), entry.value.count < prefix.count else { return }
+                    current = try cursor.next()
+                    continue
                 }
                 guard try body(entry.id) else { return }
                 current = try cursor.next()

@@ -72,11 +72,23 @@ struct QueryExecutor {
     /// `Query.lookUpPosition`) the value it compares with.
     static func first(of built: ConditionNode?, lookUpPosition: Int, value: QueryValue, orders: [QueryOrder], memo: QueryPlanMemo,
                       store: Store, binding: EntityBinding, in transaction: Transaction, offset: Int) throws -> Match? {
+        if lookUpPosition >= 0, offset == 0, orders.isEmpty,
+           let known = memo.remembered(position: lookUpPosition, binding: binding, transaction: transaction), known.isExact {
+            // The look-up loop (a one-leaf condition has no link steps to resolve): the key
+            // encoded into the transaction's reusable bytes, then straight to the index's
+            // first entry for it when the index answers alone (no condition is needed).
+            transaction.lookUpKey.removeAll()
+            if IndexKey.encode(value, type: known.type, into: &transaction.lookUpKey) {
+                let key = transaction.lookUpKey.bytes
+                if !(known.isStringKey && IndexKey.isTruncatedString(key)) {
+                    return try QueryExecutor(binding: binding, condition: nil, orders: [])
+                        .firstIndexed(known.index, exactKey: key, in: transaction)
+                }
+            }
+        }
         if lookUpPosition >= 0,
            let remembered = memo.lookUp(position: lookUpPosition, value: value, binding: binding, transaction: transaction) {
-            // The look-up loop (a one-leaf condition has no link steps to resolve): straight
-            // to the index's first entry for the key when the index answers alone (no
-            // condition is needed), else the remembered plan, without asking the memo twice.
+            // Else the remembered plan, without asking the planner.
             if offset == 0, orders.isEmpty, remembered.isExact {
                 return try QueryExecutor(binding: binding, condition: nil, orders: [])
                     .firstIndexed(remembered.index, span: .prefix(remembered.key, exact: true), in: transaction)
@@ -124,6 +136,16 @@ struct QueryExecutor {
     func firstIndexed(_ index: IndexBinding, span: IndexSpan, in transaction: Transaction) throws -> Match? {
         var found: Match?
         try transaction.forEachIndexId(index, span: span, entity: binding.schema.name) { id in
+            found = Match(id: id, record: try indexedRecord(id, index: index, transaction: transaction))
+            return false
+        }
+        return found
+    }
+
+    /// ``firstIndexed(_:span:in:)`` for the whole-value key `exactKey`, given as raw bytes.
+    func firstIndexed(_ index: IndexBinding, exactKey: UnsafeRawBufferPointer, in transaction: Transaction) throws -> Match? {
+        var found: Match?
+        try transaction.forEachIndexId(index, prefix: exactKey, exact: true, entity: binding.schema.name) { id in
             found = Match(id: id, record: try indexedRecord(id, index: index, transaction: transaction))
             return false
         }

@@ -11,8 +11,9 @@ import Foundation
 /// changes values only, never the position or the operator the memo was made for, but both
 /// are checked anyway. Copies of a query share the memo; it is guarded by a lock.
 final class QueryPlanMemo: @unchecked Sendable {
-    /// A class: taking the remembered entry under the lock is one retain, not one per field.
-    private final class Entry: Sendable {
+    /// What the memo remembers: the look-up's index and how its keys are encoded. A class:
+    /// taking the remembered entry under the lock is one retain, not one per field.
+    final class Entry: Sendable {
         let binding: EntityBinding
         let position: Int
         let index: IndexBinding
@@ -63,14 +64,24 @@ final class QueryPlanMemo: @unchecked Sendable {
     /// The remembered look-up for an equality of the property at `position` with `value`
     /// (the condition's only leaf), else nil.
     func lookUp(position: Int, value: QueryValue, binding: EntityBinding, transaction: Transaction) -> LookUp? {
+        // A floating-point zero is two keys (see `QueryPlanner`): planned afresh.
+        guard let known = remembered(position: position, binding: binding, transaction: transaction),
+              !IndexKey.isZero(value, type: known.type),
+              let key = IndexKey.encode(value, type: known.type) else { return nil }
+        return LookUp(index: known.index, key: key,
+                      isExact: known.isExact && !(known.isStringKey && IndexKey.isTruncatedString(key[...])))
+    }
+
+    /// The remembered look-up of an equality on the property at `position`, when there is
+    /// one for `binding` that `transaction`'s snapshot can use; the caller encodes the key
+    /// (`QueryExecutor.first` into the transaction's reusable key).
+    func remembered(position: Int, binding: EntityBinding, transaction: Transaction) -> Entry? {
         lock.lock()
         let known = entry
         lock.unlock()
         guard let known, known.binding === binding, known.position == position,
-              transaction.snapshotId >= known.index.createdInTransaction,
-              let key = IndexKey.encode(value, type: known.type) else { return nil }
-        return LookUp(index: known.index, key: key,
-                      isExact: known.isExact && !(known.isStringKey && IndexKey.isTruncatedString(key[...])))
+              transaction.snapshotId >= known.index.createdInTransaction else { return nil }
+        return known
     }
 
     /// The plan for `condition`, from the memo when it applies, else from the planner (and

@@ -119,18 +119,36 @@ enum QueryPlanner {
             // Entries per element: only "holds this element" can use them.
             guard case .containsElement = leaf.op, let elementType = type.elementType,
                   let value = leaf.values.first, let encoded = IndexKey.encode(value, type: elementType) else { return nil }
+            if IndexKey.isZero(value, type: elementType) {
+                // Both zeros' keys (see below), rechecked on the records.
+                guard let low = IndexKey.encode(.double(-0.0), type: elementType),
+                      let high = IndexKey.encode(.double(0.0), type: elementType) else { return nil }
+                return QueryPlan(source: .index(index, [.range(lower: low, upper: high)]), leaf: text, score: 1)
+            }
             return QueryPlan(source: .index(index, [.prefix(encoded, exact: true)]), leaf: text, score: 1)
         }
         let isString = type == .string
         func key(_ value: QueryValue) -> [UInt8]? { IndexKey.encode(value, type: type) }
+        // -0.0 and 0.0 are one value to every comparison but have neighbouring keys (-0.0's
+        // first): a zero's span covers both, a zero bound reaches past its neighbour, and the
+        // records are rechecked (floating-point spans are never exact).
+        func lowKey(_ value: QueryValue) -> [UInt8]? { key(IndexKey.isZero(value, type: type) ? .double(-0.0) : value) }
+        func highKey(_ value: QueryValue) -> [UInt8]? { key(IndexKey.isZero(value, type: type) ? .double(0.0) : value) }
+        func span(equalTo value: QueryValue) -> IndexSpan? {
+            if IndexKey.isZero(value, type: type) {
+                guard let low = lowKey(value), let high = highKey(value) else { return nil }
+                return .range(lower: low, upper: high)
+            }
+            return key(value).map { .prefix($0, exact: true) }
+        }
         switch leaf.op {
         case .compare(.equal) where !isString || leaf.caseSensitive:
-            guard let value = leaf.values.first, let encoded = key(value) else { return nil }
-            return QueryPlan(source: .index(index, [.prefix(encoded, exact: true)]), leaf: text, score: 1)
+            guard let value = leaf.values.first, let span = span(equalTo: value) else { return nil }
+            return QueryPlan(source: .index(index, [span]), leaf: text, score: 1)
         case .inList where !isString || leaf.caseSensitive:
-            let keys = leaf.values.compactMap(key)
-            guard keys.count == leaf.values.count else { return nil }
-            return QueryPlan(source: .index(index, keys.map { .prefix($0, exact: true) }), leaf: text, score: 2)
+            let spans = leaf.values.compactMap(span(equalTo:))
+            guard spans.count == leaf.values.count else { return nil }
+            return QueryPlan(source: .index(index, spans), leaf: text, score: 2)
         case .isNil:
             return QueryPlan(source: .index(index, [.prefix([IndexKey.nilTag], exact: true)]), leaf: text, score: 3)
         case .startsWith where isString && leaf.caseSensitive:
@@ -148,12 +166,15 @@ enum QueryPlanner {
             let span: IndexSpan
             switch leaf.op {
             case .between:
-                let (low, high) = ByteSearch.order(keys[0], keys[1]) <= 0 ? (keys[0], keys[1]) : (keys[1], keys[0])
-                span = .range(lower: low, upper: high)
+                let (low, high) = ByteSearch.order(keys[0], keys[1]) <= 0 ? (leaf.values[0], leaf.values[1]) : (leaf.values[1], leaf.values[0])
+                guard let lower = lowKey(low), let upper = highKey(high) else { return nil }
+                span = .range(lower: lower, upper: upper)
             case .compare(.less), .compare(.lessOrEqual):
-                span = .range(lower: [IndexKey.valueTag], upper: keys[0])
+                guard let upper = highKey(leaf.values[0]) else { return nil }
+                span = .range(lower: [IndexKey.valueTag], upper: upper)
             default:
-                span = .range(lower: keys[0], upper: nil)
+                guard let lower = lowKey(leaf.values[0]) else { return nil }
+                span = .range(lower: lower, upper: nil)
             }
             return QueryPlan(source: .index(index, [span]), leaf: text, score: 5)
         default:
@@ -174,42 +195,64 @@ extension IndexKey {
     /// The index key of a query value for a property of `type`, or nil when the value cannot
     /// be represented exactly in that property's key encoding.
     static func encode(_ value: QueryValue, type: PropertyType) -> [UInt8]? {
+        var key: [UInt8] = []
+        if case .string(let text) = value { key.reserveCapacity(text.utf8.count + 3) }
+        return encode(value, type: type, into: &key) ? key : nil
+    }
+
+    /// Appends the index key of a query value for a property of `type` to `key`; returns
+    /// false (having appended nothing) when the value cannot be represented exactly in that
+    /// property's key encoding.
+    static func encode<Sink: IndexKeySink>(_ value: QueryValue, type: PropertyType, into key: inout Sink) -> Bool {
         if type == .string {
-            // The look-up case: one allocation of the right size.
-            guard case .string(var text) = value else { return nil }
-            var key: [UInt8] = []
-            text.withUTF8 { utf8 in
-                key.reserveCapacity(utf8.count + 3)
-                appendString(UnsafeRawBufferPointer(utf8), to: &key)
-            }
-            return key
+            guard case .string(var text) = value else { return false }
+            text.withUTF8 { appendString(UnsafeRawBufferPointer($0), to: &key) }
+            return true
         }
-        var key: [UInt8] = [valueTag]
+        let bits: UInt64
         switch (Store.keyFamily(type), value) {
         case ("bool", .bool(let flag)):
+            key.append(valueTag)
             key.append(flag ? 1 : 0)
+            return true
         case ("signed", .signed(let number)):
-            appendBigEndian(UInt64(bitPattern: number) ^ (1 << 63), to: &key)
+            bits = UInt64(bitPattern: number) ^ (1 << 63)
         case ("signed", .unsigned(let number)):
-            guard let signed = Int64(exactly: number) else { return nil }
-            appendBigEndian(UInt64(bitPattern: signed) ^ (1 << 63), to: &key)
+            guard let signed = Int64(exactly: number) else { return false }
+            bits = UInt64(bitPattern: signed) ^ (1 << 63)
         case ("unsigned", .unsigned(let number)):
-            appendBigEndian(number, to: &key)
+            bits = number
         case ("unsigned", .signed(let number)):
-            guard let unsigned = UInt64(exactly: number) else { return nil }
-            appendBigEndian(unsigned, to: &key)
+            guard let unsigned = UInt64(exactly: number) else { return false }
+            bits = unsigned
         case ("double", .double(let number)):
-            appendBigEndian(orderedBits(type == .float ? Double(Float(number)) : number), to: &key)
+            bits = orderedBits(type == .float ? Double(Float(number)) : number)
         case ("double", .signed(let number)):
-            appendBigEndian(orderedBits(Double(number)), to: &key)
+            bits = orderedBits(Double(number))
         case ("double", .unsigned(let number)):
-            appendBigEndian(orderedBits(Double(number)), to: &key)
+            bits = orderedBits(Double(number))
         case ("uuid", .uuid(let uuid)):
+            key.append(valueTag)
             withUnsafeBytes(of: uuid.uuid) { key.append(contentsOf: $0) }
+            return true
         default:
-            return nil
+            return false
         }
-        return key
+        key.append(valueTag)
+        appendBigEndian(bits, to: &key)
+        return true
+    }
+
+    /// Whether `value` is a zero compared with a floating-point property (`Float`, `Double`,
+    /// `Date`): -0.0 and 0.0 are one value to comparisons but two neighbouring keys.
+    static func isZero(_ value: QueryValue, type: PropertyType) -> Bool {
+        guard Store.keyFamily(type) == "double" else { return false }
+        switch value {
+        case .double(let number): return number == 0
+        case .signed(let number): return number == 0
+        case .unsigned(let number): return number == 0
+        default: return false
+        }
     }
 
     /// The key prefix shared by every string that starts with `prefix` (no terminator): its

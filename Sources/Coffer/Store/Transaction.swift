@@ -41,6 +41,9 @@ final class Transaction {
     /// freed with the transaction.
     @exclusivity(unchecked) var keyPairs: UnsafeMutablePointer<IndexKeyPair>?
     @exclusivity(unchecked) var keyPairCapacity = 0
+    /// The key of a remembered look-up (`QueryExecutor.first`), rebuilt for each look-up in
+    /// memory the transaction keeps.
+    @exclusivity(unchecked) var lookUpKey = IndexKeyBytes()
     /// Where index entries (`key ‖ id`) are assembled for LMDB; grows to the longest key.
     @exclusivity(unchecked) var entryScratch = UnsafeMutableRawBufferPointer(start: nil, count: 0)
     /// Indexes that received an out-of-order key in this transaction (no more append attempts).
@@ -82,6 +85,7 @@ final class Transaction {
     deinit {
         for idle in idleReadCursors { mdb_cursor_close(idle.cursor) }
         entryScratch.deallocate()
+        lookUpKey.deallocate()
         if let keyPairs {
             for position in 0..<keyPairCapacity {
                 keyPairs[position].old.deallocate()
