@@ -18,6 +18,8 @@ indirect enum RandomCondition {
     case nameIn([String])
     case nameLess(String)
     case scoreGreater(Double)
+    /// A comparison with a score; zeros of both signs (one value, two index keys).
+    case scoreCompare(String, Double)
     case scoreTolerance(Double, Double)
     case nickNil, nickNotNil
     case nickEqual(String)
@@ -46,7 +48,7 @@ indirect enum RandomCondition {
         }
         let age = Int.random(in: -5...25, using: &rng)
         let bool = Bool.random(using: &rng)
-        switch Int.random(in: 0..<24, using: &rng) {
+        switch Int.random(in: 0..<25, using: &rng) {
         case 0: return .ageCompare(["==", "!=", "<", ">", "<=", ">="].randomElement(using: &rng)!, age)
         case 1: return .ageBetween(age, Int.random(in: -5...25, using: &rng))
         case 2: return .ageIn((0..<Int.random(in: 0...3, using: &rng)).map { _ in Int.random(in: -5...25, using: &rng) })
@@ -70,6 +72,8 @@ indirect enum RandomCondition {
         case 20: return .bornBefore(Date(timeIntervalSinceReferenceDate: Double(Int.random(in: 0...30, using: &rng))))
         case 21: return .levelEqual([Level.low, .high, nil].randomElement(using: &rng)!)
         case 22: return .idBetween(Id.random(in: 0...60, using: &rng), Id.random(in: 0...60, using: &rng))
+        case 23: return .scoreCompare(["==", "!=", "<", ">", "<=", ">="].randomElement(using: &rng)!,
+                                      [-0.0, 0, 0.5, -1.5].randomElement(using: &rng)!)
         default: return .ageCompare(">", age)
         }
     }
@@ -97,6 +101,15 @@ indirect enum RandomCondition {
         case .nameIn(let list): return P.name.isIn(list)
         case .nameLess(let value): return P.name < value
         case .scoreGreater(let value): return P.score > value
+        case .scoreCompare(let op, let value):
+            switch op {
+            case "==": return P.score == value
+            case "!=": return P.score != value
+            case "<": return P.score < value
+            case ">": return P.score > value
+            case "<=": return P.score <= value
+            default: return P.score >= value
+            }
         case .scoreTolerance(let value, let tolerance): return P.score.isEqual(to: value, tolerance: tolerance)
         case .nickNil: return P.nick.isNil()
         case .nickNotNil: return P.nick.isNotNil()
@@ -146,6 +159,15 @@ indirect enum RandomCondition {
         case .nameIn(let list): return list.contains { Array($0.utf8) == Array(p.name.utf8) }
         case .nameLess(let value): return Array(p.name.utf8).lexicographicallyPrecedes(Array(value.utf8))
         case .scoreGreater(let value): return p.score > value
+        case .scoreCompare(let op, let value):
+            switch op {
+            case "==": return p.score == value
+            case "!=": return p.score != value
+            case "<": return p.score < value
+            case ">": return p.score > value
+            case "<=": return p.score <= value
+            default: return p.score >= value
+            }
         case .scoreTolerance(let value, let tolerance): return abs(p.score - value) <= tolerance
         case .nickNil: return p.nick == nil
         case .nickNotNil: return p.nick != nil
@@ -184,7 +206,7 @@ func randomPeople(count: Int, using rng: inout some RandomNumberGenerator) -> [(
     (0..<count).map { _ in
         (RandomCondition.names.randomElement(using: &rng)!,
          Int.random(in: -5...25, using: &rng),
-         [-1.5, 0, 0.5, 1, 2.25, .infinity, -.infinity, .nan].randomElement(using: &rng)!,
+         [-1.5, 0, -0.0, 0.5, 1, 2.25, .infinity, -.infinity, .nan].randomElement(using: &rng)!,
          Bool.random(using: &rng) ? nil : RandomCondition.fragments.randomElement(using: &rng)!,
          (0..<Int.random(in: 0...3, using: &rng)).map { _ in ["x", "y", "z"].randomElement(using: &rng)! },
          Date(timeIntervalSinceReferenceDate: Double(Int.random(in: 0...30, using: &rng))),
