@@ -716,6 +716,25 @@ import Testing
         }
     }
 
+    /// A unique constraint and upserts treat -0.0 and 0.0 as the one value they are (two
+    /// index keys): the second zero is a conflict, and an upsert by either finds the other.
+    @Test func uniqueZerosOfBothSigns() throws {
+        try withStore { (store: Store) throws in
+            let box = store.box(for: Measured.self)
+            var positive = Measured(weight: 0.0, label: "first")
+            try box.put(&positive)
+            var negative = Measured(weight: -0.0, label: "second")
+            #expect(throws: CofferError.self) { try box.put(&negative) }
+            #expect(try negative.id == 0 && box.count() == 1)
+            var again = Measured(weight: -0.0, label: "upserted")
+            #expect(try box.upsert(&again, by: Measured.weight) == positive.id)
+            #expect(try box.all() == [Measured(id: positive.id, weight: -0.0, label: "upserted")])
+            var other = Measured(weight: 1.0)
+            try box.put(&other)
+            #expect(try store.verify().isIntact)
+        }
+    }
+
     /// `Box.forEach` visits what `all()` returns; inside a write it can change, remove and
     /// insert objects of the same box (random sizes force page splits) and stops at the last
     /// id stored when it began.

@@ -396,6 +396,13 @@ struct Weighed: Entity, Equatable {
     @Index var weights: [Double] = []
 }
 
+/// A unique floating-point value (where -0.0 and 0.0 are one value).
+struct Measured: Entity, Equatable {
+    var id: Id = 0
+    @Unique var weight: Double
+    var label: String = ""
+}
+
 /// `Tagged` as an older build declared it, without the indexes.
 enum TaggedV1 {
     @StoredAs("Tagged")

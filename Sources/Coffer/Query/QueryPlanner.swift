@@ -255,6 +255,16 @@ extension IndexKey {
         }
     }
 
+    /// For the key of a floating-point zero (`type` `Float`, `Double` or `Date`), the key of
+    /// the zero of the other sign; else nil.
+    static func otherZeroKey(_ key: [UInt8], type: PropertyType) -> [UInt8]? {
+        guard Store.keyFamily(type) == "double", let positive = encode(.double(0.0), type: type),
+              let negative = encode(.double(-0.0), type: type) else { return nil }
+        if key == positive { return negative }
+        if key == negative { return positive }
+        return nil
+    }
+
     /// The key prefix shared by every string that starts with `prefix` (no terminator): its
     /// canonical form, escaped and cut exactly as stored keys are.
     static func stringPrefix(_ prefix: String) -> [UInt8] {

@@ -220,6 +220,10 @@ extension Transaction {
         }
         let key = try index.key(in: record)
         var candidates = try indexIds(index, prefix: key, entity: record.entity).filter { $0 != excluded }
+        if let otherZero = IndexKey.otherZeroKey(key, type: index.property.type) {
+            // -0.0 and 0.0 are one value with two keys: an object holding the other zero is the same value.
+            candidates = Array(Set(candidates + (try indexIds(index, prefix: otherZero, entity: record.entity)).filter { $0 != excluded })).sorted()
+        }
         if IndexKey.isTruncatedString(key[...]) {
             let wanted = Array(try record.field(index.storedId)?.payload ?? UnsafeRawBufferPointer(start: nil, count: 0))
             candidates = try candidates.filter { candidate in
