@@ -1006,7 +1006,7 @@ import Testing
                 ids.shuffle(using: &generator)
                 return ids
             }
-            let shortcut = RecordFields.Shortcut(fieldId: wanted)
+            let shortcut = RecordFields.Shortcut()
             for _ in 0..<3000 {
                 let layout = layouts.randomElement(using: &generator)!
                 // Same ids, usually the same kinds and lengths as the layout's previous records.

@@ -232,7 +232,7 @@ struct QueryExecutor {
                 // the test object in the loop made the compiler retain and release it
                 // around every record (about 45 instructions), because `emit` is opaque.
                 let (integerRange, lowest, highest) = (test.hasIntegerRange, test.lowest, test.highest)
-                let shortcut = RecordFields.Shortcut(fieldId: storedId)
+                let shortcut = RecordFields.Shortcut()
                 try transaction.forEachRecord(binding) { id, record in
                     let field = try RecordFields(bytes: record, binding: binding, id: id).inlinedField(storedId, shortcut: shortcut)
                     if integerRange, let field, let value = field.signedInteger {
