@@ -1050,6 +1050,44 @@ import Testing
         #expect(compared == 12_000 && throwing > 100)
     }
 
+    /// Scans of one numeric condition (the path with `RecordFields.Shortcut`) over records
+    /// whose layouts change from record to record and repeat in runs: an optional title
+    /// before the tested field (absent or not), a body whose length needs the short or the
+    /// long length form, a year written in the narrowest of four integer kinds; against a
+    /// Swift filter.
+    @Test func numericScansOverChangingLayoutsMatchAModel() throws {
+        try withStore { (store: Store) throws in
+            let box = store.box(for: Unindexed.Article.self)
+            var generator = SplitMix64(state: 1618)
+            var articles: [Unindexed.Article] = []
+            var layout = (title: true, long: false, wide: 0)
+            for _ in 0..<600 {
+                if Int.random(in: 0..<8, using: &generator) == 0 {
+                    layout = (.random(using: &generator), .random(using: &generator), Int.random(in: 0..<4, using: &generator))
+                }
+                let year = [Int.random(in: -100...100, using: &generator), Int.random(in: 200...30_000, using: &generator),
+                            Int.random(in: 70_000...2_000_000, using: &generator), Int.random(in: 5_000_000_000...6_000_000_000, using: &generator)][layout.wide]
+                articles.append(Unindexed.Article(title: layout.title ? "t\(Int.random(in: 0..<100, using: &generator))" : nil,
+                                                  body: String(repeating: "b", count: layout.long ? 300 : Int.random(in: 0..<40, using: &generator)),
+                                                  year: year))
+            }
+            try box.put(&articles)
+            for _ in 0..<30 {
+                let bound = articles.randomElement(using: &generator)!.year + Int.random(in: -1...1, using: &generator)
+                let cases: [(QueryCondition<Unindexed.Article>, (Unindexed.Article) -> Bool)] = [
+                    (Unindexed.Article.year < bound, { $0.year < bound }),
+                    (Unindexed.Article.year >= bound, { $0.year >= bound }),
+                    (Unindexed.Article.year == bound, { $0.year == bound }),
+                    (Unindexed.Article.year.isBetween(bound - 500, and: bound), { $0.year >= bound - 500 && $0.year <= bound }),
+                ]
+                for (condition, holds) in cases {
+                    let query = try box.query { condition }.build()
+                    #expect(try query.findIds() == articles.filter(holds).map(\.id), "\(query.describe())")
+                }
+            }
+        }
+    }
+
     /// The bit-cast kind decoding agrees with `init(rawValue:)` for every byte.
     @Test func fieldKindDecodingMatchesRawValues() {
         for raw in UInt8.min...UInt8.max {
