@@ -80,15 +80,7 @@ indirect enum RandomCondition {
 
     func condition<P: PersonLike>(_ type: P.Type) -> QueryCondition<P> {
         switch self {
-        case .ageCompare(let op, let value):
-            switch op {
-            case "==": return P.age == value
-            case "!=": return P.age != value
-            case "<": return P.age < value
-            case ">": return P.age > value
-            case "<=": return P.age <= value
-            default: return P.age >= value
-            }
+        case .ageCompare(let op, let value): return Self.compare(P.age, op, value)
         case .ageBetween(let a, let b): return P.age.isBetween(a, and: b)
         case .ageIn(let list): return P.age ∈ list
         case .ageNotInRange(let a, let b): return P.age ∉ (a..<b)
@@ -101,15 +93,7 @@ indirect enum RandomCondition {
         case .nameIn(let list): return P.name.isIn(list)
         case .nameLess(let value): return P.name < value
         case .scoreGreater(let value): return P.score > value
-        case .scoreCompare(let op, let value):
-            switch op {
-            case "==": return P.score == value
-            case "!=": return P.score != value
-            case "<": return P.score < value
-            case ">": return P.score > value
-            case "<=": return P.score <= value
-            default: return P.score >= value
-            }
+        case .scoreCompare(let op, let value): return Self.compare(P.score, op, value)
         case .scoreTolerance(let value, let tolerance): return P.score.isEqual(to: value, tolerance: tolerance)
         case .nickNil: return P.nick.isNil()
         case .nickNotNil: return P.nick.isNotNil()
@@ -126,20 +110,36 @@ indirect enum RandomCondition {
         }
     }
 
+    /// The comparison `op` ("==", "!=", "<", ">", "<=", else ">=") of `property` with `value`.
+    static func compare<P: PersonLike, V: QueryableValue>(_ property: Property<P, V>, _ op: String, _ value: V) -> QueryCondition<P> {
+        switch op {
+        case "==": return property == value
+        case "!=": return property != value
+        case "<": return property < value
+        case ">": return property > value
+        case "<=": return property <= value
+        default: return property >= value
+        }
+    }
+
+    /// What `compare` means, in Swift's own comparisons.
+    static func holds<V: Comparable>(_ stored: V, _ op: String, _ value: V) -> Bool {
+        switch op {
+        case "==": return stored == value
+        case "!=": return stored != value
+        case "<": return stored < value
+        case ">": return stored > value
+        case "<=": return stored <= value
+        default: return stored >= value
+        }
+    }
+
     /// The documented semantics, written independently of the engine.
     func holds<P: PersonLike>(_ p: P) -> Bool {
         func fold(_ s: String) -> String { s.folding(options: .caseInsensitive, locale: nil) }
         func bytes(_ s: String, _ sensitive: Bool) -> [UInt8] { Array((sensitive ? s : fold(s)).utf8) }
         switch self {
-        case .ageCompare(let op, let value):
-            switch op {
-            case "==": return p.age == value
-            case "!=": return p.age != value
-            case "<": return p.age < value
-            case ">": return p.age > value
-            case "<=": return p.age <= value
-            default: return p.age >= value
-            }
+        case .ageCompare(let op, let value): return Self.holds(p.age, op, value)
         case .ageBetween(let a, let b): return (min(a, b)...max(a, b)).contains(p.age)
         case .ageIn(let list): return list.contains(p.age)
         case .ageNotInRange(let a, let b): return !(a..<b).contains(p.age)
@@ -159,15 +159,7 @@ indirect enum RandomCondition {
         case .nameIn(let list): return list.contains { Array($0.utf8) == Array(p.name.utf8) }
         case .nameLess(let value): return Array(p.name.utf8).lexicographicallyPrecedes(Array(value.utf8))
         case .scoreGreater(let value): return p.score > value
-        case .scoreCompare(let op, let value):
-            switch op {
-            case "==": return p.score == value
-            case "!=": return p.score != value
-            case "<": return p.score < value
-            case ">": return p.score > value
-            case "<=": return p.score <= value
-            default: return p.score >= value
-            }
+        case .scoreCompare(let op, let value): return Self.holds(p.score, op, value)
         case .scoreTolerance(let value, let tolerance): return abs(p.score - value) <= tolerance
         case .nickNil: return p.nick == nil
         case .nickNotNil: return p.nick != nil

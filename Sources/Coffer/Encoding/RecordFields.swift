@@ -160,6 +160,16 @@ struct RecordFields {
     /// else calls ``field(_:)``.
     @inline(__always)
     func inlinedField(_ fieldId: UInt16) throws -> Field? {
+        try inlinedField(fieldId, shortcut: nil)
+    }
+
+    /// ``inlinedField(_:)``, and for a scan that tests one field of every record, with the
+    /// scan's `shortcut`: the walk starts at the field's header when the shortcut knows the
+    /// record's layout (see ``Shortcut``), and a walk from the first header teaches it the
+    /// record's layout. The same answers and the same damage either way. (Inlined with nil,
+    /// the shortcut's branches fold away.)
+    @inline(__always)
+    func inlinedField(_ fieldId: UInt16, shortcut: Shortcut?) throws -> Field? {
         guard let base = bytes.baseAddress, bytes.count >= 1 else { throw badStart() }
         let version = base.load(as: UInt8.self)
         guard version == recordFormatVersion || version == legacyRecordFormatVersion else { throw badStart() }
@@ -172,14 +182,25 @@ struct RecordFields {
         }
         let wanted = Int(fieldId)
         var offset = 1
+        var learns = false
+        if let shortcut {
+            if let known = shortcut.start(base, end: end) {
+                offset = known
+            } else {
+                learns = true
+                shortcut.restart()
+            }
+        }
         while offset < end {
             switch FieldHeader.parseCompact(base, at: offset, end: end) {
             case .failure(let problem):
                 throw damage(problem)
             case .success(let header):
                 if header.fieldId == wanted {
+                    if learns { shortcut?.found(at: offset, base: base, end: end) }
                     return Field(kind: header.kind, payload: UnsafeRawBufferPointer(start: base + header.payloadStart, count: header.payloadLength))
                 }
+                if learns { shortcut?.learn(headerAt: offset, payloadStart: header.payloadStart, base: base) }
                 offset = header.payloadEnd
             }
         }
