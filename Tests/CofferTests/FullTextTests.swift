@@ -284,13 +284,17 @@ func plainMatch(_ search: TextSearch, title: [String], body: [String], cache: Te
             try simple.put(Resimple.Article(title: "x", body: "y"))
             #expect(try simple.query { Resimple.Article.body.matches("book") }.build().findIds().isEmpty)
             #expect(try simple.query { Resimple.Article.body.matches("books") }.build().findIds() == [id])
-            // A build without the annotation deletes the index; searching falls back to a scan.
-            try plain.put(Unindexed.Article(title: "z", body: "z"))
-            let info = try store.info()
-            #expect(info.entities.first { $0.name == "Article" } != nil)
-            try store.performRead { transaction in
-                #expect(store.storedDatabase(TextIndexBinding.databaseName(entity: 1, property: 2)) == nil)
-            }
+            // A build without the annotation keeps the index another build declared, and
+            // maintains it; dropping it empties it and searching falls back to a scan.
+            let zId = try plain.put(Unindexed.Article(title: "z", body: "zebras"))
+            #expect(try simple.query { Resimple.Article.body.matches("zebras") }.build().findIds() == [zId])
+            #expect(try store.verify().isIntact)
+            try plain.dropIndex(on: Unindexed.Article.body)
+            let dropped = try #require(try store.info().entities.first { $0.name == "Article" }?.properties.first { $0.name == "body" })
+            #expect(dropped.fullText == nil)
+            #expect(try textIndexContents(store, property: "body").postings.isEmpty)
+            #expect(try simple.query { Resimple.Article.body.matches("zebras") }.build().findIds() == [zId])
+            #expect(try store.verify().isIntact)
         }
     }
 }

@@ -1,7 +1,8 @@
 extension Box {
     /// Stores `entity` matched by an external key, as Salesforce SmartStore does: when one
     /// stored object has the same value of `property`, that object is updated (the entity
-    /// takes its id); when none has, the entity is inserted as a new object.
+    /// takes its id); when none has, the entity is inserted as a new object. When it fails,
+    /// nothing is stored and `entity` is left as it was (its id and its timestamps).
     ///
     /// ```swift
     /// var contact = Contact(externalId: "sf-001", name: "Ada")
@@ -15,35 +16,38 @@ extension Box {
     ///   `property` has no `@Index`/`@Unique` or the entity's key is nil.
     @discardableResult
     public func upsert<Value>(_ entity: inout E, by property: Property<E, Value>) throws -> Id {
-        let originalId = entity.id
+        // The whole value, not only its id: a put also sets timestamps, and a failed or
+        // retried upsert must leave the caller's value as it was.
+        let original = entity
         do {
             return try writing { transaction, binding in
-                entity.id = originalId
+                entity = original
                 return try upsert(&entity, by: property.index, in: transaction, binding: binding)
             }
         } catch {
-            entity.id = originalId
+            entity = original
             throw error
         }
     }
 
     /// Upserts every entity by `property` in one transaction: on any error (an ambiguous
-    /// key, a unique violation) nothing of the batch is stored and the ids stay as they were.
+    /// key, a unique violation) nothing of the batch is stored and the values stay as they
+    /// were.
     ///
     /// ```swift
     /// try contacts.upsert(&downloaded, by: Contact.externalId)
     /// ```
     public func upsert<Value>(_ entities: inout [E], by property: Property<E, Value>) throws {
-        let originalIds = entities.map { $0.id }  // a closure: a key path is not specialised
+        let originals = entities
         do {
             try writing { transaction, binding in
+                entities = originals
                 for index in entities.indices {
-                    entities[index].id = originalIds[index]
                     try upsert(&entities[index], by: property.index, in: transaction, binding: binding)
                 }
             }
         } catch {
-            for index in entities.indices { entities[index].id = originalIds[index] }
+            entities = originals
             throw error
         }
     }

@@ -40,16 +40,17 @@ extension Store {
         if let cached, transaction.newBindings.isEmpty { return cached }
         guard let catalog = catalogDatabase else { return IncomingRelations() }
         var links = IncomingRelations()
+        var openedHere = false
         for entity in try Catalog.entities(dbi: catalog, in: transaction) {
             for property in entity.properties where property.target == target && PropertyFlags(rawValue: property.flags).contains(.toMany) {
                 let names = RelationTables.names(entity: entity.id, property: property.id)
-                if let forward = database(names.forward, in: transaction), let reverse = database(names.reverse, in: transaction) {
+                if let forward = try database(names.forward, in: transaction, openedHere: &openedHere), let reverse = try database(names.reverse, in: transaction, openedHere: &openedHere) {
                     links.manyToMany.append(RelationTables(forward: forward, reverse: reverse, owner: entity.name))
                 }
             }
             for property in entity.properties where property.target == target && !PropertyFlags(rawValue: property.flags).contains(.toMany) {
-                guard let table = database(Catalog.tableName(entity.id), in: transaction),
-                      let index = database(IndexBinding.databaseName(entity: entity.id, property: property.id), in: transaction)
+                guard let table = try database(Catalog.tableName(entity.id), in: transaction, openedHere: &openedHere),
+                      let index = try database(IndexBinding.databaseName(entity: entity.id, property: property.id), in: transaction, openedHere: &openedHere)
                 else { continue }
                 let schema = PropertySchema(name: property.name, type: .uint64, swiftType: property.swiftType, flags: [.indexed, .relation])
                 links.toOne.append(IncomingLink(ownerName: entity.name, ownerTable: table,
@@ -57,7 +58,8 @@ extension Store {
                                                               database: index, createdInTransaction: 0)))
             }
         }
-        if transaction.newBindings.isEmpty {
+        // Handles this transaction opened die with it if it aborts: not kept beyond it.
+        if transaction.newBindings.isEmpty && !openedHere {
             stateLock.lock()
             if linkCache.generation != generation { linkCache = (generation, [:]) }
             linkCache.links[target] = links
@@ -66,8 +68,10 @@ extension Store {
         return links
     }
 
-    /// A database handle by name: opened by the store, or created by `transaction`.
-    private func database(_ name: String, in transaction: Transaction) -> MDB_dbi? {
+    /// A database handle by name: opened by the store, created by `transaction`, or (in a
+    /// write) created by another process since this store opened its tables.
+    /// `openedHere` is set for a handle opened by `transaction` (valid only if it commits).
+    private func database(_ name: String, in transaction: Transaction, openedHere: inout Bool) throws -> MDB_dbi? {
         if let known = storedDatabase(name) { return known }
         for binding in transaction.newBindings.values {
             if Catalog.tableName(binding.entityId) == name { return binding.table }
@@ -81,7 +85,9 @@ extension Store {
                 return index.database
             }
         }
-        return nil
+        let opened = try openInWrite(name, in: transaction)
+        if opened != nil { openedHere = true }
+        return opened
     }
 }
 

@@ -12,6 +12,12 @@ final class EntityBinding: @unchecked Sendable {
     /// The id of the transaction that created the table; snapshots older than it do not
     /// have the table yet.
     let createdInTransaction: Int
+    /// The catalog generation `catalog` was read at. A transaction uses the binding only
+    /// while its own snapshot has that generation: after any schema change (by another
+    /// process, another build, or this transaction) the entity binds again, so every write
+    /// maintains exactly the indexes the catalog lists and no read uses an index the catalog
+    /// no longer lists.
+    let catalogGeneration: UInt64
     /// Stored property id for each schema position (`id`'s slot is unused).
     let storedIds: UnsafeMutablePointer<UInt16>
     /// For each schema position, the format 2 tag of its property without the kind bits
@@ -44,8 +50,10 @@ final class EntityBinding: @unchecked Sendable {
 
     var entityId: UInt32 { catalog.id }
 
-    init(store: Store, schema: EntitySchema, catalog: CatalogEntity, table: MDB_dbi, createdInTransaction: Int) {
+    init(store: Store, schema: EntitySchema, catalog: CatalogEntity, table: MDB_dbi, createdInTransaction: Int,
+         catalogGeneration: UInt64) {
         self.store = store
+        self.catalogGeneration = catalogGeneration
         self.schema = schema
         self.catalog = catalog
         self.table = table

@@ -22,3 +22,20 @@ extension EntitySchema {
         self.init(name: entity.name, properties: properties)
     }
 }
+
+extension PropertySchema {
+    /// This declaration with the index the catalog lists for it: a build that does not
+    /// declare `@Index` or `@Unique` on a property another build indexes still maintains
+    /// (and enforces) that index (see `SchemaReconciler`).
+    func adoptingIndexes(of stored: CatalogProperty) -> PropertySchema {
+        let storedFlags = PropertyFlags(rawValue: stored.flags).intersection([.indexed, .unique])
+        guard !flags.isSuperset(of: storedFlags) else { return self }
+        let adoptsUnique = storedFlags.contains(.unique) && !flags.contains(.unique)
+        return PropertySchema(
+            name: name, storedName: storedName, type: type, isOptional: isOptional, swiftType: swiftType,
+            flags: flags.union(storedFlags),
+            onConflict: adoptsUnique ? stored.onConflict.flatMap(ConflictStrategy.init(rawValue:)) : onConflict,
+            renamedFrom: renamedFrom, hasDefault: hasDefault, relationTarget: relationTarget,
+            backlinkProperty: backlinkProperty, fullText: fullText)
+    }
+}

@@ -35,12 +35,18 @@ enum SchemaReconciler {
                 // Names it had before stay known, so a build still using an old name (an
                 // older app version, an extension) finds it after a rename.
                 let formerNames = Set((previous.formerNames ?? []) + [previous.name]).subtracting([property.storedName]).sorted()
+                // Indexes another build declared stay: dropping them here would make that
+                // build rebuild them on its next write, and this one drop them again.
+                let kept = keptIndexes(property, previous: previous)
                 properties.append(CatalogProperty(
                     id: previous.id, name: property.storedName, type: property.type,
-                    optional: property.isOptional, swiftType: property.swiftType, flags: property.flags.rawValue,
-                    target: property.relationTarget, keys: keyVersion(property, previous: previous),
-                    formerNames: formerNames.isEmpty ? nil : formerNames, tokenizer: property.fullText?.rawValue,
-                    defaulted: defaulted(property), onConflict: conflict(property)))
+                    optional: property.isOptional, swiftType: property.swiftType,
+                    flags: property.flags.union(kept.flags).rawValue,
+                    target: property.relationTarget,
+                    keys: property.flags.union(kept.flags).contains(.indexed) ? IndexKey.version : nil,
+                    formerNames: formerNames.isEmpty ? nil : formerNames,
+                    tokenizer: property.fullText?.rawValue ?? kept.tokenizer,
+                    defaulted: defaulted(property), onConflict: conflict(property) ?? kept.onConflict))
             } else {
                 if stored != nil && !property.isOptional && !property.hasDefault {
                     throw CofferError.schemaMismatch(
@@ -87,6 +93,31 @@ enum SchemaReconciler {
     private static func conflict(_ property: PropertySchema) -> String? {
         guard let strategy = property.onConflict, strategy != .fail else { return nil }
         return strategy.rawValue
+    }
+
+    /// The indexes the catalog lists for `previous` that the declaration does not ask for
+    /// but can keep: an `@Index` or `@Unique` whose keys serve the declared type, and a
+    /// full-text index on a `String`. A build keeps (and maintains) what another build of
+    /// the same entity declared, so two builds never drop and rebuild each other's indexes.
+    static func keptIndexes(_ property: PropertySchema, previous: CatalogProperty)
+        -> (flags: PropertyFlags, tokenizer: String?, onConflict: String?) {
+        var flags: PropertyFlags = []
+        var onConflict: String?
+        let stored = PropertyFlags(rawValue: previous.flags)
+        if stored.contains(.indexed), IndexKey.isIndexable(property.type),
+           indexIsReusable(stored: previous, declared: property.type) {
+            flags.insert(.indexed)
+            if stored.contains(.unique), property.type.elementType == nil, !property.flags.contains(.unique) {
+                flags.insert(.unique)
+                onConflict = previous.onConflict
+            }
+        }
+        var tokenizer: String?
+        if property.fullText == nil, property.type == .string, let stored = previous.tokenizer {
+            tokenizer = stored
+            flags.insert(.fullText)
+        }
+        return (flags, tokenizer, onConflict)
     }
 
     /// The key version an indexed property's index has once registration is done: kept when

@@ -13,7 +13,14 @@ extension Store {
         writerLock.lock()
         defer { writerLock.unlock() }
         var begun: OpaquePointer?
-        try LMDB.check(mdb_txn_begin(env, nil, 0, &begun), "cannot open the store at \(path)")
+        var begin = mdb_txn_begin(env, nil, 0, &begun)
+        while begin == MDB_MAP_RESIZED {
+            // Another process grew the map since this one mapped it (no transaction of this
+            // store is open yet, so the size can be adopted at once).
+            try adoptMapSizeOfOtherProcess()
+            begin = mdb_txn_begin(env, nil, 0, &begun)
+        }
+        try LMDB.check(begin, "cannot open the store at \(path)")
         guard let txn = begun else { return }
         let transaction = Transaction(store: self, txn: txn, isWrite: true)
         do {
@@ -44,12 +51,32 @@ extension Store {
         guard Transaction.current(for: self) == nil else { return }
         writerLock.lock()
         defer { writerLock.unlock() }
-        gate.lockShared()
-        defer { gate.unlock() }
+        while true {
+            gate.lockShared()
+            let resized: Bool
+            do {
+                resized = try openTablesUnderGate()
+            } catch {
+                gate.unlock()
+                throw error
+            }
+            gate.unlock()
+            guard resized else { return }
+            // Another process grew the map: adopt its size (which needs the gate to itself)
+            // and read again, as every transaction does.
+            try adoptMapSizeOfOtherProcess()
+        }
+    }
+
+    /// One attempt of `openTables`, holding the writer lock and the gate; returns true when
+    /// LMDB reported that another process grew the map.
+    private func openTablesUnderGate() throws -> Bool {
         guard !isClosed else { throw CofferError.storeClosed(path: path) }
         var begun: OpaquePointer?
-        try LMDB.check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &begun), "cannot read the catalog of \(path)")
-        guard let txn = begun else { return }
+        let begin = mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &begun)
+        if begin == MDB_MAP_RESIZED { return true }
+        try LMDB.check(begin, "cannot read the catalog of \(path)")
+        guard let txn = begun else { return false }
         let transaction = Transaction(store: self, txn: txn, isWrite: false)
         do {
             var catalog: MDB_dbi = 0
@@ -57,7 +84,7 @@ extension Store {
             if rc == MDB_NOTFOUND {
                 // A read-only store that has never been written: it holds no entities.
                 mdb_txn_abort(txn)
-                return
+                return false
             }
             try LMDB.check(rc, "cannot open the schema catalog of \(path)")
             if let meta = try Catalog.load(CatalogMeta.self, key: Catalog.metaKey, dbi: catalog, in: transaction) {
@@ -93,6 +120,7 @@ extension Store {
             catalogHandle = catalog
             databases.merge(opened) { old, _ in old }
             stateLock.unlock()
+            return false
         } catch {
             mdb_txn_abort(txn)
             throw error
@@ -127,21 +155,24 @@ extension Store {
             transaction.lastCachedBinding = (key, known)
             return known
         }
+        // A binding serves only transactions whose snapshot has the catalog generation it
+        // was made at: after a schema change (by anyone) the entity binds again.
+        let generation = transaction.catalogGeneration
         stateLock.lock()
         let cached = bindings[key]
         stateLock.unlock()
-        if let cached {
+        if let cached, cached.catalogGeneration == generation {
             guard cached.isVisible(in: transaction) else { return nil }
             transaction.bindingCache[key] = cached
             return cached
         }
-        if let pending = transaction.newBindings[key] { return pending }
+        if let pending = transaction.newBindings[key], pending.catalogGeneration == generation { return pending }
         try claimStoredName(E.cofferSchema)
         if !transaction.isWrite {
             stateLock.lock()
             let readable = readBindings[key]
             stateLock.unlock()
-            if let readable {
+            if let readable, readable.catalogGeneration == generation {
                 transaction.bindingCache[key] = readable
                 return readable
             }
@@ -210,7 +241,7 @@ extension Store {
         for (offset, property) in reconciled.properties.enumerated()
             where property.isRetired && PropertyFlags(rawValue: property.flags).contains(.indexed) {
             let name = IndexBinding.databaseName(entity: reconciled.id, property: property.id)
-            if storedDatabase(name) == nil || !SchemaReconciler.indexIsReusable(stored: property, declared: property.type) {
+            if try !transaction.databaseExists(name) || !SchemaReconciler.indexIsReusable(stored: property, declared: property.type) {
                 reconciled.properties[offset].flags &= ~(PropertyFlags.indexed.rawValue | PropertyFlags.unique.rawValue)
             }
         }
@@ -219,46 +250,44 @@ extension Store {
         }
         if reconciled != stored {
             try Catalog.store(reconciled, key: Catalog.entityKey(schema.storedName), dbi: catalog, in: transaction)
-            // Other processes (and this one's other bindings) bind again on their next write.
-            let generation = try Catalog.generation(dbi: catalog, in: transaction) &+ 1
-            try Catalog.setGeneration(generation, dbi: catalog, in: transaction)
-            transaction.catalogGeneration = generation
+            try advanceCatalogGeneration(catalog, in: transaction)
         }
         let tableName = Catalog.tableName(reconciled.id)
-        let existingTable = storedDatabase(tableName)
-        var table: MDB_dbi = 0
-        try transaction.check(mdb_dbi_open(transaction.txn, tableName, UInt32(MDB_CREATE), &table),
-                              "cannot open the table of \(schema.name) in \(path)")
+        let (table, tableExisted) = try transaction.openDatabase(tableName, create: true, "the table of \(schema.name) in \(path)")
         let binding = EntityBinding(store: self, schema: schema, catalog: reconciled, table: table,
-                                    createdInTransaction: existingTable == nil ? transaction.snapshotId : 0)
-        try dropStaleIndexes(previous: stored, current: reconciled, in: transaction)
-        for (position, property) in schema.properties.enumerated() where property.flags.contains(.indexed) {
-            guard let storedProperty = reconciled.property(named: property.storedName) else { continue }
-            binding.indexes.append(try openIndex(position: position, property: property, stored: storedProperty,
-                                                 previous: stored, binding: binding, in: transaction))
+                                    createdInTransaction: tableExisted ? 0 : transaction.snapshotId,
+                                    catalogGeneration: transaction.catalogGeneration ?? 0)
+        try emptyStaleIndexes(previous: stored, current: reconciled, in: transaction)
+        for (position, property) in schema.properties.enumerated() {
+            // Every index the catalog lists, whether this build declares it or another
+            // build does (see `SchemaReconciler`).
+            guard let storedProperty = reconciled.property(named: property.storedName),
+                  PropertyFlags(rawValue: storedProperty.flags).contains(.indexed) else { continue }
+            binding.indexes.append(try openIndex(position: position, property: property.adoptingIndexes(of: storedProperty),
+                                                 stored: storedProperty, previous: stored, binding: binding, in: transaction))
         }
         for property in reconciled.properties where property.isRetired && PropertyFlags(rawValue: property.flags).contains(.indexed) {
             let name = IndexBinding.databaseName(entity: reconciled.id, property: property.id)
-            var database: MDB_dbi = 0
-            try transaction.check(mdb_dbi_open(transaction.txn, name, 0, &database), "opening the index \(name) of a retired property")
+            let (database, _) = try transaction.openDatabase(name, create: false, "the index \(name) of a retired property")
             let schema = PropertySchema(name: property.name, type: property.type, swiftType: property.swiftType,
                                         flags: PropertyFlags(rawValue: property.flags))
             binding.indexes.append(IndexBinding(position: -1, storedId: property.id, property: schema,
                                                 database: database, createdInTransaction: 0))
         }
-        try dropStaleTextIndexes(previous: stored, current: reconciled, in: transaction)
+        try emptyStaleTextIndexes(previous: stored, current: reconciled, in: transaction)
         for (position, property) in schema.properties.enumerated() {
-            guard let tokenizer = property.fullText, let storedProperty = reconciled.property(named: property.storedName) else { continue }
+            // Every full-text index the catalog lists for a declared property, whichever
+            // build declared it.
+            guard let storedProperty = reconciled.property(named: property.storedName),
+                  let tokenizer = storedProperty.tokenizer.flatMap(TextTokenizer.init(rawValue:)) else { continue }
             let name = TextIndexBinding.databaseName(entity: reconciled.id, property: storedProperty.id)
-            var database: MDB_dbi = 0
-            try transaction.check(mdb_dbi_open(transaction.txn, name, UInt32(MDB_CREATE), &database),
-                                  "cannot open the full-text index on \(schema.name).\(property.name)")
+            let (database, existed) = try transaction.openDatabase(name, create: true, "the full-text index on \(schema.name).\(property.name)")
             let index = TextIndexBinding(position: position, storedId: storedProperty.id, propertyName: property.name,
                                          tokenizer: tokenizer, database: database)
             let before = stored?.properties.first { $0.id == storedProperty.id }
             // Built for the objects already stored when the annotation is new, and again
             // when the tokenizer changed.
-            if storedDatabase(name) == nil || before?.tokenizer != tokenizer.rawValue {
+            if !existed || before?.tokenizer != tokenizer.rawValue {
                 try transaction.buildTextIndex(index, binding: binding)
             }
             binding.textIndexes.append(index)
@@ -274,6 +303,48 @@ extension Store {
         return binding
     }
 
+    /// Records a change of the catalog's entity entries: other processes, this one's other
+    /// bindings and the bindings `transaction` already made bind again before their next use.
+    private func advanceCatalogGeneration(_ catalog: MDB_dbi, in transaction: Transaction) throws {
+        let generation = try Catalog.generation(dbi: catalog, in: transaction) &+ 1
+        try Catalog.setGeneration(generation, dbi: catalog, in: transaction)
+        transaction.catalogGeneration = generation
+        transaction.changedSchema = true
+        transaction.bindingCache.removeAll()
+        transaction.lastCachedBinding = nil
+        transaction.incomingRelations.removeAll()
+    }
+
+    /// Takes the indexes on `schema`'s property at `position` (value and full-text) out of
+    /// the catalog and empties their databases (see `Box.dropIndex(on:)`); every binding of
+    /// the entity binds again.
+    func dropIndex(of schema: EntitySchema, position: Int, in transaction: Transaction) throws {
+        let property = schema.properties[position]
+        guard property.flags.isDisjoint(with: [.indexed, .unique, .fullText]), property.fullText == nil else {
+            throw CofferError.invalidOperation(
+                message: "\(schema.name).\(property.name) is declared with @Index, @Unique or @FullText in this build; remove the annotation before dropping its index")
+        }
+        guard let catalog = catalogDatabase,
+              var stored = try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(schema.storedName), dbi: catalog, in: transaction),
+              let offset = stored.properties.firstIndex(where: { !$0.isRetired && ($0.name == property.storedName || $0.name == property.renamedFrom) })
+        else { return }
+        let before = stored.properties[offset]
+        let indexed = PropertyFlags(rawValue: before.flags).contains(.indexed)
+        guard indexed || before.tokenizer != nil else { return }
+        stored.properties[offset].flags &= ~(PropertyFlags.indexed.rawValue | PropertyFlags.unique.rawValue | PropertyFlags.fullText.rawValue)
+        stored.properties[offset].keys = nil
+        stored.properties[offset].onConflict = nil
+        stored.properties[offset].tokenizer = nil
+        try Catalog.store(stored, key: Catalog.entityKey(schema.storedName), dbi: catalog, in: transaction)
+        try advanceCatalogGeneration(catalog, in: transaction)
+        if indexed {
+            try emptyDatabase(IndexBinding.databaseName(entity: stored.id, property: before.id), in: transaction)
+        }
+        if before.tokenizer != nil {
+            try emptyDatabase(TextIndexBinding.databaseName(entity: stored.id, property: before.id), in: transaction)
+        }
+    }
+
     /// Opens an index, building it from the table when it is new or its key encoding
     /// changed (a unique index with duplicate values refuses to build).
     private func openIndex(
@@ -283,10 +354,10 @@ extension Store {
         let name = IndexBinding.databaseName(entity: binding.entityId, property: stored.id)
         let before = previous?.properties.first { $0.id == stored.id }
         let reusable = before.map { SchemaReconciler.indexIsReusable(stored: $0, declared: property.type) } ?? false
-        var database: MDB_dbi = 0
-        try transaction.check(mdb_dbi_open(transaction.txn, name, UInt32(MDB_CREATE), &database),
-                              "cannot open the index on \(binding.schema.name).\(property.name)")
-        let reuse = reusable && storedDatabase(name) != nil
+        // The catalog is the truth: an index it lists is maintained by every writer. A
+        // database it does not list may exist, emptied (see `emptyDatabase`), and is rebuilt.
+        let (database, existed) = try transaction.openDatabase(name, create: true, "the index on \(binding.schema.name).\(property.name)")
+        let reuse = reusable && existed
         let index = IndexBinding(position: position, storedId: stored.id, property: property, database: database,
                                  createdInTransaction: reuse ? 0 : transaction.snapshotId)
         if !reuse {
@@ -316,38 +387,54 @@ extension Store {
         }
     }
 
-    /// Deletes the index databases of properties that lost their index or were removed.
-    private func dropStaleIndexes(previous: CatalogEntity?, current: CatalogEntity, in transaction: Transaction) throws {
+    /// Empties the index databases of properties that lost their index.
+    private func emptyStaleIndexes(previous: CatalogEntity?, current: CatalogEntity, in transaction: Transaction) throws {
         guard let previous else { return }
         for old in previous.properties where PropertyFlags(rawValue: old.flags).contains(.indexed) {
             let kept = current.properties.first { $0.id == old.id }.map { PropertyFlags(rawValue: $0.flags).contains(.indexed) } ?? false
             guard !kept else { continue }
-            try deleteDatabase(IndexBinding.databaseName(entity: current.id, property: old.id), in: transaction)
+            try emptyDatabase(IndexBinding.databaseName(entity: current.id, property: old.id), in: transaction)
         }
     }
 
-    /// Deletes the named database, if it exists, in `transaction` (its handle is forgotten
-    /// on commit, or at once when the transaction aborts).
-    private func deleteDatabase(_ name: String, in transaction: Transaction) throws {
+    /// Empties the named database, if it exists, in `transaction`, and keeps it.
+    ///
+    /// Coffer never deletes a database it may have a handle to: LMDB's `mdb_drop(…, 1)`
+    /// closes the handle in this process while other transactions may use it, and other
+    /// processes keep theirs; `mdb_dbi_open` by name then hands back that stale handle,
+    /// whose writes use the deleted database's freed pages. An empty database costs one
+    /// entry in LMDB's main table; the catalog, not the database's existence, says whether
+    /// an index is in use (and a build that needs it again rebuilds it).
+    private func emptyDatabase(_ name: String, in transaction: Transaction) throws {
         var database: MDB_dbi = 0
         let rc = mdb_dbi_open(transaction.txn, name, 0, &database)
         if rc == MDB_NOTFOUND { return }
         try transaction.check(rc, "opening the dropped index \(name)")
         transaction.discardTextBuffer(database)
-        try transaction.check(mdb_drop(transaction.txn, database, 1), "deleting the dropped index \(name)")
+        try transaction.check(mdb_drop(transaction.txn, database, 0), "emptying the dropped index \(name)")
+    }
+
+    /// Deletes a database of an earlier layout, which no current code opens (so no handle
+    /// of it can be in use).
+    private func deleteLegacyDatabase(_ name: String, in transaction: Transaction) throws {
+        var database: MDB_dbi = 0
+        let rc = mdb_dbi_open(transaction.txn, name, 0, &database)
+        if rc == MDB_NOTFOUND { return }
+        try transaction.check(rc, "opening the legacy index \(name)")
+        try transaction.check(mdb_drop(transaction.txn, database, 1), "deleting the legacy index \(name)")
         transaction.droppedDatabases.append(name)
     }
 
-    /// Deletes the full-text indexes of properties that lost `@FullText` or were removed.
-    private func dropStaleTextIndexes(previous: CatalogEntity?, current: CatalogEntity, in transaction: Transaction) throws {
+    /// Empties the full-text indexes of properties that lost `@FullText` or were removed.
+    private func emptyStaleTextIndexes(previous: CatalogEntity?, current: CatalogEntity, in transaction: Transaction) throws {
         guard let previous else { return }
         for old in previous.properties where old.tokenizer != nil {
             guard current.properties.first(where: { $0.id == old.id })?.tokenizer == nil else { continue }
-            try deleteDatabase(TextIndexBinding.databaseName(entity: current.id, property: old.id), in: transaction)
+            try emptyDatabase(TextIndexBinding.databaseName(entity: current.id, property: old.id), in: transaction)
         }
         // Indexes of the earlier layout are replaced by new ones (built by `register`).
         for old in previous.properties where old.tokenizer != nil {
-            try deleteDatabase(TextIndexBinding.legacyDatabaseName(entity: current.id, property: old.id), in: transaction)
+            try deleteLegacyDatabase(TextIndexBinding.legacyDatabaseName(entity: current.id, property: old.id), in: transaction)
         }
     }
 
@@ -379,30 +466,39 @@ extension Store {
         guard let catalog = catalogDatabase,
               let stored = try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(schema.storedName), dbi: catalog, in: transaction)
         else { return nil }
-        guard let table = storedDatabase(Catalog.tableName(stored.id)) else {
+        let tableName = Catalog.tableName(stored.id)
+        guard let table = try storedDatabase(tableName) ?? openInWrite(tableName, in: transaction) else {
             // The snapshot has the entity, but its table was created (by another process)
             // after this store last opened tables, and LMDB cannot hand a new table to a
-            // transaction that is already running. Never answer "empty" for it.
+            // read transaction that is already running. Never answer "empty" for it: the
+            // outermost read opens the new tables and runs again (`performNewRead`).
+            transaction.needsNewTables = true
             throw CofferError.invalidOperation(
-                message: "\(schema.name) was created in \(path) after this store.read { } began and this store has not read it before; read it outside the closure once (that opens its table), then retry")
+                message: "\(schema.name) was created in \(path) by another process after this read began; read it again")
         }
         try SchemaReconciler.checkReadable(schema, from: stored)
-        let binding = EntityBinding(store: self, schema: schema, catalog: stored, table: table, createdInTransaction: 0)
-        for (position, property) in schema.properties.enumerated() where property.flags.contains(.indexed) {
-            // An index of another key encoding would answer wrongly: scan instead.
+        let binding = EntityBinding(store: self, schema: schema, catalog: stored, table: table, createdInTransaction: 0,
+                                    catalogGeneration: transaction.catalogGeneration ?? 0)
+        for (position, property) in schema.properties.enumerated() {
+            // Every index the catalog lists (whichever build declared it); one of another key
+            // encoding would answer wrongly: scan instead.
             guard let storedProperty = stored.anyProperty(named: property.storedName)
                     ?? property.renamedFrom.flatMap({ stored.anyProperty(named: $0) }),
+                  PropertyFlags(rawValue: storedProperty.flags).contains(.indexed),
+                  IndexKey.isIndexable(property.type),
                   SchemaReconciler.indexIsReusable(stored: storedProperty, declared: property.type),
-                  let database = storedDatabase(IndexBinding.databaseName(entity: stored.id, property: storedProperty.id))
+                  let database = try storedDatabase(IndexBinding.databaseName(entity: stored.id, property: storedProperty.id))
+                    ?? openInWrite(IndexBinding.databaseName(entity: stored.id, property: storedProperty.id), in: transaction)
             else { continue }
-            binding.indexes.append(IndexBinding(position: position, storedId: storedProperty.id, property: property,
+            binding.indexes.append(IndexBinding(position: position, storedId: storedProperty.id,
+                                                property: property.adoptingIndexes(of: storedProperty),
                                                 database: database, createdInTransaction: 0))
         }
         for (position, property) in schema.properties.enumerated() {
             // An index built with another tokenizer would answer wrongly: scan instead.
-            guard let tokenizer = property.fullText,
-                  let storedProperty = stored.anyProperty(named: property.storedName),
-                  storedProperty.tokenizer == tokenizer.rawValue,
+            guard let storedProperty = stored.anyProperty(named: property.storedName),
+                  let tokenizer = storedProperty.tokenizer.flatMap(TextTokenizer.init(rawValue:)),
+                  property.fullText == nil || property.fullText == tokenizer,
                   let database = storedDatabase(TextIndexBinding.databaseName(entity: stored.id, property: storedProperty.id))
             else { continue }
             binding.textIndexes.append(TextIndexBinding(position: position, storedId: storedProperty.id, propertyName: property.name,
@@ -411,11 +507,24 @@ extension Store {
         for (position, property) in schema.properties.enumerated() where property.flags.contains(.toMany) {
             guard let storedProperty = stored.anyProperty(named: property.storedName) else { continue }
             let names = RelationTables.names(entity: stored.id, property: storedProperty.id)
-            if let forward = storedDatabase(names.forward), let reverse = storedDatabase(names.reverse) {
+            if let forward = try storedDatabase(names.forward) ?? openInWrite(names.forward, in: transaction),
+               let reverse = try storedDatabase(names.reverse) ?? openInWrite(names.reverse, in: transaction) {
                 binding.relationTables[position] = RelationTables(forward: forward, reverse: reverse, owner: schema.storedName)
             }
         }
         return binding
+    }
+
+    /// An existing database's handle opened inside a write transaction (kept by LMDB when the
+    /// transaction commits, closed when it aborts), or nil in a read transaction, which
+    /// cannot open handles beside others.
+    func openInWrite(_ name: String, in transaction: Transaction) throws -> MDB_dbi? {
+        guard transaction.isWrite else { return nil }
+        var database: MDB_dbi = 0
+        let rc = mdb_dbi_open(transaction.txn, name, 0, &database)
+        if rc == MDB_NOTFOUND { return nil }
+        try transaction.check(rc, "opening \(name) in \(path)")
+        return database
     }
 
     /// Makes the bindings a committed transaction created visible to everyone.
@@ -425,15 +534,19 @@ extension Store {
         catalogGeneration += 1
         for name in transaction.droppedDatabases { databases[name] = nil }
         for (key, binding) in transaction.newBindings {
-            // Another declaration of the same stored entity (a version type) was bound to
-            // the catalog as it was before: it registers again on its next use.
-            for (other, existing) in bindings where other != key && existing.schema.storedName == binding.schema.storedName {
-                bindings[other] = nil
+            // A binding made before a later schema change of the same transaction is stale
+            // (its handles are not: they are kept below).
+            if binding.catalogGeneration == transaction.catalogGeneration {
+                // Another declaration of the same stored entity (a version type) was bound
+                // to the catalog as it was before: it registers again on its next use.
+                for (other, existing) in bindings where other != key && existing.schema.storedName == binding.schema.storedName {
+                    bindings[other] = nil
+                }
+                for (other, existing) in readBindings where existing.schema.storedName == binding.schema.storedName {
+                    readBindings[other] = nil
+                }
+                bindings[key] = binding
             }
-            for (other, existing) in readBindings where existing.schema.storedName == binding.schema.storedName {
-                readBindings[other] = nil
-            }
-            bindings[key] = binding
             databases[Catalog.tableName(binding.entityId)] = binding.table
             for index in binding.indexes {
                 databases[IndexBinding.databaseName(entity: binding.entityId, property: index.storedId)] = index.database

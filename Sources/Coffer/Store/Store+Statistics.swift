@@ -69,15 +69,26 @@ extension Store {
     /// let copy = try Store(directory: "/backups/coffer-2026-11-22")
     /// ```
     ///
+    /// Inside `store.read { }` the copy holds the latest committed state, which may be newer
+    /// than the closure's snapshot.
+    ///
     /// - Throws: ``CofferError/invalidOperation(message:)`` when `destination` already holds
-    ///   a data file; ``CofferError/storage(code:message:)`` when LMDB cannot write it.
+    ///   a data file, or inside `store.write { }` (the copy could not hold the write's own
+    ///   changes); ``CofferError/storage(code:message:)`` when LMDB cannot write it.
     public func copy(to destination: String) throws {
+        if Transaction.current(for: self)?.isWrite == true {
+            throw CofferError.invalidOperation(
+                message: "cannot copy the store at \(path) inside store.write { }: its changes are not committed; copy after the write returns")
+        }
         try FileManager.default.createDirectory(atPath: destination, withIntermediateDirectories: true)
         guard !FileManager.default.fileExists(atPath: destination + "/data.mdb") else {
             throw CofferError.invalidOperation(message: "\(destination) already holds a store; copy into an empty directory")
         }
-        gate.lockShared()
-        defer { gate.unlock() }
+        // Inside a read of this thread the gate is held already; taking it again would wait
+        // behind a waiting map growth or close, which waits for this read: a deadlock.
+        let holdsGate = Transaction.current(for: self) != nil
+        if !holdsGate { gate.lockShared() }
+        defer { if !holdsGate { gate.unlock() } }
         guard !isClosed else { throw CofferError.storeClosed(path: path) }
         let rc = mdb_env_copy2(env, destination, UInt32(MDB_CP_COMPACT))
         guard rc == 0 else {

@@ -76,7 +76,14 @@ extension Store {
 
     /// Runs `body` in a new read transaction. When `observing`, `atSnapshot` runs under
     /// `publishLock` together with the start of the snapshot (see `Store+Observation`).
+    ///
+    /// When the body met an entity whose table another process created after this store
+    /// opened its tables (`Transaction.needsNewTables`), the transaction ends, the new
+    /// tables are opened and the body runs again, as a write does after map growth: callers
+    /// never see the difference. An observing read never reruns (its `atSnapshot` took
+    /// pending changes): it opens the tables for the next read and reports the error.
     func performNewRead<T>(observing: Bool, atSnapshot: () -> Void, _ body: (Transaction) throws -> T) throws -> T {
+        var reruns = 0
         while true {
             gate.lockShared()
             if isClosed {
@@ -85,8 +92,9 @@ extension Store {
             }
             if observing { publishLock.lock() }
             let txn: OpaquePointer
+            let known: KnownGeneration
             do {
-                txn = try acquireReader()
+                (txn, known) = try acquireReader()
             } catch CofferError.storage(let code, _) where code == MDB_MAP_RESIZED {
                 if observing { publishLock.unlock() }
                 gate.unlock()
@@ -103,13 +111,58 @@ extension Store {
             }
             let transaction = Transaction(store: self, txn: txn, isWrite: false)
             Transaction.push(transaction)
-            defer {
-                Transaction.pop()
-                releaseReader(txn)
-                gate.unlock()
+            let outcome = Result { () throws -> T in
+                transaction.catalogGeneration = try catalogGeneration(of: transaction, known: known)
+                return try body(transaction)
             }
-            return try body(transaction)
+            Transaction.pop()
+            releaseReader(txn)
+            gate.unlock()
+            if transaction.needsNewTables, reruns < 8, Transaction.current(for: self) == nil {
+                reruns += 1
+                try openTables()
+                if !observing { continue }
+            }
+            return try outcome.get()
         }
+    }
+
+    /// Runs `body` in a read transaction of the latest committed state: a new top-level read,
+    /// or inside a read of this thread, a second LMDB read transaction beside it (the thread
+    /// holds the gate already and must not take it again: see `ReadWriteGate`).
+    func performLatestRead<T>(_ body: (Transaction) throws -> T) throws -> T {
+        guard Transaction.current(for: self) != nil else {
+            return try performNewRead(observing: false, atSnapshot: {}, body)
+        }
+        var begun: OpaquePointer?
+        let rc = mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &begun)
+        guard rc == 0, let txn = begun else {
+            let hint = rc == MDB_MAP_RESIZED ? " (another process grew the map; retry outside store.read { })" : ""
+            throw CofferError.storage(code: rc, message: "cannot begin a read transaction on \(path): \(LMDB.message(rc))\(hint)")
+        }
+        defer { mdb_txn_abort(txn) }
+        let transaction = Transaction(store: self, txn: txn, isWrite: false)
+        Transaction.push(transaction)
+        defer { Transaction.pop() }
+        stateLock.lock()
+        let known = knownGeneration
+        stateLock.unlock()
+        transaction.catalogGeneration = try catalogGeneration(of: transaction, known: known)
+        return try body(transaction)
+    }
+
+    /// The catalog generation of the committed state `transaction` starts from: `known` when
+    /// it was read in that same state, else read from the catalog and remembered.
+    func catalogGeneration(of transaction: Transaction, known: KnownGeneration) throws -> UInt64 {
+        // A write transaction's id is one past the state it starts from.
+        let committed = transaction.isWrite ? transaction.snapshotId &- 1 : transaction.snapshotId
+        if known.committed == committed { return known.generation }
+        guard let catalog = catalogDatabase else { return 0 }
+        let generation = try Catalog.generation(dbi: catalog, in: transaction)
+        stateLock.lock()
+        knownGeneration = KnownGeneration(committed: committed, generation: generation)
+        stateLock.unlock()
+        return generation
     }
 
     /// Runs `body` in the calling thread's write transaction on this store or a new one,
@@ -204,6 +257,12 @@ extension Store {
             if let generation = transaction.catalogGeneration {
                 stateLock.lock()
                 boundCatalogGeneration = generation
+                // A transaction that wrote the generation committed as transaction
+                // `snapshotId`; one that wrote nothing commits no transaction at all, so
+                // only the former tells what a later snapshot holds.
+                if transaction.changedSchema {
+                    knownGeneration = KnownGeneration(committed: transaction.snapshotId, generation: generation)
+                }
                 stateLock.unlock()
             }
             return (value, transaction.changes)
@@ -233,8 +292,11 @@ extension Store {
     /// inside this transaction, against the catalog as it is now. Costs one catalog read per
     /// write transaction.
     private func refreshBindingsIfCatalogChanged(in transaction: Transaction) throws {
-        guard let catalog = catalogDatabase else { return }
-        let current = try Catalog.generation(dbi: catalog, in: transaction)
+        guard catalogDatabase != nil else { return }
+        stateLock.lock()
+        let known = knownGeneration
+        stateLock.unlock()
+        let current = try catalogGeneration(of: transaction, known: known)
         transaction.catalogGeneration = current
         stateLock.lock()
         defer { stateLock.unlock() }
@@ -259,14 +321,16 @@ extension Store {
         }
     }
 
-    /// A read transaction from the pool (renewed) or a new one.
-    private func acquireReader() throws -> OpaquePointer {
+    /// A read transaction from the pool (renewed) or a new one, and the last known catalog
+    /// generation (taken under the same lock, so a read costs no extra lock).
+    private func acquireReader() throws -> (OpaquePointer, KnownGeneration) {
         stateLock.lock()
         let pooled = readers.popLast()
+        let known = knownGeneration
         stateLock.unlock()
         if let pooled {
             let rc = mdb_txn_renew(pooled)
-            if rc == 0 { return pooled }
+            if rc == 0 { return (pooled, known) }
             mdb_txn_abort(pooled)
             throw CofferError.storage(code: rc, message: "cannot renew a read transaction on \(path): \(LMDB.message(rc))")
         }
@@ -275,7 +339,7 @@ extension Store {
         guard rc == 0, let txn = begun else {
             throw CofferError.storage(code: rc, message: "cannot begin a read transaction on \(path): \(LMDB.message(rc))")
         }
-        return txn
+        return (txn, known)
     }
 
     private func releaseReader(_ txn: OpaquePointer) {
@@ -311,7 +375,7 @@ extension Store {
     }
 
     /// Another process grew the map: adopt its size.
-    private func adoptMapSizeOfOtherProcess() throws {
+    func adoptMapSizeOfOtherProcess() throws {
         gate.lockExclusive()
         defer { gate.unlock() }
         try LMDB.check(mdb_env_set_mapsize(env, 0), "cannot adopt the new map size of \(path)")

@@ -96,13 +96,21 @@ extension Store {
     ///
     /// `progress`, when given, is called with the number of objects checked so far, every
     /// 1,000 objects (what `coffer check` shows on standard error).
+    ///
+    /// Inside `store.read { }` it checks the latest committed state (which may be newer than
+    /// the closure's snapshot); inside `store.write { }` it throws
+    /// ``CofferError/invalidOperation(message:)``: the write's own changes are not on disk yet.
     public func verify(progress: ((_ objectsChecked: Int) -> Void)? = nil) throws -> VerificationReport {
+        if Transaction.current(for: self)?.isWrite == true {
+            throw CofferError.invalidOperation(
+                message: "cannot verify the store at \(path) inside store.write { }: its changes are not committed; verify after the write returns")
+        }
         try openTables()
         // The structural walk must check the meta page of a snapshot that a read
         // transaction pins (its pages cannot be reused meanwhile): retry when a commit
         // slipped in between.
         for _ in 0..<5 {
-            let outcome: VerificationReport? = try performRead { transaction in
+            let outcome: VerificationReport? = try performLatestRead { transaction in
                 let file = try FileVerifier.verify(file: path + "/data.mdb")
                 guard file.transactionId == UInt64(transaction.snapshotId) else { return nil }
                 guard file.problems.isEmpty else {
@@ -124,12 +132,10 @@ extension Store {
     /// ```swift
     /// try store.backup(to: "backups/2026-11-22.coffer")
     /// ```
+    ///
+    /// The same as ``copy(to:)``.
     public func backup(to directory: String) throws {
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        gate.lockShared()
-        defer { gate.unlock() }
-        guard !isClosed else { throw CofferError.storeClosed(path: path) }
-        try LMDB.check(mdb_env_copy2(env, directory, UInt32(MDB_CP_COMPACT)), "cannot copy \(path) to \(directory)")
+        try copy(to: directory)
     }
 }
 

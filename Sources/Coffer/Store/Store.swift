@@ -73,6 +73,10 @@ public final class Store: @unchecked Sendable {
     /// The catalog generation the store's bindings were made for (see
     /// `Store.refreshBindingsIfCatalogChanged`).
     var boundCatalogGeneration: UInt64?
+    /// The catalog generation of the last committed state this process read it in, by that
+    /// state's LMDB transaction id: a transaction starting from the same state has the same
+    /// generation without reading the catalog (see `catalogGeneration(of:known:)`).
+    var knownGeneration = KnownGeneration(committed: -1, generation: 0)
     /// Receivers of committed change sets, by registration token (see `Store+Observation`).
     var changeHandlers: [Int: ChangeHandler] = [:]
     var nextChangeHandler = 0
@@ -256,6 +260,12 @@ public final class Store: @unchecked Sendable {
             return (info.me_mapsize, (info.me_last_pgno + 1) * Int(stat.ms_psize))
         }
     }
+}
+
+/// A catalog generation and the committed transaction it was read in.
+struct KnownGeneration {
+    let committed: Int
+    let generation: UInt64
 }
 
 /// A directory as the file system knows it: the same for every path that reaches it.

@@ -24,9 +24,17 @@ final class Transaction {
     @exclusivity(unchecked) var needsLargerMap = false
     /// Id allocation state per entity id (see `Transaction+Sequences`).
     @exclusivity(unchecked) var ids = IdStates()
-    /// The catalog generation this write transaction read (and maybe wrote): the store's
-    /// bindings match it once the transaction commits.
+    /// The catalog generation of this transaction's snapshot (set when it begins), and for a
+    /// write, the one it wrote when it changed the schema: bindings of another generation
+    /// are not used (see `EntityBinding.catalogGeneration`).
     @exclusivity(unchecked) var catalogGeneration: UInt64?
+    /// Whether this write transaction changed the catalog's entity entries (and wrote a new
+    /// generation).
+    @exclusivity(unchecked) var changedSchema = false
+    /// Set when a read met an entity whose table this store had not opened (another process
+    /// created it after the snapshot's handles were opened): the outermost `read` opens the
+    /// new tables and runs its closure again, even if user code caught the error.
+    @exclusivity(unchecked) var needsNewTables = false
     /// What this transaction changed, handed to the store's commit handlers after commit.
     @exclusivity(unchecked) var changes: ChangeLog
     /// Entity bindings created by this transaction; they become the store's on commit.
@@ -70,7 +78,9 @@ final class Transaction {
     /// Read cursors no walk is using (see `withCursor`), closed when the transaction object
     /// goes away (LMDB allows closing a read-only cursor after its transaction ended).
     @exclusivity(unchecked) var idleReadCursors: [(database: MDB_dbi, cursor: OpaquePointer)] = []
-    /// Index databases this transaction deleted; forgotten by the store on commit.
+    /// Databases this transaction deleted (only those of an earlier layout: Coffer empties
+    /// databases it no longer uses instead, see `Store.emptyDatabase`); forgotten by the
+    /// store on commit or abort.
     @exclusivity(unchecked) var droppedDatabases: [String] = []
 
     init(store: Store, txn: OpaquePointer, isWrite: Bool, recordsChanges: Bool = false) {
@@ -102,6 +112,30 @@ final class Transaction {
         if code == 0 { return }
         if code == MDB_MAP_FULL { needsLargerMap = true }
         throw CofferError.storage(code: code, message: "\(what()): \(LMDB.message(code))")
+    }
+
+    /// Opens the named database in this (write) transaction, creating it when `create`;
+    /// returns its handle and whether it existed before. A new handle is kept by LMDB when
+    /// the transaction commits and closed when it aborts.
+    func openDatabase(_ name: String, create: Bool, _ what: @autoclosure () -> String) throws -> (MDB_dbi, existed: Bool) {
+        var database: MDB_dbi = 0
+        let rc = mdb_dbi_open(txn, name, 0, &database)
+        if rc == 0 { return (database, true) }
+        guard rc == MDB_NOTFOUND, create else {
+            try check(rc, "cannot open \(what())")
+            return (database, true)
+        }
+        try check(mdb_dbi_open(txn, name, UInt32(MDB_CREATE), &database), "cannot create \(what())")
+        return (database, false)
+    }
+
+    /// Whether the named database exists in this (write) transaction's snapshot.
+    func databaseExists(_ name: String) throws -> Bool {
+        var database: MDB_dbi = 0
+        let rc = mdb_dbi_open(txn, name, 0, &database)
+        if rc == MDB_NOTFOUND { return false }
+        try check(rc, "cannot open \(name)")
+        return true
     }
 
     // MARK: The calling thread's transaction stack
