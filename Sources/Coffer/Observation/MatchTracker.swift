@@ -51,8 +51,9 @@ struct MatchTracker {
         entries = []
         keysById = [:]
         reloads += 1
+        // Loaded only once complete: a reload that throws partway is done again next time.
         // No table yet: nothing matches, and the first change runs the query for real.
-        isLoaded = binding != nil
+        isLoaded = false
         guard let binding else { return }
         resolved = try condition.map { node in
             node.hasLinks ? try node.resolvingLinks { try $0.condition(in: transaction, store: store) } : node
@@ -69,6 +70,7 @@ struct MatchTracker {
         if !orders.isEmpty {
             entries.sort { sorter.precedes($0.id, $0.keys, $1.id, $1.keys) }
         }
+        isLoaded = true
     }
 
     /// Brings the matches up to date with `changes`, read in `transaction` (whose snapshot
@@ -81,6 +83,24 @@ struct MatchTracker {
         }
         guard let own = changes.entities[entity], !own.isEmpty else { return [] }
         let sorter = QuerySorter(orders: orders, binding: binding)
+        // Everything that can throw (a damaged record, a condition on it) runs before the
+        // matches change: a failed apply leaves them as they were, and since its changes
+        // were taken, the next one reloads instead of missing them.
+        var additions: [Entry] = []
+        do {
+            let evaluator = try ConditionEvaluator(resolved, binding: binding)
+            let name = binding.schema.name
+            for id in own.put {
+                // Removed again by a later commit coalesced into this set: not stored.
+                guard let record = try transaction.record(id, table: binding.table, entity: name) else { continue }
+                let fields = RecordFields(bytes: record, entity: name, id: id)
+                guard try evaluator.matches(id: id, record: fields) else { continue }
+                additions.append(Entry(id: id, keys: try sorter.keys(id: id, fields: fields)))
+            }
+        } catch {
+            isLoaded = false
+            throw error
+        }
         for id in own.removed.union(own.put) {
             guard let keys = keysById.removeValue(forKey: id) else { continue }
             // The entry sits at its insertion point (keys are exact, ids unique); the linear
@@ -92,16 +112,9 @@ struct MatchTracker {
                 entries.remove(at: found)
             }
         }
-        let evaluator = try ConditionEvaluator(resolved, binding: binding)
-        let name = binding.schema.name
-        for id in own.put {
-            // Removed again by a later commit coalesced into this set: not stored.
-            guard let record = try transaction.record(id, table: binding.table, entity: name) else { continue }
-            let fields = RecordFields(bytes: record, entity: name, id: id)
-            guard try evaluator.matches(id: id, record: fields) else { continue }
-            let keys = try sorter.keys(id: id, fields: fields)
-            entries.insert(Entry(id: id, keys: keys), at: insertionPoint(id, keys, sorter))
-            keysById[id] = keys
+        for entry in additions {
+            entries.insert(entry, at: insertionPoint(entry.id, entry.keys, sorter))
+            keysById[entry.id] = entry.keys
         }
         return own.put
     }
