@@ -52,12 +52,14 @@ struct JSONNumber: Sendable, Equatable {
     /// from the digits, never through a Double: "9007199254740993.0" is 9007199254740993,
     /// not the Double 2^53 next to it, and "7.0000000000000001" is no integer.
     var int64: Int64? {
+        if let exact = Int64(text) { return exact }   // a plain integer literal, the usual case
         guard let (negative, magnitude) = integerParts(truncating: false) else { return nil }
         return Self.signed(negative: negative, magnitude: magnitude)
     }
 
     /// The value when it is an integer that fits UInt64 exactly.
     var uint64: UInt64? {
+        if let exact = UInt64(text) { return exact }
         guard let (negative, magnitude) = integerParts(truncating: false) else { return nil }
         return negative && magnitude != 0 ? nil : magnitude
     }
@@ -65,6 +67,7 @@ struct JSONNumber: Sendable, Equatable {
     /// The value truncated toward zero ("4.9" is 4, "-4.9" is -4), exactly from the digits,
     /// when the result fits Int64.
     var truncatedInt64: Int64? {
+        if let exact = Int64(text) { return exact }
         guard let (negative, magnitude) = integerParts(truncating: true) else { return nil }
         return Self.signed(negative: negative, magnitude: magnitude)
     }
