@@ -87,15 +87,13 @@ import Testing
         (#"{"age": {"$mod": [0, 1]}}"#, "$mod divides by zero"),
         (#"{"age": {"$mod": [0.5, 1]}}"#, "$mod divides by zero"),
         (#"{"age": {"$mod": [3]}}"#, "$mod needs [divisor, remainder]"),
-        (#"{"name": {"$mod": [3, 1]}}"#, "$mod needs an integer property"),
-        (#"{"pets": {"$size": -1}}"#, "$size needs a non-negative integer"),
-        (#"{"age": {"$size": 1}}"#, "$size needs an array property"),
         (#"{"$or": {"name": "mike"}}"#, "$or needs a non-empty array"),
         (#"{"$or": []}"#, "$or needs a non-empty array"),
         (#"{"$and": [1]}"#, "at $and[0]: $and needs selector objects"),
         (#"{"town": {"$exists": 1}}"#, "$exists needs true or false"),
         (#"{"name": {"$in": "mike"}}"#, "$in needs a non-empty array"),
-        (#"{"pets": {"$gt": "a"}}"#, "pets is an array"),
+        (#"{"pets": {"$gt": null}}"#, "cannot compare with null"),
+        (#"{"age": 9007199254740993.5}"#, "needs an integer"),
         (#"{"born": {"$gt": "yesterday"}}"#, "needs an ISO 8601 date string"),
         (#"{"age": {"$gt": null}}"#, "cannot compare with null"),
         (#"{"$text": "doctor"}"#, "$text needs {\"$search\""),
@@ -259,7 +257,6 @@ import Testing
     @Test func invalidSortAndPaging() throws {
         try withPals { box, _ in
             #expect(throws: CofferError.self) { try box.query(selector: "{}", sort: [("nope", .ascending)]) }
-            #expect(throws: CofferError.self) { try box.query(selector: "{}", sort: [("pets", .ascending)]) }
             #expect(throws: CofferError.self) { try box.query(selector: "{}", skip: -1) }
             #expect(throws: CofferError.self) { try box.query(selector: "{}", limit: -1) }
             let farPage = try box.query(selector: "{}", skip: Int.max, limit: Int.max).build()

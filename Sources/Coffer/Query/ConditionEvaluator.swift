@@ -211,6 +211,9 @@ struct ConditionEvaluator {
         case .count(let comparison):
             guard case .number(.signed(let wanted)) = values[0] else { throw unusable("an element count needs an integer") }
             return test { operand in
+                // nil counts 0 (the typed `count`); a value that is no array (a scalar at a
+                // document path) has no count.
+                if let operand, !operand.isArray { return false }
                 let count = Int64(operand?.elementCount ?? 0)
                 return comparison.holds(count < wanted ? -1 : (count == wanted ? 0 : 1))
             }
@@ -227,7 +230,12 @@ struct ConditionEvaluator {
                     let magnitude = Int64(truncatingIfNeeded: value.magnitude % divisor.magnitude)
                     remainder = value < 0 ? -magnitude : magnitude
                 case .unsigned(let value): remainder = Int64(truncatingIfNeeded: value % divisor.magnitude)
-                case .double: return false
+                case .double(let value):
+                    // Truncated to an integer first (Cloudant's rule); NaN, infinities and
+                    // values beyond Int64 have no integer and match nothing.
+                    guard let integer = Int64(exactly: value.rounded(.towardZero)) else { return false }
+                    let magnitude = Int64(truncatingIfNeeded: integer.magnitude % divisor.magnitude)
+                    remainder = integer < 0 ? -magnitude : magnitude
                 }
                 return comparison.holds(remainder == wanted ? 0 : 1)
             }
@@ -568,6 +576,14 @@ enum FieldOperand {
         case .boolArray(let items): return items.map { .bool($0) }
         case .list(let items): return items
         default: return []
+        }
+    }
+
+    /// Whether the operand is an array (of a property, or inside a document).
+    var isArray: Bool {
+        switch self {
+        case .stringArray, .numberArray, .uuidArray, .boolArray, .list: return true
+        default: return false
         }
     }
 

@@ -8,6 +8,9 @@ struct QuerySorter {
         case number(Number)
         case bytes([UInt8])
         case bool(Bool)
+        /// An array property's elements, compared as CouchDB collates arrays: element by
+        /// element, a shorter array before every longer one it is a prefix of.
+        case array([Key])
     }
 
     func sort<M>(_ matches: [M]) throws -> [M] where M: QueryMatch {
@@ -40,22 +43,28 @@ struct QuerySorter {
             switch property.type {
             case .string, .data, .uuid: return .bytes([])
             case .bool: return .bool(false)
-            default: return .number(.signed(0))
+            default: return property.type.elementType == nil ? .number(.signed(0)) : .array([])
             }
         }
         guard let operand = FieldOperand(field, type: property.type) else {
             throw fields.damage("property \(property.name) holds a \(field.kind) value, which a \(property.swiftType) cannot hold")
         }
+        if operand.isArray { return .array(operand.elements.map { key(of: $0, flags: order.flags) }) }
+        return key(of: operand, flags: order.flags)
+    }
+
+    /// The sort key of one value (a property's, or an array's element).
+    private func key(of operand: FieldOperand, flags: OrderFlags) -> Key {
         switch operand {
         case .number(let number):
-            if order.flags.contains(.unsigned), case .signed(let value) = number {
+            if flags.contains(.unsigned), case .signed(let value) = number {
                 return .number(.unsigned(UInt64(bitPattern: value)))
             }
             return .number(number)
         case .bool(let value):
             return .bool(value)
         case .string(let bytes):
-            if order.flags.contains(.caseSensitive) { return .bytes(CanonicalString.withCanonicalUTF8(bytes) { Array($0) }) }
+            if flags.contains(.caseSensitive) { return .bytes(CanonicalString.withCanonicalUTF8(bytes) { Array($0) }) }
             return .bytes(Array(CaseFolding.fold(String(decoding: bytes, as: UTF8.self)).utf8))
         case .uuid(let bytes):
             return .bytes(bytes)
@@ -73,16 +82,26 @@ struct QuerySorter {
         case (_, .none): return -nilFirst
         default: break
         }
-        var result: Int
+        let result = ascending(a, b)
+        return flags.contains(.descending) ? -result : result
+    }
+
+    /// The ascending order of two values.
+    private func ascending(_ a: Key, _ b: Key) -> Int {
         switch (a, b) {
         case (.number(let x), .number(let y)):
             // NaN after every number, like the index.
-            result = Number.order(x, y) ?? (x.doubleValue.isNaN ? (y.doubleValue.isNaN ? 0 : 1) : -1)
-        case (.bytes(let x), .bytes(let y)): result = ByteSearch.order(x, y)
-        case (.bool(let x), .bool(let y)): result = x == y ? 0 : (!x ? -1 : 1)
-        default: result = 0
+            return Number.order(x, y) ?? (x.doubleValue.isNaN ? (y.doubleValue.isNaN ? 0 : 1) : -1)
+        case (.bytes(let x), .bytes(let y)): return ByteSearch.order(x, y)
+        case (.bool(let x), .bool(let y)): return x == y ? 0 : (!x ? -1 : 1)
+        case (.array(let x), .array(let y)):
+            for (first, second) in zip(x, y) {
+                let result = ascending(first, second)
+                if result != 0 { return result }
+            }
+            return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
+        default: return 0
         }
-        return flags.contains(.descending) ? -result : result
     }
 }
 

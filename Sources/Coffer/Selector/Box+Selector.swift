@@ -29,12 +29,12 @@ extension Box {
     /// `$and $or $nor $not $text` (with `$search`) around selectors, implicit `$and` and `$eq`.
     /// Field and sort names are stored names; `_id` is the id. `skip` and `limit` apply to
     /// `find()`, `findFirst()` and `findIds()` of the built query (`count()` counts every
-    /// match). See the README's selector reference for the semantics on arrays, nil and
-    /// types.
+    /// match); a `limit` of 0 means no limit, as in Cloudant. See the README's selector
+    /// reference for the semantics on arrays, nil and types.
     ///
     /// - Throws: ``CofferError/invalidSelector(message:)`` naming the offending path and
     ///   operator for malformed JSON, unknown fields or operators, values of the wrong type,
-    ///   `$mod` by zero, a negative `$size`, `skip` or `limit`, or nesting deeper than 64.
+    ///   `$mod` by zero, a negative `skip` or `limit`, or nesting deeper than 64.
     public func query(selector: String, sort: [(String, SortDirection)] = [], skip: Int = 0, limit: Int? = nil) throws -> QueryBuilder<E> {
         try query(selectorBytes: Array(selector.utf8), sort: sort, skip: skip, limit: limit)
     }
@@ -54,7 +54,7 @@ extension Box {
     private func query(selectorBytes: [UInt8], sort: [(String, SortDirection)], skip: Int, limit: Int?) throws -> QueryBuilder<E> {
         let compiler = SelectorCompiler.of(E.self, store: store)
         let document = try compiler.parse(selectorBytes)
-        try compiler.checkPaging(skip: skip, limit: limit)
+        let limit = try compiler.checkPaging(skip: skip, limit: limit)
         var builder = QueryBuilder(box: self, condition: try compiler.condition(document))
         builder.orders = try compiler.orders(sort)
         builder.skip = skip

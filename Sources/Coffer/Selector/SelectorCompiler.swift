@@ -9,11 +9,17 @@ import Foundation
 ///   selector, `$text` with `{"$search": "..."}`) or a field with a value (implicit `$eq`) or
 ///   with an object of field operators, which all hold (`{"$gt": 7, "$lt": 14}`).
 /// - Field names are stored names (`@StoredAs`/catalog names); `_id` is the id.
-/// - On an array field, `$eq` and `$in` hold when an element matches, `$all` when every
-///   given value is an element, `$size` compares the element count.
+/// - On an array field, `$eq`, `$in`, `$lt`, `$lte`, `$gt` and `$gte` hold when an element
+///   matches, `$all` when every given value is an element, `$size` compares the element
+///   count of a stored array (a nil array has no size).
 /// - `$ne`, `$nin` and `$not` are complements of the matching set: `{"pets": {"$not":
 ///   {"$eq": "cat"}}}` excludes objects whose array holds "cat", and `$ne` holds for nil.
-/// - `$mod: [divisor, remainder]` truncates both toward zero; a zero divisor is refused.
+/// - `$mod: [divisor, remainder]` truncates both toward zero, and a floating-point value
+///   too (NaN, infinities and values beyond Int64 match nothing); a zero divisor is refused.
+/// - `$mod` on a property that is not a number, `$size` on one that is not an array, and
+///   `$size` with a count no array has, match nothing (their `$not` everything), as in
+///   Cloudant.
+/// - A `Float` property compares with the selector's number rounded to `Float`.
 /// - Values are checked against the property's type: an integer property takes integral
 ///   numbers within its range, a `Date` an ISO 8601 string, a `UUID` its string form, an
 ///   optional also `null`. Everything else throws ``CofferError/invalidSelector(message:)``
@@ -52,19 +58,22 @@ struct SelectorCompiler {
         }
     }
 
-    func checkPaging(skip: Int, limit: Int?) throws {
+    /// Checks `skip` and `limit` and returns the limit to apply: Cloudant reads a limit of 0
+    /// as "no limit" (nil), as it reads a skip of 0 as none.
+    func checkPaging(skip: Int, limit: Int?) throws -> Int? {
         guard skip >= 0 else { throw error("skip", "skip must not be negative (got \(skip))") }
         if let limit, limit < 0 { throw error("limit", "limit must not be negative (got \(limit))") }
+        return limit == 0 ? nil : limit
     }
 
-    /// The orderings of `sort`, by stored names (`_id` is the id).
+    /// The orderings of `sort`, by stored names (`_id` is the id). An array property sorts
+    /// as CouchDB collates arrays: element by element, a prefix before the longer array.
     func orders(_ sort: [(String, SortDirection)]) throws -> [QueryOrder] {
         try sort.map { name, direction in
             let wanted = name == "_id" ? schema.properties.first { $0.flags.contains(.id) }?.storedName : name
             guard let position = schema.properties.firstIndex(where: { $0.storedName == wanted && $0.flags.isDisjoint(with: [.toMany, .backlink]) }) else {
                 throw error("sort", "\(schema.name) has no property \(name) to sort by")
             }
-            guard !isArray(schema.properties[position]) else { throw error("sort", "\(name) is an array; sort by a single value") }
             guard !schema.properties[position].type.isDocument else { throw error("sort", "\(name) is a document; sort by a single value") }
             return QueryOrder(position: position, flags: direction == .descending ? .descending : [])
         }
@@ -271,9 +280,10 @@ struct SelectorCompiler {
         case "$ne":
             return .not(try fieldOperator(position, "$eq", value, path: path, as: declared))
         case "$lt", "$lte", "$gt", "$gte":
-            guard !array else { throw error(path, "\(op) compares single values; \(property.storedName) is an array (use $size, $all, $in or $eq)") }
             let comparison: Comparison = ["$lt": .less, "$lte": .lessOrEqual, "$gt": .greater, "$gte": .greaterOrEqual][op] ?? .equal
             if case .null = value { throw error(path, "\(op) cannot compare with null") }
+            // On an array, Cloudant's rule: the object matches when an element does.
+            if array { return leaf(position, .elementMatch([comparison]), [try element(value, of: property, path: path)]) }
             return leaf(position, .compare(comparison), [try scalar(value, of: property, path: path)])
         case "$in", "$all":
             guard case .array(let candidates) = value, !candidates.isEmpty else {
@@ -298,15 +308,15 @@ struct SelectorCompiler {
             guard case .bool(let exists) = value else { throw error(path, "$exists needs true or false, not \(value.text)") }
             return leaf(position, exists ? .isNotNil : .isNil)
         case "$size":
-            guard array else { throw error(path, "$size needs an array property; \(property.storedName) is not one") }
-            guard case .number(let number) = value, let count = number.int64, count >= 0 else {
-                throw error(path, "$size needs a non-negative integer, not \(value.text)")
+            // Cloudant's answers: a property that is no array, and a count no array has
+            // (negative, fractional, not a number), match nothing; `$not` of them everything.
+            guard array || property.type == .json, case .number(let number) = value, let count = number.int64, count >= 0 else {
+                return nothing(position)
             }
-            return leaf(position, .count(.equal), [.signed(count)])
+            // A missing array (nil) has no size: only a stored array matches (the typed
+            // `count` reads nil as 0, so the presence is a condition of its own).
+            return .and([leaf(position, .isNotNil), leaf(position, .count(.equal), [.signed(count)])])
         case "$mod":
-            guard !array, Self.isInteger(property.type) else {
-                throw error(path, "$mod needs an integer property; \(property.storedName) is \(property.swiftType)")
-            }
             guard case .array(let operands) = value, operands.count == 2,
                   case .number(let divisorNumber) = operands[0], case .number(let remainderNumber) = operands[1] else {
                 throw error(path, "$mod needs [divisor, remainder], two numbers, not \(value.text)")
@@ -315,6 +325,11 @@ struct SelectorCompiler {
                 throw error(path, "$mod operands must fit a 64-bit integer: \(value.text)")
             }
             guard divisor != 0 else { throw error(path, "$mod divides by zero: \(value.text)") }
+            // Numbers only (floating-point ones truncated toward zero first, see the
+            // evaluator); on any other kind of property, as in Cloudant, nothing matches.
+            guard !array, Self.isInteger(property.type) || [.float, .double, .json].contains(property.type) else {
+                return nothing(position)
+            }
             return leaf(position, .modulo(divisor, .equal), [.signed(remainder)])
         case "$regex":
             guard !array, property.type == .string else {
@@ -365,8 +380,13 @@ struct SelectorCompiler {
 
     /// A number truncated toward zero, when the result fits Int64.
     static func truncated(_ number: JSONNumber) -> Int64? {
-        if let exact = Int64(number.text) { return exact }
-        return Int64(exactly: number.double.rounded(.towardZero))
+        number.truncatedInt64
+    }
+
+    /// A condition no object satisfies (its complement: every object), for operators that
+    /// Cloudant answers with "no match" on a property of the wrong kind.
+    private func nothing(_ position: Int) -> ConditionNode {
+        leaf(position, .inList, [])
     }
 
     /// An element value of an array property.
@@ -410,9 +430,16 @@ struct SelectorCompiler {
             }
             guard integer <= maximum else { throw mismatch("an integer within 0...\(maximum)") }
             return .unsigned(integer)
-        case .float, .double:
+        case .double:
             guard case .number(let number) = value else { throw mismatch("a number") }
             return .double(number.double)
+        case .float:
+            // At the property's own precision: 1.01 is the Float 1.01 stored, not the Double
+            // next to it (which no Float equals). A finite number beyond Float's range stays
+            // a Double, so that it orders against Float's infinities as a number does.
+            guard case .number(let number) = value else { throw mismatch("a number") }
+            let rounded = Float(number.text) ?? Float(number.double)
+            return .double(rounded.isFinite ? Double(rounded) : number.double)
         case .string:
             guard case .string(let string) = value else { throw mismatch("a string") }
             return .string(string)

@@ -21,10 +21,10 @@ struct Query: ParsableCommand {
     @Option(help: "Skip this many matches.")
     var skip = 0
 
-    @Option(help: "Return at most this many matches.")
+    @Option(help: "Return at most this many matches (0: no limit, as in Cloudant).")
     var limit: Int?
 
-    @Option(help: "Only these fields, e.g. name,age (id or _id keeps the id).")
+    @Option(help: "Only these fields, e.g. name,age (id or _id keeps the id; empty: every field).")
     var fields: String?
 
     @Flag(help: "Print how the query runs instead of running it.")
