@@ -54,6 +54,24 @@ func plainMatch(_ search: TextSearch, title: [String], body: [String], cache: Te
     case .phrase(let text):
         return containsPhrase(title, cache.terms(text, .simple), lastIsPrefix: false)
             || containsPhrase(body, cache.terms(text, .porter), lastIsPrefix: false)
+    case .field(let name, let inner):
+        return plainMatch(inner, title: name == "title" ? title : [], body: name == "body" ? body : [], cache: cache)
+    case .near(let operands, let distances):
+        // Each property on its own, with its tokenizer (prefixes simple).
+        func occurrences(_ term: TextSearch, _ tokens: [String], _ tokenizer: TextTokenizer, _ name: String) -> [(start: Int, length: Int)] {
+            switch term {
+            case .field(let field, let inner): return field == name ? occurrences(inner, tokens, tokenizer, name) : []
+            case .word(let word, let prefix):
+                let terms = cache.terms(word, prefix ? .simple : tokenizer)
+                return plainPhraseStarts(tokens, terms, lastIsPrefix: prefix).map { ($0, terms.count) }
+            case .phrase(let text):
+                let terms = cache.terms(text, tokenizer)
+                return plainPhraseStarts(tokens, terms, lastIsPrefix: false).map { ($0, terms.count) }
+            default: return []
+            }
+        }
+        return plainNear(operands.map { occurrences($0, title, .simple, "title") }, distances: distances)
+            || plainNear(operands.map { occurrences($0, body, .porter, "body") }, distances: distances)
     case .and(let parts):
         return parts.allSatisfy { plainMatch($0, title: title, body: body, cache: cache) }
     case .or(let parts):
@@ -182,6 +200,24 @@ func plainMatch(_ search: TextSearch, title: [String], body: [String], cache: Te
         }
     }
 
+    /// Negations inside groups and alternatives, through queries, `$text` and ranking.
+    @Test func negationsInsideGroupsThroughQueriesAndRanking() throws {
+        try withStore { (store: Store) throws in
+            let articles = store.box(for: Article.self)
+            let ids = try articles.put(["birds", "birds dogs", "birds cats dogs", "cats"].map { Article(body: $0) })
+            func search(_ text: String) throws -> [Id] { try articles.query { Article.body.matches(text) }.build().findIds() }
+            #expect(try search("birds (cats OR -dogs)") == [ids[0], ids[2]])
+            #expect(try search("cats -(-dogs)") == [ids[2]])
+            #expect(try articles.query { .matchesText("birds (cats OR -dogs)") }.build().count() == 2)
+            let ranked = try articles.query { Article.body.matches("birds (cats OR -dogs)") }.build().findRanked()
+            #expect(Set(ranked.map(\.0.id)) == [ids[0], ids[2]])
+            #expect(ranked.first?.0.id == ids[2], "cats counts for the object holding it; the negated dogs only filter")
+            let double = try articles.query { Article.body.matches("cats -(-dogs)") }.build().findRanked()
+            #expect(double.map(\.0.id) == [ids[2]] && double[0].1 > 0)
+            #expect(throws: CofferError.self) { try articles.query { Article.body.matches("cats OR -dogs") }.build() }
+        }
+    }
+
     @Test func malformedSearchesThrowNamingTheText() throws {
         try withStore { (store: Store) throws in
             let articles = store.box(for: Article.self)
@@ -251,7 +287,9 @@ func plainMatch(_ search: TextSearch, title: [String], body: [String], cache: Te
                 for _ in 0..<3 {
                     let word = { vocabulary.randomElement(using: &random)! }
                     let candidates = [word(), "\(word()) \(word())", "\"\(word()) \(word())\"", "\(word().prefix(3))*",
-                                      "\(word()) OR \(word())", "\(word()) -\(word())", "(\(word()) OR \(word())) \(word())"]
+                                      "\(word()) OR \(word())", "\(word()) -\(word())", "(\(word()) OR \(word())) \(word())",
+                                      "\(word()) (\(word()) OR -\(word()))", "\(word()) -(-\(word()))", "\(word()) -(\(word()) -\(word()))",
+                                      "\(word()) NEAR/1 \(word())", "title:\(word()) \(word())", "body:\(word().prefix(3))* -title:\(word())"]
                     let searchText = candidates.randomElement(using: &random)!
                     let search = try TextSearch.parse(searchText)
                     let cache = TermCache()

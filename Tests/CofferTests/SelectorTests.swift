@@ -63,6 +63,12 @@ import Testing
             #expect(try names(box, #"{"$text": {"$search": "doctor books"}}"#) == ["mike12", "mike34"])
             #expect(try names(box, #"{"$text": {"$search": "\"is a doctor\""}, "age": {"$lt": 20}}"#) == ["mike12"])
             #expect(try names(box, #"{"$text": {"$search": "doc*"}}"#) == ["mike12", "mike34", "fred43"])
+            // FTS4's NEAR (within n terms, 10 by default) and property prefixes, as Cloudant's $text.
+            #expect(try names(box, #"{"$text": {"$search": "doctor NEAR/1 books"}}"#) == ["mike34"])
+            #expect(try names(box, #"{"$text": {"$search": "doctor NEAR/2 books"}}"#) == ["mike12", "mike34"])
+            #expect(try names(box, #"{"$text": {"$search": "doctor NEAR books"}}"#) == ["mike12", "mike34"])
+            #expect(try names(box, #"{"$text": {"$search": "comment:docent"}}"#) == ["fred43"])
+            #expect(try names(box, #"{"$text": {"$search": "comment:read* -comment:\"doctor books\""}}"#) == ["anna13"])
             // Dates as ISO 8601, ids as _id.
             #expect(try names(box, #"{"born": {"$gt": "2001-09-01T00:00:00Z"}}"#) == ["anna13"])
             #expect(try names(box, #"{"born": {"$lt": "2001-09-09"}}"#) == [])
@@ -98,6 +104,9 @@ import Testing
         (#"{"age": {"$gt": null}}"#, "cannot compare with null"),
         (#"{"$text": "doctor"}"#, "$text needs {\"$search\""),
         (#"{"$text": {"$search": "\"open"}}"#, "quote"),
+        (#"{"$text": {"$search": "name:fred comment:lives"}}"#, "'name:' names no full-text property searched here (Pal: comment)"),
+        (#"{"$text": {"$search": "fred NEAR/x lives"}}"#, "NEAR/ needs a distance"),
+        (#"{"$text": {"$search": "(fred OR bob) NEAR lives"}}"#, "NEAR joins words, prefixes and phrases"),
         (#"{"pet.species": "cat"}"#, "Pal has no property pet"),
         (#"{"name.first": "x"}"#, "name is not a relation"),
         (#"{"name.": "x"}"#, "a dotted path needs a name on both sides"),

@@ -67,7 +67,9 @@ public enum CofferError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidSelector(message: String)
 
     /// A full-text search (``Property/matches(_:)``) could not be parsed: an unbalanced
-    /// quote or parenthesis, an empty search, an operator without operands, only negations.
+    /// quote or parenthesis, an empty search, an operator without operands, a search that is
+    /// not bounded (only negations, or an alternative of only negations, as `cats OR -dogs`
+    /// alone), NEAR beside a group, a `name:` prefix naming no searched full-text property.
     ///
     /// ```swift
     /// catch CofferError.invalidSearch(let search, let reason) { print("\(search): \(reason)") }

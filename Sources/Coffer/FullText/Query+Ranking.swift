@@ -11,7 +11,8 @@ extension Query {
     /// ```
     ///
     /// The score of an object is the sum, over the positive parts of every `matches`
-    /// condition not under `!` (each word, prefix and phrase; negated parts only filter), of
+    /// condition not under `!` (each word, prefix, phrase and NEAR group not under an odd
+    /// number of the search's negations; negated parts only filter), of
     /// `idf × tf × (k1 + 1) / (tf + k1 × (1 − b + b × |d| / avgdl))` with k1 = 1.2 and
     /// b = 0.75, where `tf` is the number of occurrences of the part in the object's searched
     /// properties, `|d|` the number of terms in them, `avgdl` the average of that over the

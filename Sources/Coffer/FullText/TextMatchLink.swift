@@ -20,9 +20,18 @@ struct TextMatchLink: QueryLink {
         self.binding = binding
         self.properties = properties
         self.text = text
+        let names = properties.map { schema.properties[$0].name }
         search = Result { () throws(CofferError) -> TextSearch in
             do {
-                return try TextSearch.parse(text)
+                let search = try TextSearch.parse(text)
+                // A property prefix must name a searched property: an unknown one is an error,
+                // never an empty answer.
+                if let unknown = search.fields.subtracting(names).sorted().first {
+                    let searched = names.joined(separator: ", ")
+                    throw CofferError.invalidSearch(search: text, reason: "'\(unknown):' names no full-text property searched here "
+                        + "(\(schema.name): \(searched)); put a word with a colon in quotes to search it as text")
+                }
+                return search
             } catch let error as CofferError {
                 throw error
             } catch {
@@ -44,13 +53,14 @@ struct TextMatchLink: QueryLink {
         guard let binding = try binding(transaction, store) else { return TextSearchEvaluator(sources: [], ranking: ranking) }
         let sources = try properties.compactMap { position -> TextSearchEvaluator.Source? in
             guard let tokenizer = schema.properties[position].fullText else { return nil }
+            let name = schema.properties[position].name
             if let index = binding.textIndexes.first(where: { $0.position == position }) {
-                return TextSearchEvaluator.Source(tokenizer: tokenizer) { term, prefix, detail in
+                return TextSearchEvaluator.Source(name: name, tokenizer: tokenizer) { term, prefix, detail in
                     try transaction.readTextPostings(index, term: term, prefix: prefix, detail: detail)
                 }
             }
             let scanned = try transaction.scannedTextPostings(binding, position: position, tokenizer: tokenizer)
-            return TextSearchEvaluator.Source(tokenizer: tokenizer) { term, prefix, detail in
+            return TextSearchEvaluator.Source(name: name, tokenizer: tokenizer) { term, prefix, detail in
                 guard prefix else { return PostingList(scanned[term] ?? [:], detail: detail) }
                 var lists: [PostingList] = []
                 for (candidate, postings) in scanned where candidate.utf8.starts(with: term.utf8) {
@@ -90,8 +100,9 @@ struct TextMatchLink: QueryLink {
 
 extension Property where Value: StringQueryable {
     /// A full-text search of this `@FullText` property: terms (all must occur), `"a
-    /// phrase"`, `pre*`, `OR`, `NOT`/`-term` and parentheses, tokenized with the property's
-    /// tokenizer (so `matches("Books")` on a `.porter` index finds "book").
+    /// phrase"`, `pre*`, `OR`, `NOT`/`-term` (set difference, also inside groups),
+    /// parentheses, `a NEAR/3 b` and `body:term`, tokenized with the property's tokenizer (so
+    /// `matches("Books")` on a `.porter` index finds "book").
     ///
     /// ```swift
     /// let found = try articles.query { Article.body.matches("doctor books") && Article.year > 2000 }.build().find()

@@ -6,10 +6,14 @@
 /// - `"is a doctor"`: a phrase, its words at consecutive positions;
 /// - `doc*`: any term starting with `doc`;
 /// - `cats OR dogs`: either (`OR` binds looser than AND);
-/// - `cats NOT dogs`, `cats -dogs`, `NOT dogs` beside a positive part: without;
-/// - parentheses group: `(cats OR dogs) -fish`.
-/// Operators are upper case; lower-case `or`/`and`/`not` are words. A search must have at
-/// least one positive part: `-dogs` alone is refused.
+/// - `cats NOT dogs`, `cats -dogs`, `NOT dogs`: without, wherever it stands (set difference
+///   from what the rest of the enclosing conjunction matches);
+/// - parentheses group: `(cats OR dogs) -fish`, `birds (cats OR -dogs)`;
+/// - `cats NEAR dogs`, `cats NEAR/3 "big dogs"`: both within 10 (or 3) terms of each other in
+///   one property (FTS4's NEAR; chains `a NEAR b NEAR c` need each next to the previous);
+/// - `title:cats`, `title:"big dogs"`, `title:cat*`: only in the property named `title`.
+/// Operators are upper case; lower-case `or`/`and`/`not`/`near` are words. A search must be
+/// bounded (``isBounded``): `-dogs` or `cats OR -dogs` alone is refused.
 indirect enum TextSearch: Sendable, Equatable {
     /// A word (its terms, once tokenized, must occur as a phrase); `prefix`: `word*`.
     case word(String, prefix: Bool)
@@ -18,24 +22,47 @@ indirect enum TextSearch: Sendable, Equatable {
     case and([TextSearch])
     case or([TextSearch])
     case not(TextSearch)
+    /// A word or phrase (`inner`) that must occur in the property named `property`.
+    case field(String, TextSearch)
+    /// Words, prefixes or phrases (possibly `field`), each occurring within `distances[i]`
+    /// terms of the next one, in one property.
+    case near([TextSearch], distances: [Int])
+
+    /// The distance of `NEAR` without `/n` (FTS4's).
+    static let defaultNearDistance = 10
 
     /// Parses `text`; throws ``CofferError/invalidSearch(search:reason:)`` naming the text.
     static func parse(_ text: String) throws -> TextSearch {
         var parser = Parser(text: text)
         let search = try parser.parse()
-        guard search.hasPositivePart else {
-            throw CofferError.invalidSearch(search: text, reason: "a search needs a word or phrase that must occur; it has only negations")
+        guard search.isBounded else {
+            throw CofferError.invalidSearch(search: text, reason: "a search needs a word or phrase that must occur: "
+                + "it has only negations, or an alternative of only negations (as in 'cats OR -dogs'), and negations are "
+                + "taken from what the rest of the search matches")
         }
         return search
     }
 
-    /// Whether the search can match without a universal set (a negation alone cannot).
-    var hasPositivePart: Bool {
+    /// Whether the search matches within the objects holding one of its terms, so needs no
+    /// universal set: a negation alone is not; an alternative is when each of its branches
+    /// is; a conjunction is when one of its parts is (its other parts, negations included,
+    /// are then answered within that part's matches).
+    var isBounded: Bool {
         switch self {
-        case .word, .phrase: return true
+        case .word, .phrase, .field, .near: return true
         case .not: return false
-        case .and(let parts): return parts.contains(where: \.hasPositivePart)
-        case .or(let parts): return parts.allSatisfy(\.hasPositivePart)
+        case .and(let parts): return parts.contains(where: \.isBounded)
+        case .or(let parts): return parts.allSatisfy(\.isBounded)
+        }
+    }
+
+    /// The property names used by `field` terms.
+    var fields: Set<String> {
+        switch self {
+        case .word, .phrase: return []
+        case .field(let name, _): return [name]
+        case .not(let inner): return inner.fields
+        case .and(let parts), .or(let parts), .near(let parts, _): return parts.reduce(into: []) { $0.formUnion($1.fields) }
         }
     }
 
@@ -46,15 +73,33 @@ indirect enum TextSearch: Sendable, Equatable {
         case .phrase(let text): return "\"" + text + "\""
         case .and(let parts): return parts.map { $0.isCompound ? "(\($0.summary))" : $0.summary }.joined(separator: " ")
         case .or(let parts): return parts.map { $0.isCompound ? "(\($0.summary))" : $0.summary }.joined(separator: " OR ")
-        case .not(let inner): return "-" + (inner.isCompound ? "(\(inner.summary))" : inner.summary)
+        case .not(let inner): return "-" + (inner.isCompound || inner.isNegation ? "(\(inner.summary))" : inner.summary)
+        case .field(let name, let inner): return name + ":" + inner.summary
+        case .near(let parts, let distances):
+            var text = parts[0].summary
+            for (part, distance) in zip(parts.dropFirst(), distances) { text += " NEAR/\(distance) " + part.summary }
+            return text
         }
     }
 
     private var isCompound: Bool {
         switch self {
-        case .and, .or: return true
+        case .and, .or, .near: return true
         default: return false
         }
+    }
+
+    /// A word, prefix or phrase, possibly restricted to a property: what NEAR joins.
+    var isTerm: Bool {
+        switch self {
+        case .word, .phrase, .field: return true
+        default: return false
+        }
+    }
+
+    private var isNegation: Bool {
+        if case .not = self { return true }
+        return false
     }
 
     /// A recursive-descent parser over the characters of the search.
@@ -62,6 +107,9 @@ indirect enum TextSearch: Sendable, Equatable {
         enum Token: Equatable {
             case word(String, prefix: Bool)
             case phrase(String)
+            /// `name:` right before a word or phrase.
+            case field(String)
+            case near(Int)
             case and, or, not, minus, open, close
         }
 
@@ -92,6 +140,8 @@ indirect enum TextSearch: Sendable, Equatable {
             switch token {
             case .word(let word, let prefix): return "'\(word)\(prefix ? "*" : "")'"
             case .phrase(let phrase): return "\"\(phrase)\""
+            case .field(let name): return "'\(name):'"
+            case .near(let distance): return "NEAR/\(distance)"
             case .and: return "AND"
             case .or: return "OR"
             case .not: return "NOT"
@@ -133,7 +183,26 @@ indirect enum TextSearch: Sendable, Equatable {
                     case "AND": tokens.append(.and)
                     case "OR": tokens.append(.or)
                     case "NOT": tokens.append(.not)
+                    case "NEAR": tokens.append(.near(TextSearch.defaultNearDistance))
+                    case _ where word.hasPrefix("NEAR/"):
+                        let digits = word.dropFirst(5)
+                        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber),
+                              let distance = Int(digits), distance <= Int(Int32.max) else {
+                            throw failure("'\(word)': NEAR/ needs a distance in terms, a whole number from 0 to \(Int32.max)")
+                        }
+                        tokens.append(.near(distance))
                     default:
+                        if let colon = word.firstIndex(of: ":"), Self.isFieldName(word[..<colon]) {
+                            tokens.append(.field(String(word[..<colon])))
+                            word = String(word[word.index(after: colon)...])
+                            if word.isEmpty {
+                                // `name:"a phrase"`: the quote follows the colon directly.
+                                guard characters.first == "\"" else {
+                                    throw failure("'\(tokens.last.map(describe) ?? "")' needs a word or phrase right after the colon")
+                                }
+                                continue
+                            }
+                        }
                         let prefix = word.hasSuffix("*")
                         let body = prefix ? String(word.dropLast()) : word
                         guard body.contains(where: { $0.isLetter || $0.isNumber }) else {
@@ -145,6 +214,13 @@ indirect enum TextSearch: Sendable, Equatable {
                 }
             }
             return tokens
+        }
+
+        /// A property name before `:`: a letter or `_`, then letters, digits or `_` (so
+        /// `12:30` stays a word). Dots allow an embedded leaf's path.
+        static func isFieldName(_ text: Substring) -> Bool {
+            guard let first = text.first, first.isLetter || first == "_" else { return false }
+            return text.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "." }
         }
 
         mutating func parseOr() throws -> TextSearch {
@@ -185,9 +261,27 @@ indirect enum TextSearch: Sendable, Equatable {
                 guard position < tokens.count, ![.or, .and, .close, .not, .minus].contains(tokens[position]) else {
                     throw failure("\(describe(token)) needs a word, phrase or group after it")
                 }
-                return .not(try parsePrimary())
+                return .not(try parseNear())
             }
-            return try parsePrimary()
+            return try parseNear()
+        }
+
+        /// A primary, or a NEAR chain of words, prefixes and phrases (NEAR binds tightest).
+        mutating func parseNear() throws -> TextSearch {
+            let first = try parsePrimary()
+            var parts = [first]
+            var distances: [Int] = []
+            while position < tokens.count, case .near(let distance) = tokens[position] {
+                position += 1
+                guard parts[parts.count - 1].isTerm, position < tokens.count else {
+                    throw failure("NEAR joins words, prefixes and phrases, one on each side")
+                }
+                let next = try parsePrimary()
+                guard next.isTerm else { throw failure("NEAR joins words, prefixes and phrases, one on each side") }
+                parts.append(next)
+                distances.append(distance)
+            }
+            return parts.count == 1 ? first : .near(parts, distances: distances)
         }
 
         mutating func parsePrimary() throws -> TextSearch {
@@ -196,6 +290,20 @@ indirect enum TextSearch: Sendable, Equatable {
             switch token {
             case .word(let word, let prefix): return .word(word, prefix: prefix)
             case .phrase(let phrase): return .phrase(phrase)
+            case .field(let name):
+                guard position < tokens.count else { throw failure("'\(name):' needs a word or phrase after it") }
+                switch tokens[position] {
+                case .word(let word, let prefix):
+                    position += 1
+                    return .field(name, .word(word, prefix: prefix))
+                case .phrase(let phrase):
+                    position += 1
+                    return .field(name, .phrase(phrase))
+                default:
+                    throw failure("'\(name):' applies to a word or phrase, not \(describe(tokens[position]))")
+                }
+            case .near:
+                throw failure("NEAR joins words, prefixes and phrases, one on each side")
             case .open:
                 depth += 1
                 // Deep nesting is refused before it can exhaust the stack.

@@ -1,20 +1,29 @@
 import CLMDB
 
 /// Answers a `TextSearch` from full-text postings: the ids that match, in ascending order,
-/// and for ranking the frequency of each positive part (word, prefix, phrase) in each
-/// matching object.
+/// and for ranking the frequency of each positive part (word, prefix, phrase, NEAR group) in
+/// each matching object.
 ///
 /// Semantics: the searched properties act as one text for words and prefixes (a word
-/// matches when any searched property holds it); a phrase must occur within one property.
-/// Search words are tokenized with each property's tokenizer; a word that tokenizes into
-/// several terms ("e-mail") is a phrase of them. Prefixes are folded but not stemmed.
+/// matches when any searched property holds it); a phrase, and a NEAR group, must occur
+/// within one property; `name:term` looks in the property `name` only. Search words are
+/// tokenized with each property's tokenizer; a word that tokenizes into several terms
+/// ("e-mail") is a phrase of them. Prefixes are folded but not stemmed.
+///
+/// NOT is set difference wherever it stands: each part is answered within a universe, the
+/// objects the enclosing conjunction's other parts already matched, and `-x` is that
+/// universe minus `x`'s matches in it. So `birds (cats OR -dogs)` is
+/// birds ∩ (cats ∪ (birds \ dogs)) and `cats -(-dogs)` is cats ∩ dogs. A search with no
+/// universe to start from (`-dogs`, `cats OR -dogs` alone) is refused by `TextSearch.parse`.
 ///
 /// Everything works on ascending id arrays (`PostingList`): conjunctions intersect them,
-/// alternatives merge them, and only phrases decode positions.
+/// alternatives merge them, and only phrases and NEAR decode positions.
 struct TextSearchEvaluator {
     /// The postings of one property: from its index, or built by tokenizing every record
     /// (a store whose index is not built yet, a read-only store of an older build).
     struct Source {
+        /// The property's name, for `name:term`.
+        let name: String
         let tokenizer: TextTokenizer
         /// The postings of a term (or of every term with the prefix), decoded to `detail`.
         let read: (_ term: String, _ prefix: Bool, _ detail: PostingList.Detail) throws -> PostingList
@@ -23,7 +32,8 @@ struct TextSearchEvaluator {
     let sources: [Source]
     /// Whether parts keep their occurrence counts (`findRanked`).
     let ranking: Bool
-    /// Each positive part evaluated, in order, with what it found (counts when ranking).
+    /// Each positive part evaluated (under an even number of negations), in order, with
+    /// what it found in all objects, not only in its universe (counts when ranking).
     private(set) var parts: [(part: TextSearch, hits: PostingList)] = []
 
     init(sources: [Source], ranking: Bool = false) {
@@ -31,41 +41,141 @@ struct TextSearchEvaluator {
         self.ranking = ranking
     }
 
-    /// The ids matching `search`, ascending.
+    /// The ids matching `search`, ascending. `search` must be bounded (`TextSearch.parse`
+    /// refuses the others); an unbounded one throws.
     mutating func ids(_ search: TextSearch) throws -> [Id] {
+        try ids(search, within: nil, positive: true)
+    }
+
+    /// The ids matching `search` among `universe` (nil: all objects, allowed only for a
+    /// bounded search). `positive`: not under an odd number of negations, so it ranks.
+    private mutating func ids(_ search: TextSearch, within universe: [Id]?, positive: Bool) throws -> [Id] {
         switch search {
-        case .word(let word, let prefix):
-            let hits = try self.hits(word: word, prefix: prefix)
-            if ranking { parts.append((search, hits)) }
-            return hits.ids
-        case .phrase(let text):
-            let hits = try self.hits(phrase: text)
-            if ranking { parts.append((search, hits)) }
-            return hits.ids
+        case .word, .phrase, .field, .near:
+            let hits = try self.hits(search, in: sources)
+            if ranking, positive { parts.append((search, hits)) }
+            return universe.map { PostingList.intersection($0, hits.ids) } ?? hits.ids
         case .or(let alternatives):
             var result: [Id] = []
-            for alternative in alternatives { result = PostingList.union(result, try ids(alternative)) }
+            for alternative in alternatives {
+                result = PostingList.union(result, try ids(alternative, within: universe, positive: positive))
+            }
             return result
         case .and(let conjuncts):
-            var result: [Id]?
-            var excluded: [Id] = []
-            for conjunct in conjuncts {
-                if case .not(let inner) = conjunct {
-                    var negative = TextSearchEvaluator(sources: sources)   // negated parts do not rank
-                    excluded = PostingList.union(excluded, try negative.ids(inner))
-                    continue
-                }
-                let found = try ids(conjunct)
-                result = result.map { PostingList.intersection($0, found) } ?? found
+            // Bounded parts first: they give the others (negations among them) a universe.
+            var current = universe
+            for conjunct in conjuncts.filter(\.isBounded) + conjuncts.filter({ !$0.isBounded }) {
+                // Nothing left matches; ranking still wants every positive part's counts.
+                if let current, current.isEmpty, !ranking { return [] }
+                current = try ids(conjunct, within: current, positive: positive)
             }
-            return PostingList.subtracting(result ?? [], excluded)
-        case .not:
-            // `TextSearch.parse` refuses searches without a positive part.
-            return []
+            guard let current else { throw Self.unbounded(search) }
+            return current
+        case .not(let inner):
+            guard let universe else { throw Self.unbounded(search) }
+            return PostingList.subtracting(universe, try ids(inner, within: universe, positive: !positive))
         }
     }
 
-    private func hits(word: String, prefix: Bool) throws -> PostingList {
+    private static func unbounded(_ search: TextSearch) -> CofferError {
+        CofferError.invalidSearch(search: search.summary, reason: "a negation needs a word or phrase that must occur beside it")
+    }
+
+    /// The objects where a term part (word, prefix, phrase, `name:` term, NEAR group) occurs
+    /// in one of `sources`, with its occurrence counts.
+    private func hits(_ search: TextSearch, in sources: [Source]) throws -> PostingList {
+        switch search {
+        case .word(let word, let prefix): return try hits(word: word, prefix: prefix, in: sources)
+        case .phrase(let text): return try hits(phrase: text, in: sources)
+        case .field(let name, let inner): return try hits(inner, in: sources.filter { $0.name == name })
+        case .near(let operands, let distances):
+            var found: [PostingList] = []
+            for source in sources {
+                // Each operand's occurrences in this property: start positions and length.
+                var occurrences: [(list: PostingList, length: Int)] = []
+                for operand in operands {
+                    let occurrence = try self.occurrences(operand, in: source)
+                    guard !occurrence.list.isEmpty else { break }
+                    occurrences.append(occurrence)
+                }
+                guard occurrences.count == operands.count else { continue }
+                found.append(Self.near(occurrences, distances: distances))
+            }
+            return PostingList.union(found)
+        case .and, .or, .not:
+            throw CofferError.invalidSearch(search: search.summary, reason: "only words, prefixes and phrases are looked up as terms")
+        }
+    }
+
+    /// Where a NEAR operand occurs in one property: its start positions per object, and its
+    /// length in terms (nothing when it names another property or has no terms).
+    private func occurrences(_ operand: TextSearch, in source: Source) throws -> (list: PostingList, length: Int) {
+        switch operand {
+        case .field(let name, let inner):
+            guard name == source.name else { return (PostingList(), 0) }
+            return try occurrences(inner, in: source)
+        case .word(let word, let prefix):
+            let terms = (prefix ? TextTokenizer.simple : source.tokenizer).terms(in: word)
+            guard !terms.isEmpty else { return (PostingList(), 0) }
+            if terms.count == 1 { return (try source.read(terms[0], prefix, .positions), 1) }
+            return (try phrase(terms, lastIsPrefix: prefix, in: source, starts: true), terms.count)
+        case .phrase(let text):
+            let terms = source.tokenizer.terms(in: text)
+            guard !terms.isEmpty else { return (PostingList(), 0) }
+            if terms.count == 1 { return (try source.read(terms[0], false, .positions), 1) }
+            return (try phrase(terms, lastIsPrefix: false, in: source, starts: true), terms.count)
+        case .and, .or, .not, .near:
+            throw CofferError.invalidSearch(search: operand.summary, reason: "NEAR joins words, prefixes and phrases")
+        }
+    }
+
+    /// The objects holding a chain of occurrences, one per operand, each within its
+    /// distance of the next (the number of terms strictly between them, in either order;
+    /// overlapping occurrences are near). Counts: the last operand's occurrences that end
+    /// such a chain.
+    private static func near(_ operands: [(list: PostingList, length: Int)], distances: [Int]) -> PostingList {
+        var result = PostingList()
+        var cursors = [Int](repeating: 0, count: operands.count)
+        let first = operands[0].list
+        candidates: for i in first.ids.indices {
+            let id = first.ids[i]
+            var rows = [i]
+            for k in 1..<operands.count {
+                let list = operands[k].list
+                cursors[k] = PostingList.gallop(list.ids, id, from: cursors[k])
+                guard cursors[k] < list.ids.count else { break candidates }
+                guard list.ids[cursors[k]] == id else { continue candidates }
+                rows.append(cursors[k])
+            }
+            // Occurrences of operand k reachable through a chain from operand 0, ascending.
+            var reachable = Array(first.positions(at: i)).map(Int64.init)
+            for k in 1..<operands.count {
+                let before = Int64(operands[k - 1].length), length = Int64(operands[k].length)
+                let distance = Int64(distances[k - 1])
+                // q is near p when p + before + distance >= q and q + length + distance >= p.
+                reachable = operands[k].list.positions(at: rows[k]).map(Int64.init).filter { q in
+                    let low = Self.lowerBound(reachable, q - before - distance)
+                    return low < reachable.count && reachable[low] <= q + length + distance
+                }
+                if reachable.isEmpty { continue candidates }
+            }
+            result.ids.append(id)
+            result.counts.append(reachable.count)
+        }
+        return result
+    }
+
+    /// The first index of ascending `values` holding a value >= `value`.
+    private static func lowerBound(_ values: [Int64], _ value: Int64) -> Int {
+        var low = 0, high = values.count
+        while low < high {
+            let middle = low + (high - low) / 2
+            if values[middle] < value { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    private func hits(word: String, prefix: Bool, in sources: [Source]) throws -> PostingList {
         var found: [PostingList] = []
         for source in sources {
             let terms = (prefix ? TextTokenizer.simple : source.tokenizer).terms(in: word)
@@ -74,24 +184,25 @@ struct TextSearchEvaluator {
                 found.append(try source.read(last, prefix, ranking ? .counts : .ids))
             } else {
                 // Several terms ("e-mail"): a phrase, the last one a prefix when asked.
-                found.append(try phrase(terms, lastIsPrefix: prefix, in: source))
+                found.append(try phrase(terms, lastIsPrefix: prefix, in: source, starts: false))
             }
         }
         return PostingList.union(found)
     }
 
-    private func hits(phrase text: String) throws -> PostingList {
+    private func hits(phrase text: String, in sources: [Source]) throws -> PostingList {
         var found: [PostingList] = []
         for source in sources {
             let terms = source.tokenizer.terms(in: text)
             guard !terms.isEmpty else { continue }
-            found.append(try phrase(terms, lastIsPrefix: false, in: source))
+            found.append(try phrase(terms, lastIsPrefix: false, in: source, starts: false))
         }
         return PostingList.union(found)
     }
 
-    /// Objects where `terms` occur at consecutive positions, with the number of occurrences.
-    private func phrase(_ terms: [String], lastIsPrefix: Bool, in source: Source) throws -> PostingList {
+    /// Objects where `terms` occur at consecutive positions, with the number of occurrences
+    /// and, when `starts`, the position where each occurrence starts.
+    private func phrase(_ terms: [String], lastIsPrefix: Bool, in source: Source, starts: Bool) throws -> PostingList {
         var lists: [PostingList] = []
         for (offset, term) in terms.enumerated() {
             let found = try source.read(term, lastIsPrefix && offset == terms.count - 1, terms.count == 1 ? .counts : .positions)
@@ -99,13 +210,13 @@ struct TextSearchEvaluator {
             lists.append(found)
         }
         guard lists.count > 1 else { return lists[0] }
-        return PostingList.withBuffers(lists[...]) { Self.phrase($0) }
+        return PostingList.withBuffers(lists[...]) { Self.phrase($0, starts: starts) }
     }
 
     /// `phrase` on the lists' storage: all lists ascend, so one cursor per later term moves
     /// forward as the first term's ids advance, and within an object one position cursor
     /// per later term moves forward as the first term's positions advance.
-    private static func phrase(_ lists: [PostingList.Buffers]) -> PostingList {
+    private static func phrase(_ lists: [PostingList.Buffers], starts: Bool) -> PostingList {
         var result = PostingList()
         var cursors = [Int](repeating: 0, count: lists.count)
         var at = [Int](repeating: 0, count: lists.count)
@@ -141,11 +252,15 @@ struct TextSearchEvaluator {
                         break
                     }
                 }
-                if matched { count += 1 }
+                if matched {
+                    count += 1
+                    if starts { result.positions.append(start) }
+                }
             }
             if count > 0 {
                 result.ids.append(id)
                 result.counts.append(count)
+                if starts { result.positionEnds.append(result.positions.count) }
             }
         }
         return result
