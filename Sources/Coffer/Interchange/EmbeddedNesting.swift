@@ -10,16 +10,29 @@ import Foundation
 /// flattened one (`"home":true,"home.city":"Oslo"`); selectors name leaves by their dotted
 /// paths either way.
 struct EmbeddedNesting {
-    /// Catalog properties in catalog order, each with the stored name of the embedded value
-    /// it is a leaf of (nil at the top level).
-    private let properties: [(property: CatalogProperty, parent: String?)]
+    /// Top-level catalog properties, in catalog order.
+    private let topLevel: [CatalogProperty]
+    /// The leaves of each embedded value (by its stored name), in catalog order.
+    private let children: [String: [CatalogProperty]]
     /// Stored names of the presence fields of embedded values.
     private let presences: Set<String>
 
+    /// Worked out once per export or query, not per object.
     init(_ entity: CatalogEntity) {
         let presences = Set(entity.properties.filter { PropertyFlags(rawValue: $0.flags).contains(.embedded) }.map(\.name))
+        var children: [String: [CatalogProperty]] = [:]
+        var topLevel: [CatalogProperty] = []
+        var seen = Set<UInt16>()   // a damaged catalog may list one id twice: the first wins
+        for property in entity.properties where seen.insert(property.id).inserted {
+            if let parent = Self.parent(of: property.name, presences: presences) {
+                children[parent, default: []].append(property)
+            } else {
+                topLevel.append(property)
+            }
+        }
         self.presences = presences
-        properties = entity.properties.map { ($0, Self.parent(of: $0.name, presences: presences)) }
+        self.children = children
+        self.topLevel = topLevel
     }
 
     /// The innermost embedded value whose leaf `name` is (`home.location` for
@@ -39,12 +52,6 @@ struct EmbeddedNesting {
     /// JSON texts by id (several for a damaged record that holds an id twice), embedded values
     /// nested. `fields`: only those stored names (an embedded value's name keeps its leaves).
     func members(texts: [UInt16: [String]], fields: Set<String>?) -> [String] {
-        var children: [String: [CatalogProperty]] = [:]
-        var topLevel: [CatalogProperty] = []
-        var seen = Set<UInt16>()   // a damaged catalog may list one id twice: the first wins
-        for (property, parent) in properties where seen.insert(property.id).inserted {
-            if let parent { children[parent, default: []].append(property) } else { topLevel.append(property) }
-        }
         func isShown(_ name: String) -> Bool {
             guard let fields else { return true }
             if fields.contains(name) { return true }

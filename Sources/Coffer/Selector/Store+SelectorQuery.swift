@@ -28,8 +28,9 @@ extension Store {
             }
             let fieldSet = fields.map(Set.init)
             let relations = relationColumns(of: stored, fields: fieldSet)
+            let nesting = EmbeddedNesting(stored)
             for match in try executor.matches(in: transaction, offset: skip, limit: limit) {
-                try body(try Self.jsonObject(id: match.id, record: match.record, entity: stored, byId: byId, fields: fieldSet,
+                try body(try Self.jsonObject(id: match.id, record: match.record, entity: stored, byId: byId, nesting: nesting, fields: fieldSet,
                                              relations: relations, in: transaction))
             }
         }

@@ -124,13 +124,14 @@ extension Store {
             // A damaged catalog may list one id twice: the first entry wins, never a trap.
             let byId = Dictionary(entity.properties.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
             let relations = relationColumns(of: entity, fields: nil)
+            let nesting = EmbeddedNesting(entity)
             try transaction.withCursor(table, "reading \(entity.name)") { cursor in
                 var current = try cursor.first()
                 var written = 0
                 while let entry = current, limit.map({ written < $0 }) ?? true {
                     // A damaged key or record is shown as such: the dump goes on.
                     let id = IdKey(entry.key)?.id
-                    var object = try Self.jsonObject(id: id, record: entry.value, entity: entity, byId: byId, fields: nil,
+                    var object = try Self.jsonObject(id: id, record: entry.value, entity: entity, byId: byId, nesting: nesting, fields: nil,
                                                      relations: relations, in: transaction)
                     if id == nil {
                         object.removeLast()  // the closing brace
@@ -171,7 +172,7 @@ extension Store {
     /// naming an embedded value keeps all its leaves; naming a leaf (`home.city`) keeps that
     /// leaf inside its value's object.
     static func jsonObject(id: Id?, record: UnsafeRawBufferPointer, entity: CatalogEntity, byId: [UInt16: CatalogProperty],
-                           fields: Set<String>?, relations: [(name: String, table: MDB_dbi)], in transaction: Transaction) throws -> String {
+                           nesting: EmbeddedNesting, fields: Set<String>?, relations: [(name: String, table: MDB_dbi)], in transaction: Transaction) throws -> String {
         let showsId = fields.map { $0.contains("id") || $0.contains("_id") } ?? true
         var parts = showsId ? ["\"id\":\(id.map(String.init) ?? "null")"] : []
         // Each field's JSON text by property id, in record order (a damaged record that holds
@@ -186,7 +187,7 @@ extension Store {
         } catch CofferError.corruptRecord(_, _, let reason) {
             corruption = reason
         }
-        parts += EmbeddedNesting(entity).members(texts: texts, fields: fields)
+        parts += nesting.members(texts: texts, fields: fields)
         if let corruption { parts.append("\"$corrupt\":\(FieldDescription.quoted(corruption))") }
         if let id {
             for relation in relations {
