@@ -115,7 +115,7 @@ import Testing
         (#"{"pets": {"$elemMatch": {"$size": 1}}}"#, "inside $elemMatch"),
         (#"{"name": {"$elemMatch": {"$eq": "x"}}}"#, "$elemMatch needs an array property"),
         (#"{"age": {"$gt": 1, "name": 2}}"#, "cannot mix operators and field names"),
-        (String(repeating: "[", count: 100) + String(repeating: "]", count: 100), "nested more than 64"),
+        (String(repeating: "[", count: 200) + String(repeating: "]", count: 200), "nested more than 136"),
     ] as [(String, String)])
     func invalidSelectorsNameTheirPart(selector: String, fragment: String) throws {
         try withPals { box, _ in

@@ -7,10 +7,13 @@ import Foundation
 ///     tag 0 null | 1 false | 2 true | 3 Int64 (8 bytes) | 4 Double (8 bytes)
 ///         | 5 string (u32 length, UTF-8) | 6 array (u32 count, values)
 ///         | 7 object (u32 count, then u32 key length, key UTF-8, value; keys ascending)
+///         | 8 UInt64 above Int64.max (8 bytes; smaller unsigned values are tag 3)
 ///
 /// Invariant: bytes from disk are untrusted. Every read checks lengths and counts against
 /// the payload's end and nests at most `maximumDepth` levels; damage is nil (decode) or
-/// `.damaged` (find), never a trap and never read as a missing value.
+/// `.damaged` (find), never a trap and never read as a missing value. Writing accepts
+/// exactly what reading does: a put whose document nests deeper is refused
+/// (``CofferError/documentTooDeep(entity:property:depth:limit:)``) before anything is stored.
 public enum DocumentCodec {
     /// A leaf value.
     public enum Scalar: Sendable, Equatable {
@@ -18,6 +21,9 @@ public enum DocumentCodec {
         case bool(Bool)
         /// ```swift DocumentCodec.Scalar.integer(5) ```
         case integer(Int64)
+        /// An unsigned integer above `Int64.max` (a `UInt64` leaf); smaller ones are `integer`.
+        /// ```swift DocumentCodec.Scalar.unsigned(.max) ```
+        case unsigned(UInt64)
         /// ```swift DocumentCodec.Scalar.double(2.5) ```
         case double(Double)
         /// ```swift DocumentCodec.Scalar.string("a") ```
@@ -32,19 +38,29 @@ public enum DocumentCodec {
         case object([String: Node])
     }
 
+    /// The levels a document may nest, its root value being level 1 (`[[1]]` has 3): what
+    /// the reader accepts and so what a put may store. The one limit for both.
     static let maximumDepth = 64
 
     // MARK: Writing
 
-    /// Writes field `field` of kind `document` whose payload `body` writes.
+    /// Writes field `field` of kind `document` whose payload `body` writes. A document
+    /// nested deeper than ``maximumDepth`` is noted in the writer (the first such field),
+    /// for the put to refuse before it stores anything: encoding itself cannot throw.
     static func writeField(_ field: Int, to writer: inout RecordWriter, _ body: (inout RecordWriter) -> Void) {
         writer.header(field, .document, payload: 5)
         let lengthOffset = writer.beginLength()
+        writer.documentLevels = 0
         body(&writer)
         writer.endLength(at: lengthOffset)
+        if writer.documentLevels > maximumDepth, writer.tooDeepDocument == nil {
+            writer.tooDeepDocument = (field, writer.documentLevels)
+        }
     }
 
-    static func write(_ node: Node, to writer: inout RecordWriter) {
+    /// Writes `node` at nesting level `level` (the root is 1), noting the deepest level.
+    static func write(_ node: Node, to writer: inout RecordWriter, level: Int = 1) {
+        if level > writer.documentLevels { writer.documentLevels = level }
         switch node {
         case .null: writer.reserve(1); writer.append(UInt8(0))
         case .scalar(let scalar): write(scalar, to: &writer)
@@ -52,14 +68,14 @@ public enum DocumentCodec {
             writer.reserve(5)
             writer.append(UInt8(6))
             writer.append(UInt32(truncatingIfNeeded: elements.count))
-            for element in elements { write(element, to: &writer) }
+            for element in elements { write(element, to: &writer, level: level + 1) }
         case .object(let members):
             writer.reserve(5)
             writer.append(UInt8(7))
             writer.append(UInt32(truncatingIfNeeded: members.count))
             for (key, member) in members.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
                 writeString(key, to: &writer)
-                write(member, to: &writer)
+                write(member, to: &writer, level: level + 1)
             }
         }
     }
@@ -69,6 +85,14 @@ public enum DocumentCodec {
         case .bool(let flag): writer.reserve(1); writer.append(UInt8(flag ? 2 : 1))
         case .integer(let number): writer.reserve(9); writer.append(UInt8(3)); writer.append(number)
         case .double(let number): writer.reserve(9); writer.append(UInt8(4)); writer.append(number.bitPattern)
+        case .unsigned(let number):
+            // Canonical: one value, one encoding (tag 3 up to Int64.max).
+            writer.reserve(9)
+            if let signed = Int64(exactly: number) {
+                writer.append(UInt8(3)); writer.append(signed)
+            } else {
+                writer.append(UInt8(8)); writer.append(number)
+            }
         case .string(let text):
             writer.reserve(1)
             writer.append(UInt8(5))
@@ -172,6 +196,10 @@ public enum DocumentCodec {
             case 2: return .scalar(.bool(true))
             case 3: return u64().map { .scalar(.integer(Int64(bitPattern: $0))) }
             case 4: return u64().map { .scalar(.double(Double(bitPattern: $0))) }
+            case 8:
+                // Only values above Int64.max are written so: a smaller one is damage.
+                guard let number = u64(), Int64(exactly: number) == nil else { return nil }
+                return .scalar(.unsigned(number))
             case 5: return string().map { .scalar(.string($0)) }
             case 6:
                 // Each element takes at least one byte: a larger count is damage.
@@ -198,22 +226,98 @@ public enum DocumentCodec {
 
     // MARK: JSON text
 
+    /// The member name of a number JSON cannot write, in a document's JSON text:
+    /// `{"$number":"nan"}`, `{"$number":"inf"}`, `{"$number":"-inf"}`.
+    static let numberTag = "$number"
+    /// The member name that wraps a stored object which would otherwise read as a tag (one
+    /// member named `$number` or `$object`): `{"$object":{"$number":"a string"}}`.
+    static let objectTag = "$object"
+
     /// The JSON text of a payload (`coffer dump`, exports), or nil when it is damaged.
-    static func json(_ payload: UnsafeRawBufferPointer) -> String? {
-        decode(payload).map(json)
+    /// `tagged`: non-finite numbers are written as `{"$number":...}` and look-alike objects
+    /// wrapped in `{"$object":...}` (documents whose value types are dynamic); untagged, they
+    /// are the strings `"nan"`, `"inf"`, `"-inf"` (a `[String: Double]`, whose declared type
+    /// says they are numbers).
+    static func json(_ payload: UnsafeRawBufferPointer, tagged: Bool) -> String? {
+        decode(payload).map { json($0, tagged: tagged) }
     }
 
-    static func json(_ node: Node) -> String {
+    static func json(_ node: Node, tagged: Bool) -> String {
         switch node {
         case .null: return "null"
         case .scalar(.bool(let flag)): return flag ? "true" : "false"
         case .scalar(.integer(let number)): return String(number)
-        case .scalar(.double(let number)): return FieldDescription.number(number)
+        case .scalar(.unsigned(let number)): return String(number)
+        case .scalar(.double(let number)):
+            if tagged, !number.isFinite { return "{\"\(numberTag)\":\(FieldDescription.number(number))}" }
+            return FieldDescription.number(number)
         case .scalar(.string(let text)): return FieldDescription.quoted(text)
-        case .array(let elements): return "[" + elements.map(json).joined(separator: ",") + "]"
+        case .array(let elements): return "[" + elements.map { json($0, tagged: tagged) }.joined(separator: ",") + "]"
         case .object(let members):
-            return "{" + members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
-                .map { FieldDescription.quoted($0.key) + ":" + json($0.value) }.joined(separator: ",") + "}"
+            let text = "{" + members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+                .map { FieldDescription.quoted($0.key) + ":" + json($0.value, tagged: tagged) }.joined(separator: ",") + "}"
+            if tagged, members.count == 1, let key = members.keys.first, key == numberTag || key == objectTag {
+                return "{\"\(objectTag)\":\(text)}"
+            }
+            return text
+        }
+    }
+
+    /// The node of a document's JSON text as ``json(_:tagged:)`` writes it (an import):
+    /// integers kept exact (`UInt64` values above `Int64.max` too), tags read back. Any other
+    /// object with one member named `$number` or `$object` is refused, so no text reads two ways.
+    static func node(json: JSONNode, tagged: Bool) throws(ImportProblem) -> Node {
+        switch json {
+        case .null: return .null
+        case .bool(let flag): return .scalar(.bool(flag))
+        case .number(let number):
+            if let integer = Int64(number.text) { return .scalar(.integer(integer)) }
+            if let integer = UInt64(number.text) { return .scalar(.unsigned(integer)) }
+            return .scalar(.double(number.double))
+        case .string(let text): return .scalar(.string(text))
+        case .array(let elements):
+            var nodes: [Node] = []
+            nodes.reserveCapacity(elements.count)
+            for element in elements { nodes.append(try node(json: element, tagged: tagged)) }
+            return .array(nodes)
+        case .object(let members):
+            if tagged, members.count == 1, let member = members.first {
+                if member.key == numberTag {
+                    guard case .string(let text) = member.value, let number = nonFinite(text) else {
+                        throw ImportProblem("{\"\(numberTag)\": ...} takes \"nan\", \"inf\" or \"-inf\", not \(member.value.text) (an object with this one member is written {\"\(objectTag)\": {...}})")
+                    }
+                    return .scalar(.double(number))
+                }
+                if member.key == objectTag {
+                    guard case .object(let wrapped) = member.value else {
+                        throw ImportProblem("{\"\(objectTag)\": ...} takes an object, not \(member.value.text)")
+                    }
+                    return try object(wrapped, tagged: tagged)
+                }
+            }
+            return try object(members, tagged: tagged)
+        }
+    }
+
+    private static func object(_ members: [JSONMember], tagged: Bool) throws(ImportProblem) -> Node {
+        var result: [String: Node] = [:]
+        for member in members {
+            guard result.updateValue(try node(json: member.value, tagged: tagged), forKey: member.key) == nil else {
+                // A key given twice would silently lose a value.
+                throw ImportProblem("a document without repeated keys (\(FieldDescription.quoted(member.key)) is given twice)")
+            }
+        }
+        return .object(result)
+    }
+
+    /// The number of the text an export writes for a non-finite number (`"-nan"` too, as
+    /// earlier exports wrote some NaNs), or nil.
+    static func nonFinite(_ text: String) -> Double? {
+        switch text {
+        case "nan", "-nan": return .nan
+        case "inf": return .infinity
+        case "-inf": return -.infinity
+        default: return nil
         }
     }
 }

@@ -64,13 +64,18 @@ public protocol DocumentLeaf {
 extension DocumentLeaf where Self: BinaryInteger {
     /// ```swift 5.cofferNode ```
     @_documentation(visibility: internal)
-    public var cofferNode: DocumentNode { DocumentNode(.scalar(.integer(Int64(truncatingIfNeeded: self)))) }
+    public var cofferNode: DocumentNode {
+        // A UInt64 above Int64.max keeps its value (compared as the number it is).
+        if let signed = Int64(exactly: self) { return DocumentNode(.scalar(.integer(signed))) }
+        return DocumentNode(.scalar(.unsigned(UInt64(truncatingIfNeeded: self))))
+    }
     /// ```swift Int(cofferNode: node) ```
     @_documentation(visibility: internal)
     public init?(cofferNode: DocumentNode) {
         switch cofferNode.node {
         case .scalar(.integer(let value)):
-            // Unsigned 64-bit values above Int64.max are stored by bit pattern.
+            // Unsigned 64-bit values above Int64.max were stored by bit pattern by earlier
+            // releases (now as `unsigned`): a negative integer is read back so.
             if Self.isSigned {
                 guard let exact = Self(exactly: value) else { return nil }
                 self = exact
@@ -78,6 +83,9 @@ extension DocumentLeaf where Self: BinaryInteger {
                 guard let exact = Self(exactly: UInt64(bitPattern: value)) else { return nil }
                 self = exact
             }
+        case .scalar(.unsigned(let value)):
+            guard let exact = Self(exactly: value) else { return nil }
+            self = exact
         case .scalar(.double(let value)):   // an imported JSON number
             guard let exact = Self(exactly: value) else { return nil }
             self = exact
@@ -106,6 +114,7 @@ extension Double: DocumentLeaf {
         switch cofferNode.node {
         case .scalar(.double(let value)): self = value
         case .scalar(.integer(let value)): self = Double(value)
+        case .scalar(.unsigned(let value)): self = Double(value)
         default: return nil
         }
     }

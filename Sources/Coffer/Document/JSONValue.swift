@@ -98,6 +98,7 @@ extension JSONValue {
         case .null: self = .null
         case .scalar(.bool(let flag)): self = .bool(flag)
         case .scalar(.integer(let number)): self = .number(Double(number))
+        case .scalar(.unsigned(let number)): self = .number(Double(number))
         case .scalar(.double(let number)): self = .number(number)
         case .scalar(.string(let text)): self = .string(text)
         case .array(let elements): self = .array(elements.map(JSONValue.init))
@@ -191,20 +192,6 @@ extension Dictionary: RecordValue where Key == String, Value: DocumentScalar {
     }
 }
 
-extension JSONValue {
-    /// The value of parsed JSON (an import line's member).
-    init(_ node: JSONNode) {
-        switch node {
-        case .null: self = .null
-        case .bool(let flag): self = .bool(flag)
-        case .number(let number): self = .number(number.double)
-        case .string(let text): self = .string(text)
-        case .array(let elements): self = .array(elements.map(JSONValue.init))
-        case .object(let members): self = .object(Dictionary(members.map { ($0.key, JSONValue($0.value)) }, uniquingKeysWith: { _, last in last }))
-        }
-    }
-}
-
 extension DocumentCodec.Node {
     /// The node of a `JSONValue` (numbers as doubles).
     init(_ value: JSONValue) {
@@ -215,19 +202,6 @@ extension DocumentCodec.Node {
         case .string(let text): self = .scalar(.string(text))
         case .array(let elements): self = .array(elements.map(DocumentCodec.Node.init))
         case .object(let members): self = .object(members.mapValues(DocumentCodec.Node.init))
-        }
-    }
-
-    /// The node of parsed JSON, integers kept exact (an import of exported documents).
-    init(_ json: JSONNode) {
-        switch json {
-        case .null: self = .null
-        case .bool(let flag): self = .scalar(.bool(flag))
-        case .number(let number): self = Int64(number.text).map { .scalar(.integer($0)) } ?? .scalar(.double(number.double))
-        case .string(let text): self = .scalar(.string(text))
-        case .array(let elements): self = .array(elements.map(DocumentCodec.Node.init))
-        case .object(let members):
-            self = .object(Dictionary(members.map { ($0.key, DocumentCodec.Node($0.value)) }, uniquingKeysWith: { _, last in last }))
         }
     }
 }

@@ -64,14 +64,18 @@ enum FieldDescription {
             }
             return "[" + values.joined(separator: ",") + "]"
         case .document:
-            return DocumentCodec.json(payload) ?? "null"
+            // A typed dictionary's declared type says its values are numbers: "nan" is one.
+            let tagged = !(type == .stringDictionary || type == .intDictionary || type == .doubleDictionary || type == .boolDictionary)
+            return DocumentCodec.json(payload, tagged: tagged) ?? "null"
         case .boolArray:
             return "[" + payload.map { $0 == 0 ? "false" : ($0 == 1 ? "true" : "null") }.joined(separator: ",") + "]"
         }
     }
 
-    /// A JSON number, or a string for values JSON cannot hold (NaN, infinities).
+    /// A JSON number, or a string for values JSON cannot hold: `"nan"` (every NaN),
+    /// `"inf"`, `"-inf"`.
     static func number(_ value: Double) -> String {
+        if value.isNaN { return "\"nan\"" }
         guard value.isFinite else { return quoted(String(value)) }
         if value == 0, value.sign == .minus { return "-0.0" }  // "0" would lose the sign
         if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }

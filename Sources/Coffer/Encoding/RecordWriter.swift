@@ -19,6 +19,11 @@ public struct RecordWriter {
     @usableFromInline var count: Int
     /// Stored property id for each schema position.
     @usableFromInline let storedIds: UnsafePointer<UInt16>
+    /// The deepest nesting level of the document field being written (see `DocumentCodec`).
+    var documentLevels = 0
+    /// The first document field nested deeper than the reader accepts, by schema position,
+    /// and its depth: the put refuses the object (encoding cannot throw).
+    var tooDeepDocument: (field: Int, depth: Int)?
 
     init(buffer: RecordBuffer, storedIds: UnsafePointer<UInt16>) {
         self.base = buffer.base

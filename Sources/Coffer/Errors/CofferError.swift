@@ -94,6 +94,15 @@ public enum CofferError: Error, Sendable, Equatable, CustomStringConvertible {
     /// ```
     case ambiguousUpsert(entity: String, property: String, value: String, count: Int)
 
+    /// A put would store a document (a ``JSONValue``, or an array of embedded values) nested
+    /// deeper than a record may hold: `depth` levels, its root being level 1, against
+    /// `limit`. Nothing of the put is stored.
+    ///
+    /// ```swift
+    /// catch CofferError.documentTooDeep(let entity, let property, let depth, let limit) { ... }
+    /// ```
+    case documentTooDeep(entity: String, property: String, depth: Int, limit: Int)
+
     /// A write was attempted on a store opened with `readOnly: true`.
     ///
     /// ```swift
@@ -157,6 +166,8 @@ public enum CofferError: Error, Sendable, Equatable, CustomStringConvertible {
             return "import line \(line): \(message); nothing was imported"
         case let .ambiguousUpsert(entity, property, value, count):
             return "\(entity).\(property): \(count) stored objects have the value \(value); upsert needs at most one"
+        case let .documentTooDeep(entity, property, depth, limit):
+            return "\(entity).\(property): the document nests \(depth) levels; a record holds documents of at most \(limit) levels"
         case let .readOnly(path, operation):
             return "store at \(path) is read-only; cannot \(operation)"
         case let .storeClosed(path):

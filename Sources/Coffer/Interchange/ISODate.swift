@@ -23,7 +23,8 @@ enum ISODate {
     /// The text of a date stored as `seconds` since 2001-01-01, or nil when ISO 8601
     /// cannot hold it exactly (see the type's rules).
     static func string(seconds: Double) -> String? {
-        guard seconds.isFinite else { return nil }
+        // -0.0 seconds would read back as 0.0: written as the number, it keeps its sign.
+        guard seconds.isFinite, !(seconds == 0 && seconds.sign == .minus) else { return nil }
         let whole = seconds.rounded(.down)
         // Exact for |seconds| >= 1 (Sterbenz); between -1 and 0 it may round, which the
         // round-trip check in `fractionDigits` catches.

@@ -50,9 +50,10 @@ struct ImportedObject {
     /// Checks `node` against `schema` (a catalog schema including retired properties).
     /// Errors are messages for ``CofferError/invalidImport(line:message:)``.
     init(_ node: JSONNode, schema: EntitySchema) throws(ImportProblem) {
-        guard case .object(let members) = node else {
+        guard case .object(let nested) = node else {
             throw ImportProblem("a line must hold one JSON object, not \(node.kind)")
         }
+        let members = EmbeddedNesting.flattened(nested, schema: schema)
         var seen = Set<String>()
         var valuesByPosition: [Int: JSONNode] = [:]
         for member in members {
@@ -79,6 +80,12 @@ struct ImportedObject {
             let value = valuesByPosition[position] ?? .null
             if property.flags.contains(.toMany) {
                 relations.append((position, try Self.ids(value, property: property, schema: schema)))
+                continue
+            }
+            if case .null = value, property.type == .json, valuesByPosition[position] != nil {
+                // A JSON null given for a JSONValue is its `.null` (an export writes one for
+                // it); left out, the property has no value.
+                fields.append((position, .node(.null)))
                 continue
             }
             if case .null = value {
@@ -173,9 +180,9 @@ struct ImportedObject {
         func double(_ node: JSONNode) throws(ImportProblem) -> Double {
             switch node {
             case .number(let number): return number.double
-            case .string("nan"): return .nan
-            case .string("inf"): return .infinity
-            case .string("-inf"): return -.infinity
+            case .string(let text):
+                guard let number = DocumentCodec.nonFinite(text) else { throw mismatch("a number (or \"nan\", \"inf\", \"-inf\")") }
+                return number
             default: throw mismatch("a number (or \"nan\", \"inf\", \"-inf\")")
             }
         }
@@ -214,7 +221,8 @@ struct ImportedObject {
         case .date:
             switch node {
             case .string(let text):
-                guard let seconds = ISODate.seconds(from: text) else { throw mismatch("an ISO 8601 date") }
+                // A date of non-finite seconds is exported as its number's string ("nan").
+                guard let seconds = ISODate.seconds(from: text) ?? DocumentCodec.nonFinite(text) else { throw mismatch("an ISO 8601 date") }
                 return .double(seconds)
             case .number(let number):
                 return .double(number.double)
@@ -247,7 +255,11 @@ struct ImportedObject {
         case .json:
             // A key given twice would silently lose a value: refused, as at the top level.
             if let key = Self.repeatedKey(in: node) { throw mismatch("a document without repeated keys (\(FieldDescription.quoted(key)) is given twice)") }
-            return .node(DocumentCodec.Node(node))
+            do {
+                return .node(try DocumentCodec.node(json: node, tagged: true))
+            } catch {
+                throw ImportProblem("\(schema.name).\(property.storedName): \(error.message)")
+            }
         case .stringDictionary, .intDictionary, .doubleDictionary, .boolDictionary:
             guard case .object(let members) = node else { throw mismatch("an object") }
             var seen = Set<String>()
@@ -259,6 +271,10 @@ struct ImportedObject {
                     guard let integer = number.int64 else { throw mismatch("an object of integers") }
                     return (member.key, .integer(integer))
                 case (.doubleDictionary, .number(let number)): return (member.key, .double(number.double))
+                case (.doubleDictionary, .string(let text)):
+                    // As a Double property's: the declared type makes the string a number.
+                    guard let number = DocumentCodec.nonFinite(text) else { throw mismatch("an object of numbers (or \"nan\", \"inf\", \"-inf\")") }
+                    return (member.key, .double(number))
                 case (.boolDictionary, .bool(let flag)): return (member.key, .bool(flag))
                 default: throw mismatch("an object of \(property.swiftType.dropFirst(9).dropLast()) values")
                 }

@@ -86,6 +86,11 @@ extension Transaction {
         encode(&writer, stamps)
         for (fieldId, field) in carried { writer.appendRaw(fieldId, field) }
         recordBuffer.adopt(writer)
+        // What the reader would refuse is never stored (every document writer notes it).
+        if let (field, depth) = writer.tooDeepDocument {
+            let property = binding.schema.properties.indices.contains(field) ? binding.schema.properties[field].name : "#\(field)"
+            throw CofferError.documentTooDeep(entity: name, property: property, depth: depth, limit: DocumentCodec.maximumDepth)
+        }
         let record = RecordFields(bytes: writer.bytes, binding: binding, id: id)
         let uniqueCandidates = binding.hasUniqueIndex ? indexes : []  // empty: no retain per index
         for index in uniqueCandidates where index.isUnique {

@@ -562,6 +562,7 @@ enum FieldOperand {
         case .null, .object: self = .other
         case .scalar(.bool(let flag)): self = .bool(flag)
         case .scalar(.integer(let number)): self = .number(.signed(number))
+        case .scalar(.unsigned(let number)): self = .number(.unsigned(number))
         case .scalar(.double(let number)): self = .number(.double(number))
         case .scalar(.string(let text)): self = .text(text)
         case .array(let elements): self = .list(elements.map(FieldOperand.init(document:)))

@@ -211,12 +211,18 @@ extension Transaction {
         }
     }
 
-    /// Ids of stored objects whose `index` value equals the value in `record` (rechecking
-    /// cut strings against the records), excluding `excluded`.
+    /// Ids of stored objects whose `index` value equals (`==`) the value in `record`
+    /// (rechecking cut strings against the records), excluding `excluded`; none for NaN.
     func matchingIds(_ index: IndexBinding, valueOf record: RecordFields, table: MDB_dbi,
                      excluding excluded: Id? = nil) throws -> [Id] {
         guard !index.isElementIndex else {
             throw CofferError.invalidOperation(message: "\(record.entity).\(index.property.name) is an array: its index finds elements, not whole values (no @Unique or upsert key)")
+        }
+        // NaN equals nothing, itself included (as in queries): it never clashes with a
+        // stored value and an upsert by it finds no target.
+        if Store.keyFamily(index.property.type) == "double", let field = try record.field(index.storedId),
+           FieldValue.double(field.kind, field.payload)?.isNaN == true {
+            return []
         }
         let key = try index.key(in: record)
         var candidates = try indexIds(index, prefix: key, entity: record.entity).filter { $0 != excluded }

@@ -57,7 +57,7 @@ struct JSONNumber: Sendable, Equatable {
         return Self.signed(negative: negative, magnitude: magnitude)
     }
 
-    /// The value when it is an integer that fits UInt64 exactly.
+    /// The value when it is an integer that fits UInt64 exactly (read as `int64` is).
     var uint64: UInt64? {
         if let exact = UInt64(text) { return exact }
         guard let (negative, magnitude) = integerParts(truncating: false) else { return nil }

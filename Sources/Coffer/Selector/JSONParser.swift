@@ -1,9 +1,11 @@
 /// A strict JSON parser (RFC 8259) with a nesting limit. It never traps: every malformed
 /// input is an error naming the byte offset and what was expected.
 struct JSONParser {
-    /// Deeper documents are refused (a selector is never this deep; the limit keeps the
-    /// recursion's stack bounded whatever the input).
-    static let maximumDepth = 64
+    /// Deeper documents are refused (the limit keeps the recursion's stack bounded whatever
+    /// the input). Room for an exported line of any storable document: the line's object, a
+    /// document of `DocumentCodec.maximumDepth` levels with each object wrapped in
+    /// `{"$object": ...}` (a look-alike of a tag) and a leaf tagged `{"$number": ...}`.
+    static let maximumDepth = 2 * DocumentCodec.maximumDepth + 8
 
     struct Failure: Error, CustomStringConvertible {
         let offset: Int

@@ -124,13 +124,14 @@ extension Store {
             // A damaged catalog may list one id twice: the first entry wins, never a trap.
             let byId = Dictionary(entity.properties.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
             let relations = relationColumns(of: entity, fields: nil)
+            let nesting = EmbeddedNesting(entity)
             try transaction.withCursor(table, "reading \(entity.name)") { cursor in
                 var current = try cursor.first()
                 var written = 0
                 while let entry = current, limit.map({ written < $0 }) ?? true {
                     // A damaged key or record is shown as such: the dump goes on.
                     let id = IdKey(entry.key)?.id
-                    var object = try Self.jsonObject(id: id, record: entry.value, entity: entity, byId: byId, fields: nil,
+                    var object = try Self.jsonObject(id: id, record: entry.value, entity: entity, byId: byId, nesting: nesting, fields: nil,
                                                      relations: relations, in: transaction)
                     if id == nil {
                         object.removeLast()  // the closing brace
@@ -165,24 +166,28 @@ extension Store {
     /// order does not depend on the order the record holds them in), then each to-many
     /// relation of `relations` as an array of target ids; a damaged record's readable
     /// fields are followed by `"$corrupt": "reason"`. The format imports read back.
+    ///
+    /// An embedded value is a nested object of its leaves (`"home":{"city":"Oslo"}`), or
+    /// `null` when there is none: its presence field decides, its leaves fill it. `fields`
+    /// naming an embedded value keeps all its leaves; naming a leaf (`home.city`) keeps that
+    /// leaf inside its value's object.
     static func jsonObject(id: Id?, record: UnsafeRawBufferPointer, entity: CatalogEntity, byId: [UInt16: CatalogProperty],
-                           fields: Set<String>?, relations: [(name: String, table: MDB_dbi)], in transaction: Transaction) throws -> String {
+                           nesting: EmbeddedNesting, fields: Set<String>?, relations: [(name: String, table: MDB_dbi)], in transaction: Transaction) throws -> String {
         let showsId = fields.map { $0.contains("id") || $0.contains("_id") } ?? true
         var parts = showsId ? ["\"id\":\(id.map(String.init) ?? "null")"] : []
-        // (catalog rank, JSON member), sorted by rank before they are joined.
-        var values: [(rank: Int, member: String)] = []
+        // Each field's JSON text by property id, in record order (a damaged record that holds
+        // one id twice shows both).
+        var texts: [UInt16: [String]] = [:]
         var corruption: String?
-        let rankOf = Dictionary(entity.properties.enumerated().map { ($0.element.id, $0.offset) }, uniquingKeysWith: { first, _ in first })
         do {
             try RecordFields(bytes: record, entity: entity.name, id: id ?? 0).forEach { storedId, field in
-                guard let property = byId[storedId], fields.map({ $0.contains(property.name) }) ?? true else { return }
-                values.append((rankOf[storedId] ?? Int.max, "\(FieldDescription.quoted(property.name)):\(FieldDescription.json(field, type: property.type))"))
+                guard let property = byId[storedId] else { return }
+                texts[storedId, default: []].append(FieldDescription.json(field, type: property.type))
             }
         } catch CofferError.corruptRecord(_, _, let reason) {
             corruption = reason
         }
-        // Stable: a damaged record that holds one id twice shows both, in record order.
-        parts += values.enumerated().sorted { ($0.element.rank, $0.offset) < ($1.element.rank, $1.offset) }.map(\.element.member)
+        parts += nesting.members(texts: texts, fields: fields)
         if let corruption { parts.append("\"$corrupt\":\(FieldDescription.quoted(corruption))") }
         if let id {
             for relation in relations {
