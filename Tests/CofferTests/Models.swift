@@ -468,3 +468,21 @@ struct Route: Entity, Equatable {
     var stops: [Address] = []
     var detours: [GeoPoint]? = nil
 }
+
+/// Builds that lack a property another build declares, stored as the same entity.
+enum Lacking {
+    /// `Student` without its `ToMany<Teacher>`: a build from before the relation existed.
+    @StoredAs("Student")
+    struct Student: Entity {
+        var id: Id = 0
+        @Index var name: String
+    }
+
+    /// `Article` without `body` (and its full-text index) at all.
+    @StoredAs("Article")
+    struct Article: Entity {
+        var id: Id = 0
+        var title: String?
+        var year: Int = 2000
+    }
+}

@@ -124,6 +124,31 @@ private func catalogGeneration(_ store: Store) throws -> UInt64 {
         }
     }
 
+    /// A build that does not declare a property at all keeps maintaining the full-text
+    /// index another build declared on it. (Alternating such builds rewrites the catalog
+    /// entry, which marks the property retired or not, so the generation moves; the index
+    /// is never emptied or rebuilt.)
+    @Test func aFullTextIndexOfAPropertyABuildLacksIsKeptAndMaintained() throws {
+        try withStore { (store: Store) throws in
+            let articles = store.box(for: Article.self)
+            let lacking = store.box(for: Lacking.Article.self)
+            let first = try articles.put(Article(title: "One", body: "red fish"))
+            try lacking.put(Lacking.Article(title: "Two"))
+            for round in 0..<5 {
+                try articles.put(Article(title: "A\(round)", body: "blue fish \(round)"))
+                var kept = try #require(try lacking.get(first))
+                kept.year = 1990 + round   // carries body through the update
+                try lacking.put(&kept)
+                try lacking.put(Lacking.Article(title: "L\(round)"))
+            }
+            #expect(try articles.query { Article.body.matches("red") }.build().findIds() == [first])
+            #expect(try articles.query { Article.body.matches("blue") }.build().count() == 5)
+            try lacking.remove(first)
+            #expect(try articles.query { Article.body.matches("red") }.build().findIds().isEmpty)
+            #expect(try store.verify().isIntact)
+        }
+    }
+
     // MARK: Across processes
 
     /// The child: another build of the app, without the parent's indexes, writes and (when
@@ -213,6 +238,39 @@ private func catalogGeneration(_ store: Store) throws -> UInt64 {
         #expect(runs == 2)   // the first run met the unknown table; the closure ran again
     }
 
+    /// The child: a build with a `ToMany` relation the parent's first build lacks.
+    @Test func relationBuildChild() throws {
+        guard ChildProcess.role == "relation-build", let directory = ChildProcess.directory else { return }
+        let store = try Store(directory: directory, options: StoreOptions(durability: .noSync))
+        var student = Student(name: "s2")
+        student.teachers.append(Teacher(name: "t"))
+        try store.box(for: Student.self).put(&student)
+        try store.close()
+    }
+
+    /// Regression: a relation another process added after this one opened its tables was
+    /// read as "no relations" (its tables' handles were unknown).
+    @Test func relationsAnotherProcessAddedAreNeverReadAsEmpty() throws {
+        guard ChildProcess.role == nil else { return }
+        let directory = TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let store = try Store(directory: directory.path, options: StoreOptions(durability: .noSync))
+        defer { try? store.close() }
+        try store.box(for: Lacking.Student.self).put(Lacking.Student(name: "s1"))
+        let students = store.box(for: Student.self)
+        #expect(try students.query(selector: #"{"teachers.name": "t"}"#).build().count() == 0)
+        let (child, _) = try ChildProcess.start(filter: "relationBuildChild", role: "relation-build", directory: directory.path)
+        child.waitUntilExit()
+        try #require(child.terminationStatus == 0)
+        #expect(try students.query(selector: #"{"teachers.name": "t"}"#).build().find().map(\.name) == ["s2"])
+        #expect(try store.read { try students.query(selector: #"{"teachers.name": "t"}"#).build().count() } == 1)
+        let loaded = try #require(try students.query { Student.name == "s2" }.build().findFirst())
+        #expect(try loaded.teachers.load().map(\.name) == ["t"])
+        var lines: [String] = []
+        try store.query(entity: "Student", selector: #"{"name": "s2"}"#, fields: ["teachers"]) { lines.append($0) }
+        #expect(lines.count == 1 && lines[0].contains("\"teachers\":["))
+    }
+
     /// The child: stores enough objects to grow a tiny map several times.
     @Test func mapGrowingChild() throws {
         guard ChildProcess.role == "map-growing", let directory = ChildProcess.directory else { return }
@@ -235,10 +293,15 @@ private func catalogGeneration(_ store: Store) throws -> UInt64 {
         let (child, _) = try ChildProcess.start(filter: "mapGrowingChild", role: "map-growing", directory: directory.path)
         child.waitUntilExit()
         try #require(child.terminationStatus == 0)
+        // A copy adopts the new size too (and leaves no partial file when it cannot copy).
+        try reader.copy(to: directory.path + "/copy")
         let info = try reader.info()
         #expect(info.mapSize > 1 << 20)
         #expect(info.entities.first { $0.name == "Note" }?.count == 20_000)
         #expect(try reader.read { try reader.box(for: Note.self).count() } == 20_000)
+        let copy = try Store(directory: directory.path + "/copy")
+        defer { try? copy.close() }
+        #expect(try copy.box(for: Note.self).count() == 20_000)
     }
 }
 

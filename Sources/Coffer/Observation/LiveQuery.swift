@@ -84,7 +84,14 @@ final class LiveQuery<E: Entity> {
                  _ body: (SliceUpdate, Transaction, EntityBinding?) throws -> T) throws -> T {
         try store.prepareForReading(E.self)
         var pending: ObservedChanges?
-        return try store.performObservedRead(taking: { pending = channel.take() }) { transaction in
+        // `taking` runs again when the read reruns (a table created by another process):
+        // the changes it took the first time are kept, and applying them twice is the same
+        // as once (an apply re-evaluates every id it names).
+        return try store.performObservedRead(taking: {
+            if let taken = channel.take() {
+                if pending == nil { pending = taken } else { pending?.append(taken) }
+            }
+        }) { transaction in
             let binding = try store.binding(for: E.self, in: transaction)
             let taken = pending ?? ObservedChanges()
             let rewritten = try tracker.apply(taken.changes, in: transaction, binding: binding, store: store)

@@ -38,6 +38,17 @@ struct CatalogEntity: Codable, Equatable {
     /// Swift type. Nil when there are none.
     var backlinks: [CatalogBacklink]? = nil
 
+    /// Whether `other` describes the same schema: the same properties in any order (a build
+    /// that lacks a property lists it, retired, after its own). Registering writes the
+    /// catalog, and bumps its generation, only when it does not.
+    func describesSameSchema(as other: CatalogEntity?) -> Bool {
+        guard var other else { return false }
+        var this = self
+        this.properties.sort { $0.id < $1.id }
+        other.properties.sort { $0.id < $1.id }
+        return this == other
+    }
+
     /// Checks what bindings rely on: property ids between 1 and `lastPropertyId`, each
     /// used once, and each name declared once. A damaged entry throws instead of becoming
     /// an out-of-bounds write or a trap on a duplicate key.

@@ -68,10 +68,9 @@ enum SchemaReconciler {
         for old in stored?.properties ?? [] where !matched.contains(old.id) {
             var retired = old
             retired.retired = true
-            // A full-text index lives only while a build declares it (it is deleted when the
-            // annotation goes, and built again when it comes back).
-            retired.flags &= ~PropertyFlags.fullText.rawValue
-            retired.tokenizer = nil
+            // Its indexes, full-text ones included, stay and are maintained by this build
+            // too (from the values carried in each record), so the build that declares the
+            // property never has to rebuild them.
             properties.append(retired)
         }
         result.properties = properties

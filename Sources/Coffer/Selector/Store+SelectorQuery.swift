@@ -29,7 +29,7 @@ extension Store {
             }
             // An empty list keeps every field (Cloudant's reading), like no list.
             let fieldSet = fields.flatMap { $0.isEmpty ? nil : Set($0) }
-            let relations = relationColumns(of: stored, fields: fieldSet)
+            let relations = try relationColumns(of: stored, fields: fieldSet, in: transaction)
             let nesting = EmbeddedNesting(stored)
             for match in try executor.matches(in: transaction, offset: skip, limit: limit) {
                 try body(try Self.jsonObject(id: match.id, record: match.record, entity: stored, byId: byId, nesting: nesting, fields: fieldSet,

@@ -75,12 +75,10 @@ extension Store {
         let entities: [StoredEntityInfo] = try performRead { transaction in
             guard let catalog = catalogDatabase else { return [] }
             return try Catalog.entities(dbi: catalog, in: transaction).map { entity in
-                var count = 0
-                if let table = storedDatabase(Catalog.tableName(entity.id)) {
-                    var stat = MDB_stat()
-                    try transaction.check(mdb_stat(transaction.txn, table, &stat), "counting \(entity.name)")
-                    count = stat.ms_entries
-                }
+                let table = try listedDatabase(Catalog.tableName(entity.id), in: transaction, entity.name)
+                var stat = MDB_stat()
+                try transaction.check(mdb_stat(transaction.txn, table, &stat), "counting \(entity.name)")
+                let count = stat.ms_entries
                 let properties = entity.properties.map { property in
                     let flags = PropertyFlags(rawValue: property.flags)
                     var entries = 0
@@ -120,10 +118,10 @@ extension Store {
                 throw CofferError.invalidOperation(
                     message: "the store at \(path) has no entity named \(entityName); it has: \(known.isEmpty ? "none" : known)")
             }
-            guard let table = storedDatabase(Catalog.tableName(entity.id)) else { return }
+            let table = try listedDatabase(Catalog.tableName(entity.id), in: transaction, entity.name)
             // A damaged catalog may list one id twice: the first entry wins, never a trap.
             let byId = Dictionary(entity.properties.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-            let relations = relationColumns(of: entity, fields: nil)
+            let relations = try relationColumns(of: entity, fields: nil, in: transaction)
             let nesting = EmbeddedNesting(entity)
             try transaction.withCursor(table, "reading \(entity.name)") { cursor in
                 var current = try cursor.first()
@@ -151,13 +149,13 @@ extension Store {
         return databases[name]
     }
 
-    /// The relation tables of `entity`'s to-many properties that this store has opened, by
-    /// stored property name: their target ids are part of the JSON objects.
-    func relationColumns(of entity: CatalogEntity, fields: Set<String>?) -> [(name: String, table: MDB_dbi)] {
-        entity.properties.compactMap { property in
-            guard PropertyFlags(rawValue: property.flags).contains(.toMany), fields.map({ $0.contains(property.name) }) ?? true,
-                  let forward = storedDatabase(RelationTables.names(entity: entity.id, property: property.id).forward) else { return nil }
-            return (property.name, forward)
+    /// The relation tables of `entity`'s to-many properties, by stored property name: their
+    /// target ids are part of the JSON objects.
+    func relationColumns(of entity: CatalogEntity, fields: Set<String>?, in transaction: Transaction) throws -> [(name: String, table: MDB_dbi)] {
+        try entity.properties.compactMap { property in
+            guard PropertyFlags(rawValue: property.flags).contains(.toMany), fields.map({ $0.contains(property.name) }) ?? true else { return nil }
+            let forward = RelationTables.names(entity: entity.id, property: property.id).forward
+            return (property.name, try listedDatabase(forward, in: transaction, "the relation \(entity.name).\(property.name)"))
         }
     }
 

@@ -248,7 +248,7 @@ extension Store {
         if stored == nil {
             try Catalog.store(meta, key: Catalog.metaKey, dbi: catalog, in: transaction)
         }
-        if reconciled != stored {
+        if !reconciled.describesSameSchema(as: stored) {
             try Catalog.store(reconciled, key: Catalog.entityKey(schema.storedName), dbi: catalog, in: transaction)
             try advanceCatalogGeneration(catalog, in: transaction)
         }
@@ -290,6 +290,17 @@ extension Store {
             if !existed || before?.tokenizer != tokenizer.rawValue {
                 try transaction.buildTextIndex(index, binding: binding)
             }
+            binding.textIndexes.append(index)
+        }
+        // Full-text indexes of properties this build does not declare at all (another
+        // build's), maintained from the values each record carries.
+        for property in reconciled.properties where property.isRetired {
+            guard let tokenizer = property.tokenizer.flatMap(TextTokenizer.init(rawValue:)) else { continue }
+            let name = TextIndexBinding.databaseName(entity: reconciled.id, property: property.id)
+            let (database, existed) = try transaction.openDatabase(name, create: true, "the full-text index \(name) of a retired property")
+            let index = TextIndexBinding(position: -1, storedId: property.id, propertyName: property.name,
+                                         tokenizer: tokenizer, database: database)
+            if !existed { try transaction.buildTextIndex(index, binding: binding) }
             binding.textIndexes.append(index)
         }
         for (position, property) in schema.properties.enumerated() where property.flags.contains(.toMany) {
@@ -466,16 +477,9 @@ extension Store {
         guard let catalog = catalogDatabase,
               let stored = try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(schema.storedName), dbi: catalog, in: transaction)
         else { return nil }
-        let tableName = Catalog.tableName(stored.id)
-        guard let table = try storedDatabase(tableName) ?? openInWrite(tableName, in: transaction) else {
-            // The snapshot has the entity, but its table was created (by another process)
-            // after this store last opened tables, and LMDB cannot hand a new table to a
-            // read transaction that is already running. Never answer "empty" for it: the
-            // outermost read opens the new tables and runs again (`performNewRead`).
-            transaction.needsNewTables = true
-            throw CofferError.invalidOperation(
-                message: "\(schema.name) was created in \(path) by another process after this read began; read it again")
-        }
+        // A table another process created after this store last opened tables cannot be
+        // handed to a running read: the outermost read opens it and runs again.
+        let table = try listedDatabase(Catalog.tableName(stored.id), in: transaction, schema.name)
         try SchemaReconciler.checkReadable(schema, from: stored)
         let binding = EntityBinding(store: self, schema: schema, catalog: stored, table: table, createdInTransaction: 0,
                                     catalogGeneration: transaction.catalogGeneration ?? 0)
@@ -499,7 +503,8 @@ extension Store {
             guard let storedProperty = stored.anyProperty(named: property.storedName),
                   let tokenizer = storedProperty.tokenizer.flatMap(TextTokenizer.init(rawValue:)),
                   property.fullText == nil || property.fullText == tokenizer,
-                  let database = storedDatabase(TextIndexBinding.databaseName(entity: stored.id, property: storedProperty.id))
+                  let database = try storedDatabase(TextIndexBinding.databaseName(entity: stored.id, property: storedProperty.id))
+                    ?? openInWrite(TextIndexBinding.databaseName(entity: stored.id, property: storedProperty.id), in: transaction)
             else { continue }
             binding.textIndexes.append(TextIndexBinding(position: position, storedId: storedProperty.id, propertyName: property.name,
                                                         tokenizer: tokenizer, database: database))
@@ -507,12 +512,29 @@ extension Store {
         for (position, property) in schema.properties.enumerated() where property.flags.contains(.toMany) {
             guard let storedProperty = stored.anyProperty(named: property.storedName) else { continue }
             let names = RelationTables.names(entity: stored.id, property: storedProperty.id)
-            if let forward = try storedDatabase(names.forward) ?? openInWrite(names.forward, in: transaction),
-               let reverse = try storedDatabase(names.reverse) ?? openInWrite(names.reverse, in: transaction) {
-                binding.relationTables[position] = RelationTables(forward: forward, reverse: reverse, owner: schema.storedName)
-            }
+            // A relation the catalog lists has its tables (registration creates both): never
+            // read as "no relations". One this build added and never stored has none yet.
+            guard PropertyFlags(rawValue: storedProperty.flags).contains(.toMany) else { continue }
+            let what = "the relation \(schema.name).\(property.name)"
+            binding.relationTables[position] = RelationTables(forward: try listedDatabase(names.forward, in: transaction, what),
+                                                              reverse: try listedDatabase(names.reverse, in: transaction, what),
+                                                              owner: schema.storedName)
         }
         return binding
+    }
+
+    /// The handle of a database the catalog lists (a table, a relation's tables), in any
+    /// transaction. A read transaction cannot open one that another process created after
+    /// this store last opened its tables: it throws, and marks the read to open them and
+    /// run again (see `performNewRead`), so such a database is never read as empty.
+    func listedDatabase(_ name: String, in transaction: Transaction, _ what: @autoclosure () -> String) throws -> MDB_dbi {
+        if let handle = try storedDatabase(name) ?? openInWrite(name, in: transaction) { return handle }
+        guard !transaction.isWrite else {
+            throw CofferError.storage(code: MDB_CORRUPTED, message: "\(what()) is listed in the schema catalog of \(path) but its database \(name) is missing")
+        }
+        transaction.needsNewTables = true
+        throw CofferError.invalidOperation(
+            message: "\(what()) was created in \(path) by another process after this read's tables were opened; read it again")
     }
 
     /// An existing database's handle opened inside a write transaction (kept by LMDB when the

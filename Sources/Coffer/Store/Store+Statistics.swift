@@ -87,12 +87,27 @@ extension Store {
         // Inside a read of this thread the gate is held already; taking it again would wait
         // behind a waiting map growth or close, which waits for this read: a deadlock.
         let holdsGate = Transaction.current(for: self) != nil
-        if !holdsGate { gate.lockShared() }
-        defer { if !holdsGate { gate.unlock() } }
-        guard !isClosed else { throw CofferError.storeClosed(path: path) }
-        let rc = mdb_env_copy2(env, destination, UInt32(MDB_CP_COMPACT))
-        guard rc == 0 else {
-            throw CofferError.storage(code: rc, message: "cannot copy \(path) to \(destination): \(LMDB.message(rc))")
+        while true {
+            if !holdsGate { gate.lockShared() }
+            let rc: Int32
+            if isClosed {
+                rc = 0
+            } else {
+                rc = mdb_env_copy2(env, destination, UInt32(MDB_CP_COMPACT))
+            }
+            let closed = isClosed
+            if !holdsGate { gate.unlock() }
+            if closed { throw CofferError.storeClosed(path: path) }
+            if rc == 0 { return }
+            // LMDB leaves the file it created (exclusively) behind: a failed copy leaves none.
+            try? FileManager.default.removeItem(atPath: destination + "/data.mdb")
+            if rc == MDB_MAP_RESIZED && !holdsGate {
+                // Another process grew the map: adopt its size and copy again.
+                try adoptMapSizeOfOtherProcess()
+                continue
+            }
+            let hint = rc == MDB_MAP_RESIZED ? " (another process grew the map; copy outside store.read { })" : ""
+            throw CofferError.storage(code: rc, message: "cannot copy \(path) to \(destination): \(LMDB.message(rc))\(hint)")
         }
     }
 }

@@ -79,9 +79,9 @@ extension Store {
     ///
     /// When the body met an entity whose table another process created after this store
     /// opened its tables (`Transaction.needsNewTables`), the transaction ends, the new
-    /// tables are opened and the body runs again, as a write does after map growth: callers
-    /// never see the difference. An observing read never reruns (its `atSnapshot` took
-    /// pending changes): it opens the tables for the next read and reports the error.
+    /// tables are opened and the body runs again (up to 8 times), as a write does after map
+    /// growth: callers never see the difference. An observing read runs `atSnapshot` again
+    /// too; the observer keeps what it took the first time (see `LiveQuery.look`).
     func performNewRead<T>(observing: Bool, atSnapshot: () -> Void, _ body: (Transaction) throws -> T) throws -> T {
         var reruns = 0
         while true {
@@ -120,8 +120,15 @@ extension Store {
             gate.unlock()
             if transaction.needsNewTables, reruns < 8, Transaction.current(for: self) == nil {
                 reruns += 1
-                try openTables()
-                if !observing { continue }
+                do {
+                    try openTables()
+                } catch {
+                    // A body that succeeded (it caught the error itself) keeps its value;
+                    // one that failed fails with why the tables could not be opened.
+                    if case .success(let value) = outcome { return value }
+                    throw error
+                }
+                continue
             }
             return try outcome.get()
         }
