@@ -208,6 +208,33 @@ private func catalogGeneration(_ store: Store) throws -> UInt64 {
         #expect(try store.verify().isIntact)
     }
 
+    /// The child: another build that only drops the index on `title` (one commit).
+    @Test func dropOnlyChild() throws {
+        guard ChildProcess.role == "drop-only", let directory = ChildProcess.directory else { return }
+        let store = try Store(directory: directory, options: StoreOptions(durability: .noSync))
+        try store.box(for: Note.self).dropIndex(on: Note.title)
+        try store.close()
+    }
+
+    /// A write that stores nothing commits no transaction, so its id is the next commit's,
+    /// whoever makes it: the generation this process knows must not be vouched for it.
+    @Test func anEmptyWriteDoesNotVouchForTheNextCommitsGeneration() throws {
+        guard ChildProcess.role == nil else { return }
+        let directory = TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let store = try Store(directory: directory.path, options: StoreOptions(durability: .noSync))
+        defer { try? store.close() }
+        let notes = store.box(for: Indexed.Note.self)
+        try notes.put((0..<10).map { Indexed.Note(title: "n\($0)", rank: $0) })
+        #expect(try notes.query { Indexed.Note.title == "n5" }.build().findIds() == [6])
+        try store.write {}
+        let (child, _) = try ChildProcess.start(filter: "dropOnlyChild", role: "drop-only", directory: directory.path)
+        child.waitUntilExit()
+        try #require(child.terminationStatus == 0)
+        // The emptied index would answer nothing: the read must see the new generation.
+        #expect(try notes.query { Indexed.Note.title == "n5" }.build().findIds() == [6])
+    }
+
     /// The child: creates an entity the parent has never seen and stores objects in it.
     @Test func newEntityChild() throws {
         guard ChildProcess.role == "new-entity", let directory = ChildProcess.directory else { return }

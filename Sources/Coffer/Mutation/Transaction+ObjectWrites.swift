@@ -165,6 +165,7 @@ extension Transaction {
                 try check(mdb_put(txn, binding.table, &keyVal, &value, flags), "storing \(name) \(storedId)")
             }
         }
+        wroteRecords = true
         changes.recordPut(binding, id, isInsert: previous == nil)
         for position in indexes.indices {
             // Borrowed: `indexes` holds every index for the whole call (a retain and a
@@ -301,6 +302,7 @@ extension Transaction {
             }
         }
         if removed {
+            wroteRecords = true
             try applyTextPostings(of: id, binding: binding, old: oldPostings, new: nil)
             changes.recordRemove(binding, id)
             let incoming = try store.incomingLinks(to: binding.schema.storedName, in: self)

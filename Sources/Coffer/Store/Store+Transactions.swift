@@ -264,10 +264,10 @@ extension Store {
             if let generation = transaction.catalogGeneration {
                 stateLock.lock()
                 boundCatalogGeneration = generation
-                // A transaction that wrote the generation committed as transaction
-                // `snapshotId`; one that wrote nothing commits no transaction at all, so
-                // only the former tells what a later snapshot holds.
-                if transaction.changedSchema {
+                // A transaction that wrote something committed as transaction `snapshotId`
+                // (reads of that snapshot then skip the catalog); one that wrote nothing
+                // committed no transaction, and that id may become another process's.
+                if transaction.changedSchema || transaction.wroteRecords {
                     knownGeneration = KnownGeneration(committed: transaction.snapshotId, generation: generation)
                 }
                 stateLock.unlock()

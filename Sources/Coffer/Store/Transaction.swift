@@ -31,6 +31,9 @@ final class Transaction {
     /// Whether this write transaction changed the catalog's entity entries (and wrote a new
     /// generation).
     @exclusivity(unchecked) var changedSchema = false
+    /// Set by every record this write transaction stored or removed: such a transaction
+    /// commits as transaction `snapshotId` (one that wrote nothing commits no transaction).
+    @exclusivity(unchecked) var wroteRecords = false
     /// Set when a read met an entity whose table this store had not opened (another process
     /// created it after the snapshot's handles were opened): the outermost `read` opens the
     /// new tables and runs its closure again, even if user code caught the error.
