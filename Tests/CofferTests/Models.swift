@@ -486,3 +486,10 @@ enum Lacking {
         var year: Int = 2000
     }
 }
+
+/// Full-text properties, one stored under another name.
+struct TextNote: Entity {
+    var id: Id = 0
+    @FullText(.simple) var heading: String = ""
+    @FullText(.simple) @Name("body_text") var body: String = ""
+}

@@ -14,13 +14,18 @@ struct TextMatchLink: QueryLink {
     let properties: [Int]
     let text: String
     let search: Result<TextSearch, CofferError>
+    /// The names property prefixes (`title:word`) use: stored names in selectors (as every
+    /// selector field), Swift names in the typed DSL.
+    let useStoredNames: Bool
 
-    init(schema: EntitySchema, properties: [Int], text: String, binding: @escaping @Sendable (Transaction, Store) throws -> EntityBinding?) {
+    init(schema: EntitySchema, properties: [Int], text: String, useStoredNames: Bool = false,
+         binding: @escaping @Sendable (Transaction, Store) throws -> EntityBinding?) {
         self.schema = schema
         self.binding = binding
         self.properties = properties
         self.text = text
-        let names = properties.map { schema.properties[$0].name }
+        self.useStoredNames = useStoredNames
+        let names = properties.map { useStoredNames ? schema.properties[$0].storedName : schema.properties[$0].name }
         search = Result { () throws(CofferError) -> TextSearch in
             do {
                 let search = try TextSearch.parse(text)
@@ -30,6 +35,9 @@ struct TextMatchLink: QueryLink {
                     let searched = names.joined(separator: ", ")
                     throw CofferError.invalidSearch(search: text, reason: "'\(unknown):' names no full-text property searched here "
                         + "(\(schema.name): \(searched)); put a word with a colon in quotes to search it as text")
+                }
+                if let near = search.nearAcrossProperties {
+                    throw CofferError.invalidSearch(search: text, reason: "the operands of '\(near.summary)' name different properties; NEAR finds terms within one property")
                 }
                 return search
             } catch let error as CofferError {
@@ -53,7 +61,7 @@ struct TextMatchLink: QueryLink {
         guard let binding = try binding(transaction, store) else { return TextSearchEvaluator(sources: [], ranking: ranking) }
         let sources = try properties.compactMap { position -> TextSearchEvaluator.Source? in
             guard let tokenizer = schema.properties[position].fullText else { return nil }
-            let name = schema.properties[position].name
+            let name = useStoredNames ? schema.properties[position].storedName : schema.properties[position].name
             if let index = binding.textIndexes.first(where: { $0.position == position }) {
                 return TextSearchEvaluator.Source(name: name, tokenizer: tokenizer) { term, prefix, detail in
                     try transaction.readTextPostings(index, term: term, prefix: prefix, detail: detail)

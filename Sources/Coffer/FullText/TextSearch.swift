@@ -66,6 +66,17 @@ indirect enum TextSearch: Sendable, Equatable {
         }
     }
 
+    /// A `NEAR` whose operands name different properties (`title:cats NEAR body:dogs`),
+    /// which no object can satisfy: its terms must occur in one property.
+    var nearAcrossProperties: TextSearch? {
+        switch self {
+        case .word, .phrase: return nil
+        case .field(_, let inner), .not(let inner): return inner.nearAcrossProperties
+        case .and(let parts), .or(let parts): return parts.lazy.compactMap(\.nearAcrossProperties).first
+        case .near: return fields.count > 1 ? self : nil
+        }
+    }
+
     /// The search in its canonical spelling, for `describe()`.
     var summary: String {
         switch self {

@@ -82,7 +82,7 @@ struct ImportedObject {
                 relations.append((position, try Self.ids(value, property: property, schema: schema)))
                 continue
             }
-            if case .null = value, property.type == .json, valuesByPosition[position] != nil {
+            if case .null = value, property.type == .json, Self.isJSONValue(property), valuesByPosition[position] != nil {
                 // A JSON null given for a JSONValue is its `.null` (an export writes one for
                 // it); left out, the property has no value.
                 fields.append((position, .node(.null)))
@@ -141,6 +141,15 @@ struct ImportedObject {
     }
 
     /// The first key an object inside `node` (at any depth) gives twice.
+    /// Whether a `.json` property holds a `JSONValue` (any JSON), not an array of embedded
+    /// values (stored as a document of the same type).
+    static func isJSONValue(_ property: PropertySchema) -> Bool {
+        var type = Substring(property.swiftType)
+        if type.hasSuffix("?") { type = type.dropLast() }
+        if type.hasPrefix("Coffer.") { type = type.dropFirst("Coffer.".count) }
+        return type == "JSONValue"
+    }
+
     private static func repeatedKey(in node: JSONNode) -> String? {
         switch node {
         case .array(let elements):
@@ -255,6 +264,14 @@ struct ImportedObject {
         case .json:
             // A key given twice would silently lose a value: refused, as at the top level.
             if let key = Self.repeatedKey(in: node) { throw mismatch("a document without repeated keys (\(FieldDescription.quoted(key)) is given twice)") }
+            // An array of embedded values is stored as a document too; only an array of
+            // objects can be read back as one (any other shape would store an object no
+            // read could decode).
+            if !Self.isJSONValue(property) {
+                guard case .array(let elements) = node, elements.allSatisfy({ if case .object = $0 { true } else { false } }) else {
+                    throw mismatch("an array of objects")
+                }
+            }
             do {
                 return .node(try DocumentCodec.node(json: node, tagged: true))
             } catch {

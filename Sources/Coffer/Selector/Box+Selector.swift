@@ -34,7 +34,7 @@ extension Box {
     ///
     /// - Throws: ``CofferError/invalidSelector(message:)`` naming the offending path and
     ///   operator for malformed JSON, unknown fields or operators, values of the wrong type,
-    ///   `$mod` by zero, a negative `skip` or `limit`, or nesting deeper than 64.
+    ///   `$mod` by zero, a negative `skip` or `limit`, or JSON nested deeper than 136 levels.
     public func query(selector: String, sort: [(String, SortDirection)] = [], skip: Int = 0, limit: Int? = nil) throws -> QueryBuilder<E> {
         try query(selectorBytes: Array(selector.utf8), sort: sort, skip: skip, limit: limit)
     }

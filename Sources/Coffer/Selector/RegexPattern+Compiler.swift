@@ -2,6 +2,9 @@ extension RegexPattern {
     /// Emits the program of a node.
     struct Compiler {
         var program: [Instruction] = []
+        /// Nodes emitted so far: repetitions of a body that emits nothing (`(){1000}`) add no
+        /// instruction, so the program's size alone would not bound the compile's work.
+        var emitted = 0
 
         mutating func append(_ instruction: Instruction) throws {
             // Repetitions copy their body: the cap bounds both compile and match work.
@@ -12,6 +15,10 @@ extension RegexPattern {
         }
 
         mutating func emit(_ node: Node) throws {
+            emitted += 1
+            guard emitted <= 4 * RegexPattern.maximumProgramSize else {
+                throw SyntaxError(reason: "the pattern is too large once its repetitions are expanded (more than \(RegexPattern.maximumProgramSize) steps)", offset: 0)
+            }
             switch node {
             case .empty: break
             case .scalar(let scalar, let fold): try append(.scalar(scalar, fold: fold))

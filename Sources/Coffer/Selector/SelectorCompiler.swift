@@ -144,7 +144,7 @@ struct SelectorCompiler {
         }
         let properties = schema.properties.indices.filter { schema.properties[$0].fullText != nil }
         guard !properties.isEmpty else { throw error(path, "$text needs a @FullText property, and \(schema.name) has none") }
-        let link = TextMatchLink(schema: schema, properties: properties, text: search, binding: binding)
+        let link = TextMatchLink(schema: schema, properties: properties, text: search, useStoredNames: true, binding: binding)
         if let failure = link.buildError { throw error(path, "\(failure)") }
         return .link(LinkStep(link: link))
     }
