@@ -61,7 +61,7 @@ import Testing
     }
 
     @Test(arguments: ["(a)\\1", "(?=a)", "(?!a)", "(?<=a)b", "(?<!a)b", "(?>a)", "a*+", "(", "a)", "[a", "*a", "a{3,2}",
-                      "(a{1000}){1000}", "a{1001}", "a**", "a+*", "a*{2}", "a?*?",
+                      "(a{1000}){1000}", "a{1001}", "a**", "a+*", "a*{2}", "a?*?", "a(?#unclosed", "((((){1000}){1000}){1000}){1000}",
                       String(repeating: "a", count: 30_000), "\\q", "\\p{Nope}", "(?z)", "[z-a]", "\\", "\\x{110000}",
                       String(repeating: "(", count: 200) + String(repeating: ")", count: 200)])
     func unsupportedOrMalformedPatternsAreRefused(pattern: String) {

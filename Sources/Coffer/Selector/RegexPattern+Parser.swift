@@ -175,8 +175,10 @@ extension RegexPattern {
                 } else if kind == ">" {
                     throw failure("atomic groups are not supported")
                 } else if take("#") {
-                    while let next = take(), next != ")" {}
-                    return nil
+                    while let next = take() {
+                        if next == ")" { return nil }
+                    }
+                    throw failure("the comment (?#... is not closed")
                 } else if try flagGroup() {
                     // `(?flags)`: they hold until the enclosing group ends. `(?flags:...)` goes on.
                     return nil
