@@ -293,11 +293,11 @@ extension Store {
         readBindings = readBindings.filter { !usesDropped($0.value) }
     }
 
-    /// Drops every binding when another process changed the catalog since they were made
-    /// (a build with another schema registered an entity): writes must maintain the indexes
-    /// that build declared and keep the properties it added, so each entity registers again,
-    /// inside this transaction, against the catalog as it is now. Costs one catalog read per
-    /// write transaction.
+    /// Records the write's catalog generation (bindings of another generation are not used,
+    /// see `EntityBinding.catalogGeneration`) and, when another process changed the catalog
+    /// since the store's bindings were made, drops them all (and the cached incoming links):
+    /// each entity registers again, inside this transaction, against the catalog as it is
+    /// now. Reads the catalog only when a commit happened since the last known generation.
     private func refreshBindingsIfCatalogChanged(in transaction: Transaction) throws {
         guard catalogDatabase != nil else { return }
         stateLock.lock()
