@@ -262,12 +262,6 @@ public final class Store: @unchecked Sendable {
     }
 }
 
-/// A catalog generation and the committed transaction it was read in.
-struct KnownGeneration {
-    let committed: Int
-    let generation: UInt64
-}
-
 /// A directory as the file system knows it: the same for every path that reaches it.
 struct DirectoryIdentity: Hashable, Sendable {
     let device: UInt64
