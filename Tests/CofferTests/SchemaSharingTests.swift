@@ -176,16 +176,12 @@ private func catalogGeneration(_ store: Store) throws -> UInt64 {
     @Test(arguments: ["other-build", "other-build-drop"])
     func anotherProcessChangingTheSchemaIsNoticedByReadsAndWrites(role: String) throws {
         guard ChildProcess.role == nil else { return }
-        let directory = TemporaryDirectory()
-        defer { directory.cleanUp() }
-        let store = try Store(directory: directory.path, options: StoreOptions(durability: .noSync))
-        defer { try? store.close() }
+        let (directory, store) = try ChildProcess.parentStore()
+        defer { try? store.close(); directory.cleanUp() }
         let notes = store.box(for: Indexed.Note.self)
         try notes.put((0..<10).map { Indexed.Note(title: "n\($0)", rank: $0) })
         #expect(try notes.query { Indexed.Note.title == "n5" }.build().findIds() == [6])   // through the index
-        let (child, _) = try ChildProcess.start(filter: "otherBuildChild", role: role, directory: directory.path)
-        child.waitUntilExit()
-        try #require(child.terminationStatus == 0)
+        try #require(try ChildProcess.run(filter: "otherBuildChild", role: role, directory: directory.path) == 0)
         let dropped = role == "other-build-drop"
         let expected: [Id] = dropped ? [6, 11, 12] : [6, 11]
         // Reads notice the change before writing anything.
@@ -210,8 +206,7 @@ private func catalogGeneration(_ store: Store) throws -> UInt64 {
 
     /// The child: another build that only drops the index on `title` (one commit).
     @Test func dropOnlyChild() throws {
-        guard ChildProcess.role == "drop-only", let directory = ChildProcess.directory else { return }
-        let store = try Store(directory: directory, options: StoreOptions(durability: .noSync))
+        guard let store = try ChildProcess.openStore(role: "drop-only") else { return }
         try store.box(for: Note.self).dropIndex(on: Note.title)
         try store.close()
     }
@@ -220,25 +215,20 @@ private func catalogGeneration(_ store: Store) throws -> UInt64 {
     /// whoever makes it: the generation this process knows must not be vouched for it.
     @Test func anEmptyWriteDoesNotVouchForTheNextCommitsGeneration() throws {
         guard ChildProcess.role == nil else { return }
-        let directory = TemporaryDirectory()
-        defer { directory.cleanUp() }
-        let store = try Store(directory: directory.path, options: StoreOptions(durability: .noSync))
-        defer { try? store.close() }
+        let (directory, store) = try ChildProcess.parentStore()
+        defer { try? store.close(); directory.cleanUp() }
         let notes = store.box(for: Indexed.Note.self)
         try notes.put((0..<10).map { Indexed.Note(title: "n\($0)", rank: $0) })
         #expect(try notes.query { Indexed.Note.title == "n5" }.build().findIds() == [6])
         try store.write {}
-        let (child, _) = try ChildProcess.start(filter: "dropOnlyChild", role: "drop-only", directory: directory.path)
-        child.waitUntilExit()
-        try #require(child.terminationStatus == 0)
+        try #require(try ChildProcess.run(filter: "dropOnlyChild", role: "drop-only", directory: directory.path) == 0)
         // The emptied index would answer nothing: the read must see the new generation.
         #expect(try notes.query { Indexed.Note.title == "n5" }.build().findIds() == [6])
     }
 
     /// The child: creates an entity the parent has never seen and stores objects in it.
     @Test func newEntityChild() throws {
-        guard ChildProcess.role == "new-entity", let directory = ChildProcess.directory else { return }
-        let store = try Store(directory: directory, options: StoreOptions(durability: .noSync))
+        guard let store = try ChildProcess.openStore(role: "new-entity") else { return }
         try store.box(for: Person.self).put((0..<25).map { Person(firstName: "p\($0)", lastName: "x", age: $0) })
         try store.close()
     }
@@ -247,15 +237,11 @@ private func catalogGeneration(_ store: Store) throws -> UInt64 {
     /// another process created after it opened: every read threw `invalidOperation`.
     @Test func readsInsideAClosureSeeEntitiesAnotherProcessCreated() throws {
         guard ChildProcess.role == nil else { return }
-        let directory = TemporaryDirectory()
-        defer { directory.cleanUp() }
-        let store = try Store(directory: directory.path, options: StoreOptions(durability: .noSync))
-        defer { try? store.close() }
+        let (directory, store) = try ChildProcess.parentStore()
+        defer { try? store.close(); directory.cleanUp() }
         try store.box(for: Note.self).put(Note(title: "x"))
         let people = store.box(for: Person.self)
-        let (child, _) = try ChildProcess.start(filter: "newEntityChild", role: "new-entity", directory: directory.path)
-        child.waitUntilExit()
-        try #require(child.terminationStatus == 0)
+        try #require(try ChildProcess.run(filter: "newEntityChild", role: "new-entity", directory: directory.path) == 0)
         var runs = 0
         let (count, young) = try store.read {
             runs += 1
@@ -267,8 +253,7 @@ private func catalogGeneration(_ store: Store) throws -> UInt64 {
 
     /// The child: a build with a `ToMany` relation the parent's first build lacks.
     @Test func relationBuildChild() throws {
-        guard ChildProcess.role == "relation-build", let directory = ChildProcess.directory else { return }
-        let store = try Store(directory: directory, options: StoreOptions(durability: .noSync))
+        guard let store = try ChildProcess.openStore(role: "relation-build") else { return }
         var student = Student(name: "s2")
         student.teachers.append(Teacher(name: "t"))
         try store.box(for: Student.self).put(&student)
@@ -279,16 +264,12 @@ private func catalogGeneration(_ store: Store) throws -> UInt64 {
     /// read as "no relations" (its tables' handles were unknown).
     @Test func relationsAnotherProcessAddedAreNeverReadAsEmpty() throws {
         guard ChildProcess.role == nil else { return }
-        let directory = TemporaryDirectory()
-        defer { directory.cleanUp() }
-        let store = try Store(directory: directory.path, options: StoreOptions(durability: .noSync))
-        defer { try? store.close() }
+        let (directory, store) = try ChildProcess.parentStore()
+        defer { try? store.close(); directory.cleanUp() }
         try store.box(for: Lacking.Student.self).put(Lacking.Student(name: "s1"))
         let students = store.box(for: Student.self)
         #expect(try students.query(selector: #"{"teachers.name": "t"}"#).build().count() == 0)
-        let (child, _) = try ChildProcess.start(filter: "relationBuildChild", role: "relation-build", directory: directory.path)
-        child.waitUntilExit()
-        try #require(child.terminationStatus == 0)
+        try #require(try ChildProcess.run(filter: "relationBuildChild", role: "relation-build", directory: directory.path) == 0)
         #expect(try students.query(selector: #"{"teachers.name": "t"}"#).build().find().map(\.name) == ["s2"])
         #expect(try store.read { try students.query(selector: #"{"teachers.name": "t"}"#).build().count() } == 1)
         let loaded = try #require(try students.query { Student.name == "s2" }.build().findFirst())
@@ -317,9 +298,7 @@ private func catalogGeneration(_ store: Store) throws -> UInt64 {
         let reader = try Store(directory: directory.path, options: StoreOptions(initialMapSize: 1 << 20, readOnly: true))
         defer { try? reader.close() }
         #expect(try reader.info().mapSize <= 1 << 20)
-        let (child, _) = try ChildProcess.start(filter: "mapGrowingChild", role: "map-growing", directory: directory.path)
-        child.waitUntilExit()
-        try #require(child.terminationStatus == 0)
+        try #require(try ChildProcess.run(filter: "mapGrowingChild", role: "map-growing", directory: directory.path) == 0)
         // A copy adopts the new size too (and leaves no partial file when it cannot copy).
         try reader.copy(to: directory.path + "/copy")
         let info = try reader.info()
@@ -395,6 +374,32 @@ private func catalogGeneration(_ store: Store) throws -> UInt64 {
             }
             #expect(report.isIntact && report.objectsChecked == 2)
         }
+    }
+}
+
+extension ChildProcess {
+    /// In a child playing `role`, the store it was given; nil in any other process.
+    static func openStore(role: String) throws -> Store? {
+        guard self.role == role, let directory else { return nil }
+        return try Store(directory: directory, options: StoreOptions(durability: .noSync))
+    }
+
+    /// In the parent: a new store in a new directory, for children to share.
+    static func parentStore() throws -> (TemporaryDirectory, Store) {
+        let directory = TemporaryDirectory()
+        do {
+            return (directory, try Store(directory: directory.path, options: StoreOptions(durability: .noSync)))
+        } catch {
+            directory.cleanUp()
+            throw error
+        }
+    }
+
+    /// Runs the child test `filter` with `role` on `directory` to its end; its exit status.
+    static func run(filter: String, role: String, directory: String) throws -> Int32 {
+        let (child, _) = try start(filter: filter, role: role, directory: directory)
+        child.waitUntilExit()
+        return child.terminationStatus
     }
 }
 
