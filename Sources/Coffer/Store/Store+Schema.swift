@@ -425,15 +425,14 @@ extension Store {
         try transaction.check(mdb_drop(transaction.txn, database, 0), "emptying the dropped index \(name)")
     }
 
-    /// Deletes a database of an earlier layout, which no current code opens (so no handle
-    /// of it can be in use).
+    /// Deletes a database of an earlier layout, which no current code keeps open (its handle,
+    /// opened here, is closed by `mdb_drop`; no binding or `databases` entry holds one).
     private func deleteLegacyDatabase(_ name: String, in transaction: Transaction) throws {
         var database: MDB_dbi = 0
         let rc = mdb_dbi_open(transaction.txn, name, 0, &database)
         if rc == MDB_NOTFOUND { return }
         try transaction.check(rc, "opening the legacy index \(name)")
         try transaction.check(mdb_drop(transaction.txn, database, 1), "deleting the legacy index \(name)")
-        transaction.droppedDatabases.append(name)
     }
 
     /// Empties the full-text indexes of properties that lost `@FullText` or were removed.
@@ -551,10 +550,9 @@ extension Store {
 
     /// Makes the bindings a committed transaction created visible to everyone.
     func adoptBindings(of transaction: Transaction) {
-        guard !transaction.newBindings.isEmpty || !transaction.droppedDatabases.isEmpty else { return }
+        guard !transaction.newBindings.isEmpty else { return }
         stateLock.lock()
         catalogGeneration += 1
-        for name in transaction.droppedDatabases { databases[name] = nil }
         for (key, binding) in transaction.newBindings {
             // A binding made before a later schema change of the same transaction is stale
             // (its handles are not: they are kept below).

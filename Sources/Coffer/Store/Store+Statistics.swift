@@ -89,18 +89,21 @@ extension Store {
         let holdsGate = Transaction.current(for: self) != nil
         while true {
             if !holdsGate { gate.lockShared() }
-            let rc: Int32
-            if isClosed {
-                rc = 0
-            } else {
-                rc = mdb_env_copy2(env, destination, UInt32(MDB_CP_COMPACT))
-            }
             let closed = isClosed
+            let rc = closed ? 0 : mdb_env_copy2(env, destination, UInt32(MDB_CP_COMPACT))
             if !holdsGate { gate.unlock() }
             if closed { throw CofferError.storeClosed(path: path) }
             if rc == 0 { return }
-            // LMDB leaves the file it created (exclusively) behind: a failed copy leaves none.
-            try? FileManager.default.removeItem(atPath: destination + "/data.mdb")
+            // LMDB leaves the file it created (exclusively) behind: a failed copy leaves none,
+            // or says where it is.
+            let partial = destination + "/data.mdb"
+            if FileManager.default.fileExists(atPath: partial) {
+                do {
+                    try FileManager.default.removeItem(atPath: partial)
+                } catch {
+                    throw CofferError.storage(code: rc, message: "cannot copy \(path) to \(destination): \(LMDB.message(rc)); the partial copy \(partial) could not be removed: \(error.localizedDescription)")
+                }
+            }
             if rc == MDB_MAP_RESIZED && !holdsGate {
                 // Another process grew the map: adopt its size and copy again.
                 try adoptMapSizeOfOtherProcess()

@@ -230,7 +230,6 @@ extension Store {
             if transaction.needsLargerMap {
                 // The rerun must hand out the same ids: reserve nothing yet.
                 mdb_txn_abort(txn)
-                forgetDroppedDatabases(of: transaction)
                 gate.unlock()
                 try growMapOrGiveUp(transaction)
                 continue
@@ -239,7 +238,6 @@ extension Store {
             switch outcome {
             case .failure(let error):
                 mdb_txn_abort(txn)
-                forgetDroppedDatabases(of: transaction)
                 gate.unlock()
                 // Rolled back: the ids it handed out are still never handed out again.
                 reserveIds(of: transaction)
@@ -274,23 +272,6 @@ extension Store {
             }
             return (value, transaction.changes)
         }
-    }
-
-    /// `mdb_drop(…, 1)` closes a handle at once, even when its transaction then aborts:
-    /// handles of databases such a transaction dropped are forgotten (and reopened by name
-    /// when needed), never reused.
-    private func forgetDroppedDatabases(of transaction: Transaction) {
-        guard !transaction.droppedDatabases.isEmpty else { return }
-        let dropped = Set(transaction.droppedDatabases)
-        stateLock.lock()
-        defer { stateLock.unlock() }
-        for name in dropped { databases[name] = nil }
-        // Bindings holding one of those handles bind again on their next use.
-        func usesDropped(_ binding: EntityBinding) -> Bool {
-            binding.indexes.contains { dropped.contains(IndexBinding.databaseName(entity: binding.entityId, property: $0.storedId)) }
-        }
-        bindings = bindings.filter { !usesDropped($0.value) }
-        readBindings = readBindings.filter { !usesDropped($0.value) }
     }
 
     /// Records the write's catalog generation (bindings of another generation are not used,

@@ -81,10 +81,6 @@ final class Transaction {
     /// Read cursors no walk is using (see `withCursor`), closed when the transaction object
     /// goes away (LMDB allows closing a read-only cursor after its transaction ended).
     @exclusivity(unchecked) var idleReadCursors: [(database: MDB_dbi, cursor: OpaquePointer)] = []
-    /// Databases this transaction deleted (only those of an earlier layout: Coffer empties
-    /// databases it no longer uses instead, see `Store.emptyDatabase`); forgotten by the
-    /// store on commit or abort.
-    @exclusivity(unchecked) var droppedDatabases: [String] = []
 
     init(store: Store, txn: OpaquePointer, isWrite: Bool, recordsChanges: Bool = false) {
         self.store = store
