@@ -51,8 +51,8 @@ import Testing
                     if message.id == before[4] { message.id = 99 }
                 }
                 Issue.record("an id change was stored")
-            } catch CofferError.invalidOperation(let message) {
-                #expect(message.contains("Message") && message.contains("\(before[4])") && message.contains("99"))
+            } catch CofferError.misuse(.idChangedInModify(let entity, let from, let to)) {
+                #expect(entity == "Message" && from == before[4] && to == 99)
             }
             #expect(try box.all() == stored, "its own transaction rolled back")
             #expect(try box.get(99) == nil)

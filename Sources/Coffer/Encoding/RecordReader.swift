@@ -2,7 +2,7 @@
 ///
 /// The reader works directly on LMDB's memory-mapped bytes (no copy). It skips fields whose
 /// property the current schema does not have, and checks every length against the record's
-/// end so that a damaged file gives ``CofferError/corruptRecord(entity:id:reason:)``, never
+/// end so that a damaged file gives ``CofferError/damagedRecord(entity:id:reason:)``, never
 /// a crash.
 ///
 /// ```swift
@@ -44,11 +44,11 @@ public struct RecordReader {
 
     init(bytes: UnsafeRawBufferPointer, binding: EntityBinding, id: Id) throws {
         guard let base = bytes.baseAddress, bytes.count >= 1 else {
-            throw CofferError.corruptRecord(entity: binding.schema.name, id: id, reason: "the record is empty")
+            throw CofferError.damagedRecord(entity: binding.schema.name, id: id, reason: "the record is empty")
         }
         let version = base.load(as: UInt8.self)
         guard version == recordFormatVersion || version == legacyRecordFormatVersion else {
-            throw CofferError.corruptRecord(
+            throw CofferError.damagedRecord(
                 entity: binding.schema.name, id: id, reason: "unknown record format version \(version)")
         }
         self.base = base
@@ -175,21 +175,21 @@ public struct RecordReader {
     /// ```
     public func missing<T>(_ field: Int) throws -> T {
         let schema = binding.takeUnretainedValue().schema
-        throw CofferError.corruptRecord(
+        throw CofferError.damagedRecord(
             entity: schema.name, id: id,
             reason: "no stored value for the non-optional property \(schema.properties[field].name), which has no default value")
     }
 
     @usableFromInline
     func corrupt(_ reason: String) -> CofferError {
-        CofferError.corruptRecord(entity: binding.takeUnretainedValue().schema.name, id: id, reason: reason)
+        CofferError.damagedRecord(entity: binding.takeUnretainedValue().schema.name, id: id, reason: reason)
     }
 
     @usableFromInline
     func mismatch(_ type: String) -> CofferError {
         let schema = binding.takeUnretainedValue().schema
         let name = field < schema.properties.count ? schema.properties[field].name : "#\(field)"
-        return CofferError.corruptRecord(
+        return CofferError.damagedRecord(
             entity: schema.name, id: id,
             reason: "property \(name) holds a \(kind) value, which cannot be read as \(type)")
     }

@@ -43,10 +43,12 @@ extension Store {
     ///   replaced (the key decides, ids in the lines are ignored), as `Box.upsert` does.
     /// - `progress` is called with the lines done and the lines in all, now and then.
     ///
-    /// - Throws: ``CofferError/invalidImport(line:message:)`` naming the line (from 1) and
-    ///   the property and value at fault; ``CofferError/invalidOperation(message:)`` when
-    ///   the store has no entity `entity` (see ``copySchema(of:from:)``) or `upsertBy` is
-    ///   not an indexed property of it.
+    /// - Throws: ``CofferError/invalidImport(entity:line:reason:)`` naming the line (from 1)
+    ///   and the property and value at fault; ``CofferError/importFailed(entity:line:cause:)``
+    ///   when a line's write fails (`cause` a unique violation, an ambiguous upsert key);
+    ///   ``CofferError/unknownEntity(name:path:known:)`` when the store has no entity
+    ///   `entity` (see ``copySchema(of:from:)``); ``CofferError/invalidUpsertKey(entity:property:problem:)``
+    ///   when `upsertBy` is not an indexed property of it.
     @discardableResult
     public func importObjects(entity: String, jsonLines: Data, upsertBy: String? = nil,
                               progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws -> ImportSummary {
@@ -56,14 +58,13 @@ extension Store {
             let stored = try catalogEntity(named: entity, in: transaction)
             let schema = EntitySchema(catalog: stored, includingRetired: true)
             guard let binding = try makeCatalogBinding(schema, in: transaction) else {
-                throw CofferError.invalidOperation(message: "\(entity) has no table in the store at \(path)")
+                throw CofferError.unknownEntity(name: entity, path: path, known: [])
             }
             var upsertIndex: IndexBinding?
             if let upsertBy {
                 guard let position = schema.properties.firstIndex(where: { $0.storedName == upsertBy && !$0.flags.contains(.id) }),
                       let index = binding.indexes.first(where: { $0.position == position }) else {
-                    throw CofferError.invalidOperation(
-                        message: "\(entity) has no indexed property \(upsertBy); an upsert key must be an @Index or @Unique property")
+                    throw CofferError.invalidUpsertKey(entity: entity, property: upsertBy, problem: .notIndexed)
                 }
                 upsertIndex = index
             }
@@ -78,7 +79,7 @@ extension Store {
                     do throws(ImportProblem) {
                         object = try ImportedObject(node, schema: schema)
                     } catch {
-                        throw CofferError.invalidImport(line: lineNumber, message: error.message)
+                        throw CofferError.invalidImport(entity: entity, line: lineNumber, reason: error.message)
                     }
                     let encode = { (writer: inout RecordWriter, stamps: PutStamps?) in
                         object.encode(to: &writer, stamps: stamps, schema: schema)
@@ -94,12 +95,14 @@ extension Store {
                     }
                     if replaced { updated += 1 } else { inserted += 1 }
                 } catch let error as JSONParser.Failure {
-                    throw CofferError.invalidImport(line: lineNumber, message: "the line is not valid JSON: \(error)")
+                    throw CofferError.invalidImport(entity: entity, line: lineNumber, reason: "the line is not valid JSON: \(error)")
                 } catch let error as CofferError {
                     switch error {
-                    // A storage failure (a full map, which the write retries) stays as it is.
-                    case .invalidImport, .storage: throw error
-                    default: throw CofferError.invalidImport(line: lineNumber, message: error.description)
+                    // Failures of the store rather than of the line (a full map, which the
+                    // write retries; damage; a closed store) stay as they are.
+                    case .invalidImport, .importFailed, .storage, .storeClosed, .readOnly, .misuse, .damagedStore, .createdByOtherProcess:
+                        throw error
+                    default: throw CofferError.importFailed(entity: entity, line: lineNumber, cause: error)
                     }
                 }
                 if offset + 1 - lastReport >= 1000 || offset + 1 == lines.count {
@@ -123,15 +126,16 @@ extension Store {
     /// try backup.importObjects(entity: "Person", jsonLines: exported)
     /// ```
     ///
-    /// - Throws: ``CofferError/invalidOperation(message:)`` when `source` has no such
-    ///   entity or this store already has one (import into it directly).
+    /// - Throws: ``CofferError/unknownEntity(name:path:known:)`` when `source` has no such
+    ///   entity; ``CofferError/misuse(_:)`` (`.entityAlreadyStored`) when this store already
+    ///   has one (import into it directly).
     public func copySchema(of entity: String, from source: Store) throws {
         try source.openTables()
         let original: CatalogEntity = try source.performRead { transaction in try source.catalogEntity(named: entity, in: transaction) }
         try performWrite { transaction in
             if let catalog = catalogDatabase,
                try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(entity), dbi: catalog, in: transaction) != nil {
-                throw CofferError.invalidOperation(message: "the store at \(path) already has \(entity); import into it directly")
+                throw CofferError.misuse(.entityAlreadyStored(entity: entity, path: path))
             }
             _ = try register(EntitySchema(catalog: original, includingRetired: true), in: transaction)
             transaction.incomingRelations.removeAll()  // the new entity may link to others
@@ -141,14 +145,12 @@ extension Store {
 
     /// The catalog entry of the entity stored as `name`.
     ///
-    /// - Throws: ``CofferError/invalidOperation(message:)`` naming the stored entities when
+    /// - Throws: ``CofferError/unknownEntity(name:path:known:)`` naming the stored entities when
     ///   there is none called `name`.
     func catalogEntity(named name: String, in transaction: Transaction) throws -> CatalogEntity {
         let entities = try catalogDatabase.map { try Catalog.entities(dbi: $0, in: transaction) } ?? []
         guard let entity = entities.first(where: { $0.name == name }) else {
-            let known = entities.map(\.name).joined(separator: ", ")
-            throw CofferError.invalidOperation(
-                message: "the store at \(path) has no entity named \(name); it has: \(known.isEmpty ? "none" : known)")
+            throw CofferError.unknownEntity(name: name, path: path, known: entities.map(\.name))
         }
         return entity
     }

@@ -67,7 +67,7 @@ extension Transaction {
             do {
                 // Old index keys are worked out below, only for the indexed values that changed.
                 carried = try fieldsToCarry(from: previous, binding: binding)
-            } catch CofferError.corruptRecord {
+            } catch CofferError.damagedRecord {
                 previousIsDamaged = true
             }
         }
@@ -106,7 +106,7 @@ extension Transaction {
                 // Removing moved pages: read this object's stored record again.
                 if previous != nil, !previousIsDamaged {
                     guard let again = try self.record(id, table: binding.table, entity: name) else {
-                        throw CofferError.corruptRecord(entity: name, id: id, reason: "the object disappeared while a unique conflict was replaced")
+                        throw CofferError.damagedRecord(entity: name, id: id, reason: "the object disappeared while a unique conflict was replaced")
                     }
                     previous = RecordFields(bytes: again, binding: binding, id: id)
                 }
@@ -198,7 +198,7 @@ extension Transaction {
         let rc = mdb_cursor_open(txn, table, &handle)
         guard rc == 0, let handle else {
             let code = rc == 0 ? EINVAL : rc
-            throw CofferError.storage(code: code, message: "updating \(binding.schema.name): cannot open a cursor: \(LMDB.message(code))")
+            throw CofferError.storage(code: .init(result: code), message: "updating \(binding.schema.name): cannot open a cursor: \(LMDB.message(code))")
         }
         writeCursors[table] = handle
         lastWriteCursor = (table, handle)
@@ -233,7 +233,7 @@ extension Transaction {
     /// The id of the stored object whose `index` value equals the one `encode` writes (an
     /// upsert's target), or nil when none has it.
     ///
-    /// - Throws: ``CofferError/invalidOperation(message:)`` when the key is nil;
+    /// - Throws: ``CofferError/invalidUpsertKey(entity:property:problem:)`` when the key is nil;
     ///   ``CofferError/ambiguousUpsert(entity:property:value:count:)`` when several
     ///   objects have it.
     func upsertTarget(by index: IndexBinding, binding: EntityBinding, encode: (inout RecordWriter, PutStamps?) -> Void) throws -> Id? {
@@ -243,7 +243,7 @@ extension Transaction {
         recordBuffer.adopt(writer)
         let record = RecordFields(bytes: writer.bytes, entity: name, id: 0)
         guard try record.field(index.storedId) != nil else {
-            throw CofferError.invalidOperation(message: "\(name).\(index.property.name) is nil; upsert needs a key value")
+            throw CofferError.invalidUpsertKey(entity: name, property: index.property.name, problem: .missingValue)
         }
         let matches = try matchingIds(index, valueOf: record, table: binding.table)
         guard matches.count <= 1 else {
@@ -271,7 +271,7 @@ extension Transaction {
             var isDamaged = false
             do {
                 try readOldKeys(of: RecordFields(bytes: bytes, binding: binding, id: id), binding: binding)
-            } catch CofferError.corruptRecord {
+            } catch CofferError.damagedRecord {
                 isDamaged = true
             }
             for position in indexes.indices {
@@ -315,7 +315,7 @@ extension Transaction {
     /// Makes the relation rows of `owner` in `tables` exactly `targets` (both directions).
     func replaceRelations(_ tables: RelationTables, owner: Id, targets: [Id]) throws {
         let wanted = Set(targets)
-        let current = Set(try relatedIds(tables.forward, of: owner))
+        let current = Set(try relatedIds(tables.forward, of: owner, owner: tables.owner))
         for target in wanted.subtracting(current).sorted() { try addRelation(tables, owner: owner, target: target) }
         for target in current.subtracting(wanted).sorted() { try removeRelation(tables, owner: owner, target: target) }
     }

@@ -73,7 +73,7 @@ final class IndexBinding: @unchecked Sendable {
 extension Transaction {
     /// The fields of a stored record that belong to properties `binding` does not declare
     /// (retired here, or added by a newer build), to be carried into the record that
-    /// replaces it. Walks the whole record, so it throws `corruptRecord` at any damage.
+    /// replaces it. Walks the whole record, so it throws `damagedRecord` at any damage.
     func fieldsToCarry(from record: RecordFields, binding: EntityBinding) throws -> [(UInt16, RecordFields.Field)] {
         var carried: [(UInt16, RecordFields.Field)] = []
         var walk = try record.walk()
@@ -85,7 +85,7 @@ extension Transaction {
 
     /// Writes the index key of each of `binding`'s indexes for a stored record into
     /// `oldKeys`, before the record is removed. Each look-up stops at its field, so it throws
-    /// `corruptRecord` at damage that could make a key wrong: in or before an indexed field,
+    /// `damagedRecord` at damage that could make a key wrong: in or before an indexed field,
     /// or anywhere when an indexed field is missing (see `RecordFields.field`).
     func readOldKeys(of record: RecordFields, binding: EntityBinding) throws {
         let indexes = binding.indexes
@@ -216,7 +216,7 @@ extension Transaction {
     func matchingIds(_ index: IndexBinding, valueOf record: RecordFields, table: MDB_dbi,
                      excluding excluded: Id? = nil) throws -> [Id] {
         guard !index.isElementIndex else {
-            throw CofferError.invalidOperation(message: "\(record.entity).\(index.property.name) is an array: its index finds elements, not whole values (no @Unique or upsert key)")
+            throw CofferError.invalidUpsertKey(entity: record.entity, property: index.property.name, problem: .array)
         }
         // NaN equals nothing, itself included (as in queries): it never clashes with a
         // stored value and an upsert by it finds no target.
@@ -234,8 +234,8 @@ extension Transaction {
             let wanted = Array(try record.field(index.storedId)?.payload ?? UnsafeRawBufferPointer(start: nil, count: 0))
             candidates = try candidates.filter { candidate in
                 guard let other = try self.record(candidate, table: table, entity: record.entity) else {
-                    throw CofferError.corruptRecord(entity: record.entity, id: candidate,
-                                                    reason: "the index on \(index.property.name) lists an object that is not stored")
+                    throw CofferError.damagedStore(part: .index(entity: record.entity, property: index.property.name),
+                                                   reason: "it lists the id \(candidate), which is not stored")
                 }
                 guard let field = try RecordFields(bytes: other, entity: record.entity, id: candidate).field(index.storedId) else { return false }
                 return IndexKey.sameString(Array(field.payload), wanted)

@@ -95,7 +95,7 @@ extension Store {
             let known: KnownGeneration
             do {
                 (txn, known) = try acquireReader()
-            } catch CofferError.storage(let code, _) where code == MDB_MAP_RESIZED {
+            } catch CofferError.storage(.lmdb(.mapResized), _) {
                 if observing { publishLock.unlock() }
                 gate.unlock()
                 try adoptMapSizeOfOtherProcess()
@@ -145,7 +145,7 @@ extension Store {
         let rc = mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &begun)
         guard rc == 0, let txn = begun else {
             let hint = rc == MDB_MAP_RESIZED ? " (another process grew the map; retry outside store.read { })" : ""
-            throw CofferError.storage(code: rc, message: "cannot begin a read transaction on \(path): \(LMDB.message(rc))\(hint)")
+            throw CofferError.storage(code: .init(result: rc), message: "cannot begin a read transaction on \(path): \(LMDB.message(rc))\(hint)")
         }
         defer { mdb_txn_abort(txn) }
         let transaction = Transaction(store: self, txn: txn, isWrite: false)
@@ -178,8 +178,7 @@ extension Store {
     func performWrite<T>(_ body: (Transaction) throws -> T) throws -> T {
         if let current = Transaction.current(for: self) {
             guard current.isWrite else {
-                throw CofferError.invalidOperation(
-                    message: "cannot write inside store.read { } of the store at \(path); make store.write { } the outer transaction")
+                throw CofferError.misuse(.writeInsideRead(path: path))
             }
             return try body(current)
         }
@@ -215,7 +214,7 @@ extension Store {
             }
             guard rc == 0, let txn = begun else {
                 gate.unlock()
-                throw CofferError.storage(code: rc, message: "cannot begin a write transaction on \(path): \(LMDB.message(rc))")
+                throw CofferError.storage(code: .init(result: rc), message: "cannot begin a write transaction on \(path): \(LMDB.message(rc))")
             }
             let transaction = Transaction(store: self, txn: txn, isWrite: true, recordsChanges: hasChangeHandlers)
             Transaction.push(transaction)
@@ -256,7 +255,7 @@ extension Store {
             reserveIds(of: transaction)
             guard commit == 0 else {
                 publishLock.unlock()
-                throw CofferError.storage(code: commit, message: "cannot commit a write transaction on \(path): \(LMDB.message(commit))")
+                throw CofferError.storage(code: .init(result: commit), message: "cannot commit a write transaction on \(path): \(LMDB.message(commit))")
             }
             adoptBindings(of: transaction)
             if let generation = transaction.catalogGeneration {
@@ -320,12 +319,12 @@ extension Store {
             let rc = mdb_txn_renew(pooled)
             if rc == 0 { return (pooled, known) }
             mdb_txn_abort(pooled)
-            throw CofferError.storage(code: rc, message: "cannot renew a read transaction on \(path): \(LMDB.message(rc))")
+            throw CofferError.storage(code: .init(result: rc), message: "cannot renew a read transaction on \(path): \(LMDB.message(rc))")
         }
         var begun: OpaquePointer?
         let rc = mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &begun)
         guard rc == 0, let txn = begun else {
-            throw CofferError.storage(code: rc, message: "cannot begin a read transaction on \(path): \(LMDB.message(rc))")
+            throw CofferError.storage(code: .init(result: rc), message: "cannot begin a read transaction on \(path): \(LMDB.message(rc))")
         }
         return (txn, known)
     }
@@ -346,7 +345,7 @@ extension Store {
     private func growMap() throws {
         gate.lockExclusive()
         defer { gate.unlock() }
-        guard !isClosed else { throw CofferError.storage(code: MDB_MAP_FULL, message: "store at \(path) closed while growing") }
+        guard !isClosed else { throw CofferError.storeClosed(path: path) }
         var info = MDB_envinfo()
         mdb_env_info(env, &info)
         let current = info.me_mapsize
@@ -354,7 +353,7 @@ extension Store {
         if let limit = options.maxSize {
             guard current < limit else {
                 throw CofferError.storage(
-                    code: MDB_MAP_FULL,
+                    code: .lmdb(.mapFull),
                     message: "the store at \(path) is full: it reached its maxSize of \(limit) bytes; the transaction was rolled back")
             }
             grown = min(grown, limit)
