@@ -2,8 +2,8 @@ import Foundation
 
 /// One index key (or an element index's key set) built for a put or a remove, in raw memory
 /// the transaction keeps: appending is a capacity check and a store, clearing sets the
-/// count. (An `[UInt8]` paid a uniqueness check per append and about 60 instructions per
-/// clear, some 250 instructions of every insert.)
+/// count. (An `[UInt8]` pays a uniqueness check per append and more to clear, on every
+/// insert.)
 ///
 /// Invariants: `count <= capacity`; `base` is nil exactly when `capacity` is 0. The value
 /// owns its memory, so it is never copied: it lives in `Transaction`'s key slots, is reached

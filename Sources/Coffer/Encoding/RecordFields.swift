@@ -153,10 +153,10 @@ struct RecordFields {
         try inlinedField(fieldId)
     }
 
-    /// ``field(_:)`` inlined into its caller, for the per-record condition of scans: the call
-    /// cost each scanned record about 30 instructions (saved registers, the record passed in
-    /// memory). Walks the headers without a closure and keeps the error paths out of line.
-    /// Inlined into the write path, it cost more than the call (measured), so everything
+    /// ``field(_:)`` inlined into its caller, for the per-record condition of scans, where a
+    /// call per scanned record (saved registers, the record passed in memory) is a large part
+    /// of the work. Walks the headers without a closure and keeps the error paths out of
+    /// line. Inlined into the write path, it grows the code more than it saves, so everything
     /// else calls ``field(_:)``.
     @inline(__always)
     func inlinedField(_ fieldId: UInt16) throws -> Field? {
@@ -207,9 +207,9 @@ struct RecordFields {
         return nil
     }
 
-    /// ``inlinedField(_:)`` for a record of format 1 (earlier releases), out of line and
-    /// without the record's names (their copy cost the scan loop a retain per record): the
-    /// hot loops read format 2.
+    /// ``inlinedField(_:)`` for a record of format 1 (the first record layout, still read and
+    /// never written: see ``FieldKind``), out of line and without the record's names (a copy
+    /// of them would cost the scan loop a retain per record): the hot loops read format 2.
     @inline(never)
     static func legacyField(_ fieldId: UInt16, base: UnsafeRawPointer, end: Int) -> Result<Field?, FieldHeader.Damage> {
         var offset = 1

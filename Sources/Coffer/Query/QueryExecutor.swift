@@ -202,8 +202,8 @@ struct QueryExecutor {
         let evaluator = plan.isExact ? nil : try ConditionEvaluator(condition, binding: binding)
         let name = binding.schema.name
         // The walk's counters, in a reference that the per-record closures below share: a
-        // `var` captured by a local function was checked for exclusive access at run time
-        // on every record (about 80 instructions each).
+        // `var` captured by a local function is checked for exclusive access at run time
+        // on every record.
         let page = PageCounter(skipping: skipping, limit: limit)
         // Takes a match: passes over it while the offset lasts, else emits it; returns
         // whether to go on.
@@ -229,8 +229,8 @@ struct QueryExecutor {
                 // One numeric comparison (the usual scan condition): tested inline per
                 // record, without the evaluator's tree walk. An integer range is tested
                 // on copies of its bounds, as `NumberTest.holds` does: reading them from
-                // the test object in the loop made the compiler retain and release it
-                // around every record (about 45 instructions), because `emit` is opaque.
+                // the test object in the loop makes the compiler retain and release it
+                // around every record, because `emit` is opaque.
                 let (integerRange, lowest, highest) = (test.hasIntegerRange, test.lowest, test.highest)
                 let shortcut = RecordFields.Shortcut()
                 try transaction.forEachRecord(binding) { id, record in

@@ -156,8 +156,8 @@ extension Transaction {
     }
 
     /// `key ‖ id` assembled in the transaction's scratch memory (`entryScratch`), valid until
-    /// the next call: LMDB copies the key it is given. (A temporary allocation and a closure
-    /// per entry cost an insert about 200 instructions.)
+    /// the next call: LMDB copies the key it is given, so no allocation or closure per entry
+    /// is needed.
     private func entryKey(_ key: UnsafeRawBufferPointer, _ id: Id) -> MDB_val {
         let size = key.count + 8
         if size > entryScratch.count { growEntryScratch(to: size) }
