@@ -100,6 +100,8 @@ struct RecordFields {
             case .failure(let problem):
                 throw record.damage(problem.reason)
             case .success(let header):
+                assert(header.payloadStart > offset && header.payloadStart <= header.payloadEnd && header.payloadEnd <= record.bytes.count,
+                       "a parsed field lies after its header and inside the record")
                 offset = header.payloadEnd
                 let payload = UnsafeRawBufferPointer(start: base + header.payloadStart, count: header.payloadLength)
                 return (UInt16(header.fieldId), Field(kind: header.kind, payload: payload))
@@ -170,6 +172,37 @@ struct RecordFields {
     /// the shortcut's branches fold away.)
     @inline(__always)
     func inlinedField(_ fieldId: UInt16, shortcut: Shortcut?) throws -> Field? {
+        #if DEBUG
+        if let shortcut { return try fieldCheckingShortcut(fieldId, shortcut: shortcut) }
+        #endif
+        return try walkToField(fieldId, shortcut: shortcut)
+    }
+
+    #if DEBUG
+    /// ``inlinedField(_:shortcut:)`` in debug builds: the answer with the shortcut, checked
+    /// against a walk from the first header. The shortcut is exact (see ``Shortcut``), so the
+    /// two agree on every record, damaged ones included: a difference is a bug.
+    func fieldCheckingShortcut(_ fieldId: UInt16, shortcut: Shortcut) throws -> Field? {
+        let answer = Result { try walkToField(fieldId, shortcut: shortcut) }
+        shortcut.checkInvariants()
+        let walked = Result { try walkToField(fieldId, shortcut: nil) }
+        switch (answer, walked) {
+        case (.success(let found), .success(let expected)):
+            assert(found?.kind == expected?.kind && found?.payload.baseAddress == expected?.payload.baseAddress
+                   && found?.payload.count == expected?.payload.count,
+                   "the scan shortcut found another field than the walk of record \(id)")
+        case (.failure, .failure):
+            break
+        default:
+            assertionFailure("the scan shortcut and the walk of record \(id) disagree on damage")
+        }
+        return try answer.get()
+    }
+    #endif
+
+    /// The walk of ``inlinedField(_:shortcut:)``.
+    @inline(__always)
+    private func walkToField(_ fieldId: UInt16, shortcut: Shortcut?) throws -> Field? {
         guard let base = bytes.baseAddress, bytes.count >= 1 else { throw badStart() }
         let version = base.load(as: UInt8.self)
         guard version == recordFormatVersion || version == legacyRecordFormatVersion else { throw badStart() }
@@ -196,6 +229,8 @@ struct RecordFields {
             case .failure(let problem):
                 throw damage(problem)
             case .success(let header):
+                assert(header.payloadStart > offset && header.payloadStart <= header.payloadEnd && header.payloadEnd <= end,
+                       "a parsed field lies after its header and inside the record")
                 if header.fieldId == wanted {
                     if learns { shortcut?.found(at: offset, base: base, end: end) }
                     return Field(kind: header.kind, payload: UnsafeRawBufferPointer(start: base + header.payloadStart, count: header.payloadLength))

@@ -209,6 +209,7 @@ struct QueryExecutor {
         // whether to go on.
         @inline(__always)
         func take(_ id: Id, _ record: UnsafeRawBufferPointer) throws -> Bool {
+            assert(page.toSkip >= 0 && page.remaining > 0, "a walk goes on only while it wants matches")
             if page.toSkip > 0 {
                 page.toSkip &-= 1
                 return true
