@@ -330,7 +330,7 @@ enum Damage {
                     for _ in 0..<4 { bytes[Int.random(in: 0..<bytes.count, using: &random)] ^= UInt8(1 << Int.random(in: 0..<8, using: &random)) }
                 }
                 try Damage.overwriteRecord(store, Everything.self, id: id, with: bytes)
-                // Each read either gives a value or throws corruptRecord: never a trap.
+                // Each read either gives a value or throws damagedRecord: never a trap.
                 do { _ = try box.get(id) } catch { #expect(Damage.isCorrupt(error, id: id)) }
                 do {
                     let matches = try box.query { Everything.optInt.isNil() }.build().count()

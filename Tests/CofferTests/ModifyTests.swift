@@ -90,7 +90,7 @@ import Testing
     }
 
     /// Bytes from disk are untrusted: a damaged record met by the walk ends it with
-    /// `corruptRecord` naming the entity and id, and its own transaction stores nothing; a
+    /// `damagedRecord` naming the entity and id, and its own transaction stores nothing; a
     /// mutation that still parses is changed like any record and leaves the store intact.
     @Test func damagedRecordsEndTheWalkAndStoreNothing() throws {
         try withStore { (store: Store) throws in

@@ -348,7 +348,7 @@ import Testing
         }
     }
 
-    @Test func corruptRecordIsReportedWithEntityAndId() throws {
+    @Test func damagedRecordIsReportedWithEntityAndId() throws {
         try withStore { (store: Store) throws in
             let notes = store.box(for: Note.self)
             let id = try notes.put(Note(title: "fine"))

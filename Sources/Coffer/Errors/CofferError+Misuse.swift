@@ -17,12 +17,12 @@ extension CofferError {
         /// ```
         case writeInsideRead(path: String)
 
-        /// `store.copy(to:)` inside `store.write { }`: the write's changes are not committed.
+        /// `store.backup(to:)` inside `store.write { }`: the write's changes are not committed.
         ///
         /// ```swift
-        /// catch CofferError.misuse(.copyInsideWrite(let path)) { ... }
+        /// catch CofferError.misuse(.backupInsideWrite(let path)) { ... }
         /// ```
-        case copyInsideWrite(path: String)
+        case backupInsideWrite(path: String)
 
         /// `store.verify()` inside `store.write { }`: the write's changes are not committed.
         ///
@@ -92,7 +92,7 @@ extension CofferError {
         /// ```
         case entityAlreadyStored(entity: String, path: String)
 
-        /// `Store.copy(to:)` into a directory that holds a store already.
+        /// `Store.backup(to:)` into a directory that holds a store already.
         ///
         /// ```swift
         /// catch CofferError.misuse(.destinationHoldsStore(let path)) { ... }
@@ -116,8 +116,8 @@ extension CofferError {
             switch self {
             case .writeInsideRead(let path):
                 return "cannot write inside store.read { } of the store at \(path); make store.write { } the outer transaction"
-            case .copyInsideWrite(let path):
-                return "cannot copy the store at \(path) inside store.write { }: its changes are not committed; copy after the write returns"
+            case .backupInsideWrite(let path):
+                return "cannot back up the store at \(path) inside store.write { }: its changes are not committed; back up after the write returns"
             case .verifyInsideWrite(let path):
                 return "cannot verify the store at \(path) inside store.write { }: its changes are not committed; verify after the write returns"
             case .closeInsideTransaction(let path):
@@ -137,7 +137,7 @@ extension CofferError {
             case let .entityAlreadyStored(entity, path):
                 return "the store at \(path) already has \(entity); import into it directly"
             case .destinationHoldsStore(let path):
-                return "\(path) already holds a store; copy into an empty directory"
+                return "\(path) already holds a store; back up into an empty directory"
             case let .notARelation(entity, position):
                 return "\(entity) has no relation tables for property #\(position)"
             }
