@@ -244,7 +244,7 @@ private struct CandidateWalk {
     let evaluator: ConditionEvaluator?
     let binding: EntityBinding
     /// The walk's counters, in a reference that the per-record closures share: a `var`
-    /// captured by a local function was checked for exclusive access at run time on every
+    /// captured by a local function is checked for exclusive access at run time on every
     /// record.
     let page: PageCounter
 
@@ -252,6 +252,7 @@ private struct CandidateWalk {
     /// whether to go on.
     @inline(__always)
     func take(_ id: Id, _ record: UnsafeRawBufferPointer, _ emit: Emit) throws -> Bool {
+        assert(page.toSkip >= 0 && page.remaining > 0, "a walk goes on only while it wants matches")
         if page.toSkip > 0 {
             page.toSkip &-= 1
             return true
@@ -277,8 +278,8 @@ private struct CandidateWalk {
     /// A scan whose condition is one numeric comparison (the usual scan condition): tested
     /// inline per record, without the evaluator's tree walk. An integer range is tested on
     /// copies of its bounds, as `NumberTest.holds` does: reading them from the test object
-    /// in the loop made the compiler retain and release it around every record, because
-    /// `emit` is opaque.
+    /// in the loop makes the compiler retain and release it around every record, because
+    /// `take`'s `emit` is opaque.
     @inline(__always)
     func scan(in transaction: Transaction, testing test: NumberTest, storedId: UInt16, _ emit: Emit) throws {
         let (integerRange, lowest, highest) = (test.hasIntegerRange, test.lowest, test.highest)

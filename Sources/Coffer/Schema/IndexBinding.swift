@@ -156,8 +156,8 @@ extension Transaction {
     }
 
     /// `key ‖ id` assembled in the transaction's scratch memory (`entryScratch`), valid until
-    /// the next call: LMDB copies the key it is given. (A temporary allocation and a closure
-    /// per entry cost an insert about 200 instructions.)
+    /// the next call: LMDB copies the key it is given, so no allocation or closure per entry
+    /// is needed.
     private func entryKey(_ key: UnsafeRawBufferPointer, _ id: Id) -> MDB_val {
         let size = key.count + 8
         if size > entryScratch.count { growEntryScratch(to: size) }
@@ -220,7 +220,7 @@ extension Transaction {
         }
         // NaN equals nothing, itself included (as in queries): it never clashes with a
         // stored value and an upsert by it finds no target.
-        if Store.keyFamily(index.property.type) == "double", let field = try record.field(index.storedId),
+        if index.property.type.indexKeyFamily == .floatingPoint, let field = try record.field(index.storedId),
            FieldValue.double(field.kind, field.payload)?.isNaN == true {
             return []
         }
