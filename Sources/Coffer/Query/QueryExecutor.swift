@@ -200,10 +200,9 @@ struct QueryExecutor {
         if limit == 0 { return }
         // An exact plan needs no check (and a long id list no hash set).
         let evaluator = plan.isExact ? nil : try ConditionEvaluator(condition, binding: binding)
-        let name = binding.schema.name
         // The walk's counters, in a reference that the per-record closures below share: a
         // `var` captured by a local function was checked for exclusive access at run time
-        // on every record (about 80 instructions each).
+        // on every record.
         let page = PageCounter(skipping: skipping, limit: limit)
         // Takes a match: passes over it while the offset lasts, else emits it; returns
         // whether to go on.
@@ -223,57 +222,88 @@ struct QueryExecutor {
             guard try evaluator?.matches(id: id, record: RecordFields(bytes: record, layout: binding, id: id)) ?? true else { return true }
             return try take(id, record)
         }
+        // Each source below is a phase of its own, inlined here: the per-record functions
+        // above stay direct calls in every loop.
         switch plan.source {
         case .scan:
             if let evaluator, case .number(let storedId, let test) = evaluator.root {
-                // One numeric comparison (the usual scan condition): tested inline per
-                // record, without the evaluator's tree walk. An integer range is tested
-                // on copies of its bounds, as `NumberTest.holds` does: reading them from
-                // the test object in the loop made the compiler retain and release it
-                // around every record (about 45 instructions), because `emit` is opaque.
-                let (integerRange, lowest, highest) = (test.hasIntegerRange, test.lowest, test.highest)
-                let shortcut = RecordFields.Shortcut()
-                try transaction.forEachRecord(binding) { id, record in
-                    let field = try RecordFields(bytes: record, layout: binding, id: id).inlinedField(storedId, shortcut: shortcut)
-                    if integerRange, let field, let value = field.signedInteger {
-                        guard lowest <= value && value <= highest else { return true }
-                    } else {
-                        guard try test.holds(for: field, id: id) else { return true }
-                    }
-                    return try take(id, record)
-                }
+                try scan(in: transaction, testing: test, storedId: storedId, take: take)
             } else {
                 try transaction.forEachRecord(binding) { id, record in try consider(id, record) }
             }
         case .ids(let ids):
-            // Link steps and full-text matches give ascending ids already.
-            let ordered = zip(ids, ids.dropFirst()).allSatisfy { $0 < $1 } ? ids : Set(ids).sorted()
-            let missing: ((Id) throws -> Void)? = plan.leaf?.idsAreStored == true ? { id in
-                throw CofferError.corruptRecord(entity: name, id: id, reason: "the full-text index lists this id, which is not stored")
-            } : nil
-            try transaction.forEachRecord(binding, ids: ordered, missing: missing) { id, record in try consider(id, record) }
+            try visit(ids, listedByIndex: plan.leaf?.idsAreStored == true, in: transaction, consider: consider)
         case .idRange(let lower, let upper):
             try transaction.forEachRecord(binding, from: lower) { id, record in
                 try id <= upper && consider(id, record)
             }
         case .index(let index, let spans) where spans.count == 1 && spans[0].isWholeValue:
-            // One whole value (a look-up): its entries are in id order, so the records are
-            // read as the index walk reaches them, and the walk stops at the page's end.
-            try transaction.forEachIndexId(index, span: spans[0], entity: name) { id in
-                try consider(id, try indexedRecord(id, index: index, transaction: transaction))
-            }
+            try lookUp(spans[0], in: index, transaction: transaction, consider: consider)
         case .index(let index, let spans):
-            var ids: [Id] = []
-            for span in spans { try transaction.collectIndexIds(index, span: span, entity: name, into: &ids) }
-            // Several spans or a range list their ids in key order: visit them in id order.
-            ids = Set(ids).sorted()
-            for id in ids {
-                if try !consider(id, try indexedRecord(id, index: index, transaction: transaction)) { break }
-            }
+            try visit(spans, of: index, in: transaction, consider: consider)
         case .indexOrder(let index):
-            try transaction.walkIndex(index, entity: name) { id in
+            try transaction.walkIndex(index, entity: binding.schema.name) { id in
                 try consider(id, try indexedRecord(id, index: index, transaction: transaction))
             }
+        }
+    }
+
+    /// A scan whose condition is one numeric comparison (the usual scan condition): tested
+    /// inline per record, without the evaluator's tree walk. An integer range is tested on
+    /// copies of its bounds, as `NumberTest.holds` does: reading them from the test object
+    /// in the loop made the compiler retain and release it around every record, because
+    /// `take`'s `emit` is opaque.
+    @inline(__always)
+    private func scan(in transaction: Transaction, testing test: NumberTest, storedId: UInt16,
+                      take: (Id, UnsafeRawBufferPointer) throws -> Bool) throws {
+        let (integerRange, lowest, highest) = (test.hasIntegerRange, test.lowest, test.highest)
+        let shortcut = RecordFields.Shortcut()
+        try transaction.forEachRecord(binding) { id, record in
+            let field = try RecordFields(bytes: record, layout: binding, id: id).inlinedField(storedId, shortcut: shortcut)
+            if integerRange, let field, let value = field.signedInteger {
+                guard lowest <= value && value <= highest else { return true }
+            } else {
+                guard try test.holds(for: field, id: id) else { return true }
+            }
+            return try take(id, record)
+        }
+    }
+
+    /// The records of a list of ids, in id order. Ids a full-text index lists must be
+    /// stored: a missing one is damage.
+    @inline(__always)
+    private func visit(_ ids: [Id], listedByIndex: Bool, in transaction: Transaction,
+                       consider: (Id, UnsafeRawBufferPointer) throws -> Bool) throws {
+        let name = binding.schema.name
+        // Link steps and full-text matches give ascending ids already.
+        let ordered = zip(ids, ids.dropFirst()).allSatisfy { $0 < $1 } ? ids : Set(ids).sorted()
+        let missing: ((Id) throws -> Void)? = listedByIndex ? { id in
+            throw CofferError.corruptRecord(entity: name, id: id, reason: "the full-text index lists this id, which is not stored")
+        } : nil
+        try transaction.forEachRecord(binding, ids: ordered, missing: missing) { id, record in try consider(id, record) }
+    }
+
+    /// One whole value of an index (a look-up): its entries are in id order, so the records
+    /// are read as the index walk reaches them, and the walk stops at the page's end.
+    @inline(__always)
+    private func lookUp(_ span: IndexSpan, in index: IndexBinding, transaction: Transaction,
+                        consider: (Id, UnsafeRawBufferPointer) throws -> Bool) throws {
+        try transaction.forEachIndexId(index, span: span, entity: binding.schema.name) { id in
+            try consider(id, try indexedRecord(id, index: index, transaction: transaction))
+        }
+    }
+
+    /// Several spans of an index, or a range: they list their ids in key order, so the ids
+    /// are collected and visited in id order.
+    @inline(__always)
+    private func visit(_ spans: [IndexSpan], of index: IndexBinding, in transaction: Transaction,
+                       consider: (Id, UnsafeRawBufferPointer) throws -> Bool) throws {
+        let name = binding.schema.name
+        var ids: [Id] = []
+        for span in spans { try transaction.collectIndexIds(index, span: span, entity: name, into: &ids) }
+        ids = Set(ids).sorted()
+        for id in ids {
+            if try !consider(id, try indexedRecord(id, index: index, transaction: transaction)) { break }
         }
     }
 
