@@ -186,8 +186,8 @@ extension Transaction {
     /// naming an object that is not stored is damage).
     ///
     /// When the ids are a large part of the table, the cursor steps forward to the next id
-    /// (a few instructions per record on the same page) instead of searching the tree for
-    /// each one; when they are sparse, each is sought.
+    /// (usually within the same page) instead of searching the tree from the root for each
+    /// one; when they are sparse, each is sought.
     func forEachRecord(_ binding: EntityBinding, ids: [Id], missing: ((Id) throws -> Void)? = nil,
                        _ body: (Id, UnsafeRawBufferPointer) throws -> Bool) throws {
         guard let first = ids.first else { return }

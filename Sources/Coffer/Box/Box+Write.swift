@@ -21,8 +21,8 @@ extension Box {
     public func put(_ entity: inout E) throws -> Id {
         var attempts = 0
         if E.cofferPutChangesOnlyIds {
-            // Only the id can change: it is all there is to restore. (Copying every object
-            // for a restore that rarely happens cost an update a tenth of its instructions.)
+            // Only the id can change: it is all there is to restore. (Copying the whole
+            // object on every update, for a restore that rarely happens, is not worth it.)
             let originalId = entity.id
             do {
                 return try writing { transaction, binding in

@@ -99,6 +99,7 @@ public struct RecordReader {
             case .success(let parsed): header = parsed
             case .failure(let damage): throw corrupt(damage.reason)
             }
+            assert(header.payloadStart > offset && header.payloadEnd <= end, "a parsed field lies after its header and inside the record")
             offset = header.payloadEnd
             let storedId = header.fieldId
             let kind = header.kind

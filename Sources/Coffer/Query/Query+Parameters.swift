@@ -191,13 +191,13 @@ extension Query {
             return "a String"
         default: break
         }
-        let family = Store.keyFamily(property.type)
+        let family = property.type.indexKeyFamily
         switch (family, value) {
-        case ("signed", .signed), ("signed", .unsigned), ("unsigned", .unsigned), ("unsigned", .signed),
-             ("double", .double), ("double", .signed), ("double", .unsigned),
-             ("bool", .bool), ("string", .string), ("uuid", .uuid):
+        case (.signedInteger, .signed), (.signedInteger, .unsigned), (.unsignedInteger, .unsigned), (.unsignedInteger, .signed),
+             (.floatingPoint, .double), (.floatingPoint, .signed), (.floatingPoint, .unsigned),
+             (.bool, .bool), (.string, .string), (.uuid, .uuid):
             return nil
-        case ("stringArray", .string), ("intArray", .signed), ("doubleArray", .double), ("doubleArray", .signed):
+        case (.other(.stringArray), .string), (.other(.intArray), .signed), (.other(.doubleArray), .double), (.other(.doubleArray), .signed):
             return nil
         case (_, .null) where property.isOptional:
             return nil

@@ -38,8 +38,7 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
 
     /// The query's condition. A look-up keeps its value apart (see `lookUpPosition`), so
     /// that a loop of `setParameter` and `findFirst` neither copies nor rebuilds the
-    /// condition tree (that cost about 660 instructions per look-up); reading the condition
-    /// puts the value back into its leaf.
+    /// condition tree per look-up; reading the condition puts the value back into its leaf.
     var condition: ConditionNode? {
         get { ConditionNode.withLookUpValue(builtCondition, position: lookUpPosition, value: lookUpValue) }
         set {
@@ -247,8 +246,8 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     @usableFromInline
     func withFirstMatch(_ body: (inout RecordReader) throws -> Void) throws {
         guard limit != 0 else { return }
-        // The closure captures these, not `self`: capturing the generic query made every
-        // call look up `Query<E>`'s type metadata (about 330 instructions per look-up).
+        // The closure captures these, not `self`: capturing the generic query makes every
+        // call look up `Query<E>`'s type metadata at run time.
         let built = builtCondition, position = lookUpPosition, value = lookUpValue
         let orders = orders, skip = skip, planMemo = planMemo, store = box.store
         try box.reading(empty: ()) { transaction, binding in

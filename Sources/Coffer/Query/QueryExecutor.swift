@@ -201,13 +201,14 @@ struct QueryExecutor {
         // An exact plan needs no check (and a long id list no hash set).
         let evaluator = plan.isExact ? nil : try ConditionEvaluator(condition, binding: binding)
         // The walk's counters, in a reference that the per-record closures below share: a
-        // `var` captured by a local function was checked for exclusive access at run time
+        // `var` captured by a local function is checked for exclusive access at run time
         // on every record.
         let page = PageCounter(skipping: skipping, limit: limit)
         // Takes a match: passes over it while the offset lasts, else emits it; returns
         // whether to go on.
         @inline(__always)
         func take(_ id: Id, _ record: UnsafeRawBufferPointer) throws -> Bool {
+            assert(page.toSkip >= 0 && page.remaining > 0, "a walk goes on only while it wants matches")
             if page.toSkip > 0 {
                 page.toSkip &-= 1
                 return true
@@ -251,7 +252,7 @@ struct QueryExecutor {
     /// A scan whose condition is one numeric comparison (the usual scan condition): tested
     /// inline per record, without the evaluator's tree walk. An integer range is tested on
     /// copies of its bounds, as `NumberTest.holds` does: reading them from the test object
-    /// in the loop made the compiler retain and release it around every record, because
+    /// in the loop makes the compiler retain and release it around every record, because
     /// `take`'s `emit` is opaque.
     @inline(__always)
     private func scan(in transaction: Transaction, testing test: NumberTest, storedId: UInt16,

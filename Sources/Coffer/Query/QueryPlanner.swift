@@ -81,9 +81,9 @@ enum QueryPlanner {
         case .index(let index, let spans):
             guard case .compare(.equal) = leaf.op, leaf.path.isEmpty, !index.isElementIndex, spans.count == 1,
                   case .prefix(let key, exact: true) = spans[0] else { return false }
-            switch Store.keyFamily(index.property.type) {
-            case "signed", "unsigned", "bool", "uuid": return true
-            case "string": return leaf.caseSensitive && !IndexKey.isTruncatedString(key[...])
+            switch index.property.type.indexKeyFamily {
+            case .signedInteger, .unsignedInteger, .bool, .uuid: return true
+            case .string: return leaf.caseSensitive && !IndexKey.isTruncatedString(key[...])
             default: return false
             }
         default: return false
@@ -243,28 +243,28 @@ extension IndexKey {
             return true
         }
         let bits: UInt64
-        switch (Store.keyFamily(type), value) {
-        case ("bool", .bool(let flag)):
+        switch (type.indexKeyFamily, value) {
+        case (.bool, .bool(let flag)):
             key.append(valueTag)
             key.append(flag ? 1 : 0)
             return true
-        case ("signed", .signed(let number)):
+        case (.signedInteger, .signed(let number)):
             bits = UInt64(bitPattern: number) ^ (1 << 63)
-        case ("signed", .unsigned(let number)):
+        case (.signedInteger, .unsigned(let number)):
             guard let signed = Int64(exactly: number) else { return false }
             bits = UInt64(bitPattern: signed) ^ (1 << 63)
-        case ("unsigned", .unsigned(let number)):
+        case (.unsignedInteger, .unsigned(let number)):
             bits = number
-        case ("unsigned", .signed(let number)):
+        case (.unsignedInteger, .signed(let number)):
             guard let unsigned = UInt64(exactly: number) else { return false }
             bits = unsigned
-        case ("double", .double(let number)):
+        case (.floatingPoint, .double(let number)):
             bits = orderedBits(type == .float ? Double(Float(number)) : number)
-        case ("double", .signed(let number)):
+        case (.floatingPoint, .signed(let number)):
             bits = orderedBits(Double(number))
-        case ("double", .unsigned(let number)):
+        case (.floatingPoint, .unsigned(let number)):
             bits = orderedBits(Double(number))
-        case ("uuid", .uuid(let uuid)):
+        case (.uuid, .uuid(let uuid)):
             key.append(valueTag)
             withUnsafeBytes(of: uuid.uuid) { key.append(contentsOf: $0) }
             return true
@@ -279,7 +279,7 @@ extension IndexKey {
     /// Whether `value` is a zero compared with a floating-point property (`Float`, `Double`,
     /// `Date`): -0.0 and 0.0 are one value to comparisons but two neighbouring keys.
     static func isZero(_ value: QueryValue, type: PropertyType) -> Bool {
-        guard Store.keyFamily(type) == "double" else { return false }
+        guard type.indexKeyFamily == .floatingPoint else { return false }
         switch value {
         case .double(let number): return number == 0
         case .signed(let number): return number == 0
@@ -291,7 +291,7 @@ extension IndexKey {
     /// For the key of a floating-point zero (`type` `Float`, `Double` or `Date`), the key of
     /// the zero of the other sign; else nil.
     static func otherZeroKey(_ key: [UInt8], type: PropertyType) -> [UInt8]? {
-        guard Store.keyFamily(type) == "double", let positive = encode(.double(0.0), type: type),
+        guard type.indexKeyFamily == .floatingPoint, let positive = encode(.double(0.0), type: type),
               let negative = encode(.double(-0.0), type: type) else { return nil }
         if key == positive { return negative }
         if key == negative { return positive }

@@ -119,7 +119,7 @@ extension Transaction {
         }
         // NaN equals nothing, itself included (as in queries): it never clashes with a
         // stored value and an upsert by it finds no target.
-        if Store.keyFamily(index.property.type) == "double", let field = try record.field(index.storedId),
+        if index.property.type.indexKeyFamily == .floatingPoint, let field = try record.field(index.storedId),
            FieldValue.double(field.kind, field.payload)?.isNaN == true {
             return []
         }

@@ -99,8 +99,8 @@ extension Transaction {
     func withCursor<T>(_ database: MDB_dbi, _ what: @autoclosure () -> String, _ body: (Cursor) throws -> T) throws -> T {
         let handle = try acquireCursor(database, what())
         defer { releaseCursor(handle, database) }
-        // `describingFailures` spelled out: calling it here cost each look-up about 250
-        // instructions (measured), as the description had to become a closure again.
+        // `describingFailures` spelled out: calling it would turn the autoclosure
+        // description into a closure again, built on every look-up instead of on failure.
         do {
             return try body(Cursor(handle: handle, transaction: self))
         } catch let failure as Cursor.Failure {

@@ -443,16 +443,6 @@ extension Store {
         }
     }
 
-    /// Types whose index keys share an encoding: an index survives a change within a family.
-    static func keyFamily(_ type: PropertyType) -> String {
-        switch type {
-        case .int8, .int16, .int32, .int64, .int: return "signed"
-        case .uint8, .uint16, .uint32, .uint64, .uint: return "unsigned"
-        case .float, .double, .date: return "double"
-        default: return type.rawValue
-        }
-    }
-
     /// A binding built from the catalog in a read transaction, without changing anything.
     private func readOnlyBinding(_ schema: EntitySchema, key: ObjectIdentifier, in transaction: Transaction) throws -> EntityBinding? {
         guard let binding = try makeCatalogBinding(schema, in: transaction) else { return nil }

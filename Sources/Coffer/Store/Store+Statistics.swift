@@ -62,10 +62,13 @@ extension Store {
 
     /// Writes a compacted copy of the store into the directory `destination` (created when
     /// missing; it must not hold a store): free pages are left out and pages renumbered, so
-    /// the copy is as small as the data. A consistent snapshot; writers go on meanwhile.
+    /// the copy is as small as the data. The copy is one consistent snapshot, taken while
+    /// the store stays in use (writers go on meanwhile), and a complete store: open it with
+    /// `Store(directory:)`. A copy that fails leaves no partial file behind, or its error
+    /// names the partial file it could not remove.
     ///
     /// ```swift
-    /// try store.copy(to: "/backups/coffer-2026-11-22")
+    /// try store.backup(to: "/backups/coffer-2026-11-22")
     /// let copy = try Store(directory: "/backups/coffer-2026-11-22")
     /// ```
     ///
@@ -75,7 +78,7 @@ extension Store {
     /// - Throws: ``CofferError/invalidOperation(message:)`` when `destination` already holds
     ///   a data file, or inside `store.write { }` (the copy could not hold the write's own
     ///   changes); ``CofferError/storage(code:message:)`` when LMDB cannot write it.
-    public func copy(to destination: String) throws {
+    public func backup(to destination: String) throws {
         if Transaction.current(for: self)?.isWrite == true {
             throw CofferError.invalidOperation(
                 message: "cannot copy the store at \(path) inside store.write { }: its changes are not committed; copy after the write returns")

@@ -85,7 +85,8 @@ public final class Store: @unchecked Sendable {
     /// commit order, and a snapshot holds exactly the commits an observer has received.
     /// Lock order: gate, then publishLock, then stateLock.
     let publishLock = NSLock()
-    /// Reset read transactions waiting to be renewed (about 3x cheaper than a new one).
+    /// Reset read transactions waiting to be renewed (renewing one skips the allocation and
+    /// reader-slot set-up of a new one).
     var readers: [OpaquePointer] = []
     /// Scratch memory for encoding records; used under `writerLock` only.
     let recordBuffer = RecordBuffer()

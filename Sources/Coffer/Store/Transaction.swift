@@ -9,8 +9,8 @@ import Foundation
 /// through ``current(for:)`` instead of opening another.
 ///
 /// A transaction belongs to one thread (LMDB's rule for writes, Coffer's for reads), so its
-/// mutable state is marked `@exclusivity(unchecked)`: the runtime's access tracking cost
-/// about 5% of every put.
+/// mutable state is marked `@exclusivity(unchecked)`: the runtime's access tracking would
+/// check, on every put, an exclusivity that the one-thread rule already guarantees.
 final class Transaction {
     unowned(unsafe) let store: Store
     /// The store's record buffer, held here so that a put reaches it without a retain.
