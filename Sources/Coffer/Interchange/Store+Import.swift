@@ -153,7 +153,7 @@ extension Store {
                 throw CofferError.invalidOperation(message: "the store at \(path) already has \(entity); import into it directly")
             }
             _ = try register(EntitySchema(catalog: original, includingRetired: true), in: transaction)
-            transaction.incomingRelations.removeAll()  // the new entity may link to others
+            transaction.incomingRelations.forget()  // the new entity may link to others
         }
         try openTables()
     }

@@ -77,9 +77,9 @@ struct QueryExecutor {
             // The look-up loop (a one-leaf condition has no link steps to resolve): the key
             // encoded into the transaction's reusable bytes, then straight to the index's
             // first entry for it when the index answers alone (no condition is needed).
-            transaction.lookUpKey.removeAll()
-            if IndexKey.encode(value, type: known.type, into: &transaction.lookUpKey) {
-                let key = transaction.lookUpKey.bytes
+            transaction.lookUp.key.removeAll()
+            if IndexKey.encode(value, type: known.type, into: &transaction.lookUp.key) {
+                let key = transaction.lookUp.key.bytes
                 if !(known.isStringKey && IndexKey.isTruncatedString(key)) {
                     return try QueryExecutor(binding: binding, condition: nil, orders: [])
                         .firstIndexed(known.index, exactKey: key, in: transaction)
@@ -265,7 +265,7 @@ private struct CandidateWalk {
     /// Checks a candidate and takes it when it matches; returns whether to go on.
     @inline(__always)
     func consider(_ id: Id, _ record: UnsafeRawBufferPointer, _ emit: Emit) throws -> Bool {
-        guard try evaluator?.matches(id: id, record: RecordFields(bytes: record, binding: binding, id: id)) ?? true else { return true }
+        guard try evaluator?.matches(id: id, record: RecordFields(bytes: record, layout: binding, id: id)) ?? true else { return true }
         return try take(id, record, emit)
     }
 
@@ -285,7 +285,7 @@ private struct CandidateWalk {
         let (integerRange, lowest, highest) = (test.hasIntegerRange, test.lowest, test.highest)
         let shortcut = RecordFields.Shortcut()
         try transaction.forEachRecord(binding) { id, record in
-            let field = try RecordFields(bytes: record, binding: binding, id: id).inlinedField(storedId, shortcut: shortcut)
+            let field = try RecordFields(bytes: record, layout: binding, id: id).inlinedField(storedId, shortcut: shortcut)
             if integerRange, let field, let value = field.signedInteger {
                 guard lowest <= value && value <= highest else { return true }
             } else {
