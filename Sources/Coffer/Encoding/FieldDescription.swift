@@ -106,11 +106,3 @@ enum FieldDescription {
         return result + "\""
     }
 }
-
-extension RecordFields {
-    /// The value of an indexed property in the record, for error messages.
-    func describe(_ index: IndexBinding) throws -> String {
-        guard let field = try field(index.storedId) else { return "nil" }
-        return FieldDescription.json(field, type: index.property.type)
-    }
-}

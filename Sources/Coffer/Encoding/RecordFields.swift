@@ -45,12 +45,12 @@ struct RecordFields {
         }
     }
 
-    /// Whose record this is, for error messages: a binding, whose name is read only for a
+    /// Whose record this is, for error messages: a layout, whose name is read only for a
     /// message (copying the name into every record view cost the write path a retain and a
     /// release per view), or a name.
     enum Owner {
-        /// Unretained: a record view lives inside a call that holds the binding.
-        case binding(Unmanaged<EntityBinding>)
+        /// Unretained: a record view lives inside a call that holds the layout.
+        case layout(Unmanaged<RecordLayout>)
         case name(String)
     }
 
@@ -64,17 +64,17 @@ struct RecordFields {
         self.id = id
     }
 
-    /// A view of a record of `binding`'s entity.
-    init(bytes: UnsafeRawBufferPointer, binding: EntityBinding, id: Id) {
+    /// A view of a record of `layout`'s entity.
+    init(bytes: UnsafeRawBufferPointer, layout: RecordLayout, id: Id) {
         self.bytes = bytes
-        self.owner = .binding(Unmanaged.passUnretained(binding))
+        self.owner = .layout(Unmanaged.passUnretained(layout))
         self.id = id
     }
 
     /// The entity's name, for messages.
     var entity: String {
         switch owner {
-        case .binding(let binding): return binding.takeUnretainedValue().schema.name
+        case .layout(let layout): return layout.takeUnretainedValue().entityName
         case .name(let name): return name
         }
     }

@@ -159,38 +159,25 @@ final class TextIndexBuffer {
 }
 
 extension Transaction {
-    /// The pending changes of `index` in this transaction (created on first use).
-    func textBuffer(_ index: TextIndexBinding) -> TextIndexBuffer {
-        if let buffer = textBuffers[index.database] { return buffer }
-        let buffer = TextIndexBuffer(index: index)
-        textBuffers[index.database] = buffer
-        return buffer
-    }
-
     /// Writes every pending full-text change into LMDB. Called before any read of a
     /// full-text index in this transaction and before the transaction commits.
     func flushTextIndexes() throws {
-        guard !textBuffers.isEmpty else { return }
-        for (database, buffer) in textBuffers {
+        guard !pendingText.isEmpty else { return }
+        for (database, buffer) in pendingText.all {
             try flush(buffer)
             // Dropped only once merged: after a failure (which a caller inside the write may
             // catch) the buffer is still there, so the commit's flush merges it again —
             // merging is idempotent, the latest entry per id wins and the statistics are
             // written last — and fails again rather than commit an index without it.
-            textBuffers[database] = nil
+            pendingText.discard(database)
         }
     }
 
     /// Flushes one buffer when it has grown large.
     func flushTextIndexIfLarge(_ index: TextIndexBinding) throws {
-        guard let buffer = textBuffers[index.database], buffer.entryCount >= TextIndexBuffer.flushThreshold else { return }
+        guard let buffer = pendingText.largeBuffer(of: index) else { return }
         try flush(buffer)
-        textBuffers[index.database] = nil
-    }
-
-    /// Forgets the pending changes of an index that is being cleared or deleted.
-    func discardTextBuffer(_ database: MDB_dbi) {
-        textBuffers[database] = nil
+        pendingText.discard(index.database)
     }
 
     private func flush(_ buffer: TextIndexBuffer) throws {

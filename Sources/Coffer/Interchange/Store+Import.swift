@@ -158,7 +158,7 @@ extension Store {
                 throw CofferError.misuse(.entityAlreadyStored(entity: entity, path: path))
             }
             _ = try register(EntitySchema(catalog: original, includingRetired: true), in: transaction)
-            transaction.incomingRelations.removeAll()  // the new entity may link to others
+            transaction.incomingRelations.forget()  // the new entity may link to others
         }
         try openTables()
     }

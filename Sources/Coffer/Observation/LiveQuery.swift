@@ -209,7 +209,7 @@ final class LiveQuery<E: Entity> {
 
     /// Decodes the object with `id` in `transaction`.
     static func decode(_ id: Id, in transaction: Transaction, binding: EntityBinding) throws -> E {
-        var reader = try RecordReader(bytes: try record(id, in: transaction, binding: binding), binding: binding, id: id)
+        var reader = try RecordReader(bytes: try record(id, in: transaction, binding: binding), layout: binding, id: id)
         return try E.cofferDecode(id: id, from: &reader)
     }
 }

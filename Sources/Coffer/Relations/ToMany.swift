@@ -187,7 +187,7 @@ extension ToMany {
     /// ```
     @_documentation(visibility: internal)
     public static func cofferBacklink<Owner: Entity>(_ link: Property<Target, ToOne<Owner>>, from reader: RecordReader) -> ToMany {
-        let store = reader.binding.takeUnretainedValue().store
+        let store = reader.binding.store
         let ownerId = reader.id
         let position = link.index
         return ToMany {
@@ -205,7 +205,7 @@ extension ToMany {
     /// ```
     @_documentation(visibility: internal)
     public static func cofferManyToMany(position: Int, from reader: RecordReader) -> ToMany {
-        let binding = reader.binding.takeUnretainedValue()
+        let binding = reader.binding
         let store = binding.store
         let ownerId = reader.id
         guard let tables = binding.relationTables[position] else { return [] }
@@ -223,7 +223,7 @@ extension ToMany {
     /// ```
     @_documentation(visibility: internal)
     public static func cofferBacklink<Owner: Entity>(_ link: Property<Target, ToMany<Owner>>, from reader: RecordReader) -> ToMany {
-        let store = reader.binding.takeUnretainedValue().store
+        let store = reader.binding.store
         let ownerId = reader.id
         let position = link.index
         return ToMany {

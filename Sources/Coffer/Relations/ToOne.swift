@@ -134,7 +134,7 @@ extension ToOne: RecordValue {
     @_documentation(visibility: internal)
     public static func cofferRead(from reader: RecordReader) -> ToOne? {
         guard let id = reader.unsignedValue else { return nil }
-        return ToOne(id: id, store: reader.binding.takeUnretainedValue().store)
+        return ToOne(id: id, store: reader.binding.store)
     }
 }
 

@@ -121,9 +121,7 @@ extension Transaction {
 
     /// An idle cursor of this read transaction on `database`, or a new one.
     private func acquireCursor(_ database: MDB_dbi, _ what: @autoclosure () -> String) throws -> OpaquePointer {
-        if !isWrite, let idle = idleReadCursors.lastIndex(where: { $0.database == database }) {
-            return idleReadCursors.remove(at: idle).cursor
-        }
+        if !isWrite, let idle = idleReadCursors.take(database) { return idle }
         var opened: OpaquePointer?
         let rc = mdb_cursor_open(txn, database, &opened)
         guard rc == 0, let opened else {
@@ -134,7 +132,7 @@ extension Transaction {
     }
 
     private func releaseCursor(_ handle: OpaquePointer, _ database: MDB_dbi) {
-        if isWrite { mdb_cursor_close(handle) } else { idleReadCursors.append((database, handle)) }
+        if isWrite { mdb_cursor_close(handle) } else { idleReadCursors.give(handle, on: database) }
     }
 }
 
@@ -157,10 +155,10 @@ struct IndexEntry {
     /// Splits an index key (`tag ‖ value ‖ id`); a key too short to hold a tag and an id is
     /// damage.
     @inline(__always)
-    static func decode(_ key: UnsafeRawBufferPointer, index: IndexBinding, entity: @autoclosure () -> String) throws -> IndexEntry {
+    static func decode(_ key: UnsafeRawBufferPointer, property: @autoclosure () -> String, entity: @autoclosure () -> String) throws -> IndexEntry {
         guard key.count >= 9 else {
             throw CofferError.damagedStore(
-                part: .index(entity: entity(), property: index.property.name),
+                part: .index(entity: entity(), property: property()),
                 reason: "an entry has \(key.count) bytes, too short for a value and an id")
         }
         let split = key.count - 8

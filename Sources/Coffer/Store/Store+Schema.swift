@@ -148,11 +148,7 @@ extension Store {
     func binding<E: Entity>(for type: E.Type, in transaction: Transaction) throws -> EntityBinding? {
         let key = ObjectIdentifier(type)
         // A loop of box calls asks for the same entity each time: answered without hashing.
-        if let last = transaction.lastCachedBinding, last.key == key { return last.binding }
-        if let known = transaction.bindingCache[key] {
-            transaction.lastCachedBinding = (key, known)
-            return known
-        }
+        if let known = transaction.bindings.cachedBinding(key) { return known }
         // A binding serves only transactions whose snapshot has the catalog generation it
         // was made at: after a schema change (by anyone) the entity binds again.
         let generation = transaction.catalogGeneration
@@ -161,24 +157,24 @@ extension Store {
         stateLock.unlock()
         if let cached, cached.catalogGeneration == generation {
             guard cached.isVisible(in: transaction) else { return nil }
-            transaction.bindingCache[key] = cached
+            transaction.bindings.cache(cached, for: key)
             return cached
         }
-        if let pending = transaction.newBindings[key], pending.catalogGeneration == generation { return pending }
+        if let pending = transaction.bindings.createdBinding(key), pending.catalogGeneration == generation { return pending }
         try claimStoredName(E.cofferSchema)
         if !transaction.isWrite {
             stateLock.lock()
             let readable = readBindings[key]
             stateLock.unlock()
             if let readable, readable.catalogGeneration == generation {
-                transaction.bindingCache[key] = readable
+                transaction.bindings.cache(readable, for: key)
                 return readable
             }
         }
         if transaction.isWrite {
             let binding = try register(E.cofferSchema, in: transaction)
-            transaction.newBindings[key] = binding
-            transaction.incomingRelations.removeAll()  // the new entity may link to others
+            transaction.bindings.noteCreated(binding, for: key)
+            transaction.incomingRelations.forget()  // the new entity may link to others
             return binding
         }
         return try readOnlyBinding(E.cofferSchema, key: key, in: transaction)
@@ -318,9 +314,8 @@ extension Store {
         try Catalog.setGeneration(generation, dbi: catalog, in: transaction)
         transaction.catalogGeneration = generation
         transaction.changedSchema = true
-        transaction.bindingCache.removeAll()
-        transaction.lastCachedBinding = nil
-        transaction.incomingRelations.removeAll()
+        transaction.bindings.forgetCached()
+        transaction.incomingRelations.forget()
     }
 
     /// Takes the indexes on `schema`'s property at `position` (value and full-text) out of
@@ -417,7 +412,7 @@ extension Store {
         let rc = mdb_dbi_open(transaction.txn, name, 0, &database)
         if rc == MDB_NOTFOUND { return }
         try transaction.check(rc, "opening the dropped index \(name)")
-        transaction.discardTextBuffer(database)
+        transaction.pendingText.discard(database)
         try transaction.check(mdb_drop(transaction.txn, database, 0), "emptying the dropped index \(name)")
     }
 
@@ -451,7 +446,7 @@ extension Store {
         stateLock.lock()
         readBindings[key] = binding
         stateLock.unlock()
-        transaction.bindingCache[key] = binding
+        transaction.bindings.cache(binding, for: key)
         return binding
     }
 
@@ -535,10 +530,10 @@ extension Store {
 
     /// Makes the bindings a committed transaction created visible to everyone.
     func adoptBindings(of transaction: Transaction) {
-        guard !transaction.newBindings.isEmpty else { return }
+        guard !transaction.bindings.created.isEmpty else { return }
         stateLock.lock()
         catalogGeneration += 1
-        for (key, binding) in transaction.newBindings {
+        for (key, binding) in transaction.bindings.created {
             // A binding made before a later schema change of the same transaction is stale
             // (its handles are not: they are kept below).
             if binding.catalogGeneration == transaction.catalogGeneration {

@@ -65,7 +65,7 @@ public final class Store: @unchecked Sendable {
     /// `ToOne` properties by target entity, valid for one catalog generation.
     var linkCache: (generation: Int, links: [String: IncomingRelations]) = (-1, [:])
     /// The highest id handed out per entity id by any transaction of this process, committed
-    /// or not: never handed out again (see `Transaction+Sequences`).
+    /// or not: never handed out again (see `Transaction+IdAllocation`).
     var reservedIds: [UInt32: Id] = [:]
     /// The entity types that used each stored entity name with this store, and whether
     /// they named it with `@StoredAs` (see `claimStoredName`).
