@@ -147,7 +147,7 @@ enum QueryPlanner {
             guard let value = leaf.values.first, let span = keys.span(equalTo: value) else { return nil }
             return QueryPlan(source: .index(index, [span]), leaf: leaf, score: 1)
         case .inList where !isString || leaf.caseSensitive:
-            let spans = leaf.values.compactMap(keys.span(equalTo:))
+            let spans = leaf.values.compactMap { keys.span(equalTo: $0) }
             guard spans.count == leaf.values.count else { return nil }
             return QueryPlan(source: .index(index, spans), leaf: leaf, score: 2)
         case .isNil:
@@ -198,7 +198,7 @@ enum QueryPlanner {
         /// order for `between`; nil when a value has no key.
         @inline(__always)
         func range(_ op: ConditionOp, _ values: [QueryValue]) -> IndexSpan? {
-            let keys = values.compactMap(key)
+            let keys = values.compactMap { key($0) }
             guard keys.count == values.count, !keys.isEmpty else { return nil }
             switch op {
             case .between:
