@@ -7,7 +7,7 @@ import CLMDB
 ///   process, whether that transaction commits, rolls back or throws: a value that kept a
 ///   rolled-back id (an object put inside a `store.write` that threw) can never alias a
 ///   different object. The store remembers the highest id handed out per entity
-///   (`Store.reservedIds`), merged after each transaction that is not going to be retried.
+///   (`SchemaRegistry.reservedIds`), merged after each transaction that is not going to be retried.
 /// - A retried transaction (map growth) starts from the same reservations as its first
 ///   run, so it hands out the same ids.
 /// - The catalog's sequence holds the last id handed out by a committed transaction.
@@ -73,7 +73,7 @@ extension Transaction {
         if let catalog = store.catalogDatabase {
             last = try Catalog.sequence(binding.entityId, dbi: catalog, in: self, entity: binding.schema.name)
         }
-        last = max(last, store.reservedId(for: binding.entityId))
+        last = max(last, store.registry.reservedId(for: binding.entityId))
         var stored: Id = 0
         try withCursor(binding.table, "reading the last id of \(binding.schema.name)") { cursor in
             if let entry = try cursor.last() {

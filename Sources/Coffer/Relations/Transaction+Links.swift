@@ -27,10 +27,7 @@ extension Store {
     }
 
     private func loadIncomingLinks(to target: String, in transaction: Transaction) throws -> IncomingRelations {
-        stateLock.lock()
-        let cached = linkCache.generation == catalogGeneration ? linkCache.links[target] : nil
-        let generation = catalogGeneration
-        stateLock.unlock()
+        let (cached, generation) = registry.cachedIncomingLinks(to: target)
         // A registration inside this transaction is not in the cache yet.
         if let cached, transaction.bindings.created.isEmpty { return cached }
         guard let catalog = catalogDatabase else { return IncomingRelations() }
@@ -55,10 +52,7 @@ extension Store {
         }
         // Handles this transaction opened die with it if it aborts: not kept beyond it.
         if transaction.bindings.created.isEmpty && !openedHere {
-            stateLock.lock()
-            if linkCache.generation != generation { linkCache = (generation, [:]) }
-            linkCache.links[target] = links
-            stateLock.unlock()
+            registry.cacheIncomingLinks(links, to: target, generation: generation)
         }
         return links
     }
