@@ -24,8 +24,9 @@ struct CodeEmitter {
     mutating func emitFile(imports: [String], entities: [EntityModel], documentCodecs: [DocumentCodecModel] = [],
                            diagnostics: [Diagnostic]) -> String {
         output = Self.header
-        var allImports = imports
-        for required in ["import Coffer", "import Foundation"] where !allImports.contains(required) {
+        // Coffer's generated-code hooks are `@_spi(CofferGenerated)`: only this file sees them.
+        var allImports = imports.filter { $0 != "import Coffer" }
+        for required in ["@_spi(CofferGenerated) import Coffer", "import Foundation"] where !allImports.contains(required) {
             allImports.append(required)
         }
         for text in allImports.sorted() { line(text) }
@@ -58,8 +59,16 @@ struct CodeEmitter {
         return output
     }
 
+    /// The modifiers of a member that implements an `@_spi(CofferGenerated)` requirement:
+    /// public ones are SPI too, so they stay out of the user's module's public interface
+    /// (`_cofferDecode` is the one public requirement, written with `access`).
+    static func hookAccess(_ access: String) -> String {
+        access == "public " ? "@_spi(CofferGenerated) public " : access
+    }
+
     private mutating func emit(_ entity: EntityModel) {
         let access = entity.accessModifier.isEmpty ? "" : entity.accessModifier + " "
+        let hookAccess = Self.hookAccess(access)
         let type = entity.qualifiedName
         let fields = entity.storedFields()
         line()
@@ -70,7 +79,7 @@ struct CodeEmitter {
         }
         line()
         line("    /// The schema of `\(type)`, compared with the store's catalog when first used.")
-        line("    \(access)static let cofferSchema = EntitySchema(")
+        line("    \(hookAccess)static let _cofferSchema = EntitySchema(")
         line("        name: \(Self.literal(type)),")
         if let explicit = entity.explicitStoredName {
             line("        storedName: \(Self.literal(explicit)),")
@@ -103,10 +112,10 @@ struct CodeEmitter {
         line("    )")
         line()
         line("    /// Whether a put changes only the id (read once from the schema).")
-        line("    \(access)static let cofferPutChangesOnlyIds = cofferSchema.putChangesOnlyIds")
+        line("    \(hookAccess)static let _cofferPutChangesOnlyIds = _cofferSchema.putChangesOnlyIds")
         line()
         line("    /// Writes every stored property of `entity` except `id` into a record (reads only).")
-        line("    \(access)static func cofferEncode(_ entity: inout \(type), to writer: inout RecordWriter) {")
+        line("    \(hookAccess)static func _cofferEncode(_ entity: inout \(type), to writer: inout RecordWriter) {")
         position = 0
         var valueNames = 0
         for property in entity.properties {
@@ -115,7 +124,7 @@ struct CodeEmitter {
         line("    }")
         line()
         line("    /// Reads an object from a record; fields the schema does not know are skipped.")
-        line("    \(access)static func cofferDecode(id: Id, from reader: inout RecordReader) throws -> \(type) {")
+        line("    \(access)static func _cofferDecode(id: Id, from reader: inout _RecordReader) throws -> \(type) {")
         // A non-optional embedded value without a default is rebuilt from its leaves alone:
         // its presence flag is not read.
         let stored = fields.filter { field in
@@ -175,38 +184,36 @@ struct CodeEmitter {
         line("    }")
         let links = entity.properties.filter { $0.relationTarget != nil && $0.toManyTarget == nil }
         let manyToMany = fields.filter { $0.path.isEmpty && $0.model.toManyTarget != nil && $0.model.backlinkProperty == nil }
-        if !manyToMany.isEmpty {
-            line()
-            line("    /// Applies the changes of many-to-many relations after the entity is stored; called by `put`.")
-            line("    \(access)static func cofferPutLinks(_ entity: inout \(type), in store: Store) throws {")
-            for field in manyToMany {
-                line("        try entity.\(Self.identifier(field.model.name)).cofferApply(owner: \(type).self, position: \(field.position), ownerId: entity.id, in: store)")
-            }
-            line("    }")
+        // Every hook is written, empty when there is nothing to do: the protocol's
+        // requirements are `@_spi(CofferGenerated)`, so a default implementation in Coffer
+        // would not be visible where the user declares the conformance.
+        line()
+        line("    /// Applies the changes of many-to-many relations after the entity is stored; called by `put`.")
+        line("    \(hookAccess)static func _cofferPutLinks(_ entity: inout \(type), in store: Store) throws {\(manyToMany.isEmpty ? "}" : "")")
+        for field in manyToMany {
+            line("        try entity.\(Self.identifier(field.model.name)).cofferApply(owner: \(type).self, position: \(field.position), ownerId: entity.id, in: store)")
         }
-        if !links.isEmpty {
-            line()
-            line("    /// Stores unsaved link targets before the entity; called by `put`.")
-            line("    \(access)static func cofferPutRelations(_ entity: inout \(type), in store: Store) throws {")
-            for link in links {
-                line("        try entity.\(Self.identifier(link.name)).cofferStoreTarget(in: store)")
-            }
-            line("    }")
+        if !manyToMany.isEmpty { line("    }") }
+        line()
+        line("    /// Stores unsaved link targets before the entity; called by `put`.")
+        line("    \(hookAccess)static func _cofferPutRelations(_ entity: inout \(type), in store: Store) throws {\(links.isEmpty ? "}" : "")")
+        for link in links {
+            line("        try entity.\(Self.identifier(link.name)).cofferStoreTarget(in: store)")
         }
+        if !links.isEmpty { line("    }") }
         let created = entity.properties.first { $0.flags.contains("createdAt") }
         let updated = entity.properties.filter { $0.flags.contains("updatedAt") }
-        if created != nil || !updated.isEmpty {
-            line()
-            line("    /// Sets the `@CreatedAt` and `@UpdatedAt` properties; called by `put`.")
-            line("    \(access)static func cofferStamp(_ entity: inout \(type), createdAt: Date?, updatedAt: Date) {")
-            if let created {
-                line("        if let createdAt { entity.\(Self.identifier(created.name)) = createdAt }")
-            }
-            for property in updated {
-                line("        entity.\(Self.identifier(property.name)) = updatedAt")
-            }
-            line("    }")
+        line()
+        line("    /// Sets the `@CreatedAt` and `@UpdatedAt` properties; called by `put`.")
+        let stamps = created != nil || !updated.isEmpty
+        line("    \(hookAccess)static func _cofferStamp(_ entity: inout \(type), createdAt: Date?, updatedAt: Date) {\(stamps ? "" : "}")")
+        if let created {
+            line("        if let createdAt { entity.\(Self.identifier(created.name)) = createdAt }")
         }
+        for property in updated {
+            line("        entity.\(Self.identifier(property.name)) = updatedAt")
+        }
+        if stamps { line("    }") }
         line("}")
     }
 
@@ -214,11 +221,11 @@ struct CodeEmitter {
     /// element, keyed by the leaves' stored names.
     private mutating func emit(_ codec: DocumentCodecModel) {
         let type = codec.qualifiedName
-        let access = codec.access.isEmpty ? "" : codec.access + " "
+        let access = Self.hookAccess(codec.access.isEmpty ? "" : codec.access + " ")
         line()
         line("extension \(type): EmbeddedDocument {")
         line("    /// An element of an array of `\(type)` as a document object.")
-        line("    \(access)static func cofferDocument(_ value: \(type)) -> DocumentNode {")
+        line("    \(access)static func _cofferDocument(_ value: \(type)) -> DocumentNode {")
         line("        .object([")
         for leaf in codec.leaves {
             let write = leaf.isOptional ? "optionalNode" : "node"   // nil optional leaves are left out
@@ -228,7 +235,7 @@ struct CodeEmitter {
         line("    }")
         line()
         line("    /// The element of a document object; a missing or mistyped leaf is damage.")
-        line("    \(access)static func cofferElement(_ node: DocumentNode) throws -> \(type) {")
+        line("    \(access)static func _cofferElement(_ node: DocumentNode) throws -> \(type) {")
         line("        try \(type)(")
         for (index, leaf) in codec.leaves.enumerated() {
             var leafType = leaf.embeddedType ?? leaf.valueType
@@ -298,7 +305,7 @@ struct CodeEmitter {
             line("\(indent)\(memberAccess)\(staticWord)let \(Self.identifier(property.name)): Property<\(type), \(valueType)> = Property(index: \(field.position), keyPath: \(keyPath))")
             return
         }
-        let pathType = "CofferPath_" + property.name
+        let pathType = "_CofferPath_" + property.name
         line("\(indent)/// The leaves of the embedded `\(field.name)` (`\(field.swiftType)`), for queries: `\(type).\(field.name).<leaf>`.")
         line("\(indent)\(memberAccess)\(staticWord)let \(Self.identifier(property.name)): \(pathType) = \(pathType)()")
         line()

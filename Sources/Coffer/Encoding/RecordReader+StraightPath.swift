@@ -107,7 +107,7 @@ extension RecordReader {
     /// ```swift
     /// stored_name = reader.take(1, String.self)   // generated
     /// ```
-    @inlinable @inline(__always)
+    @_spi(CofferGenerated) @inlinable @inline(__always)
     public mutating func take(_ field: Int, _: String.Type) -> String? {
         guard let bytes = straightBytes(field) else { return nil }
         return String(recordBytes: bytes)
@@ -118,7 +118,7 @@ extension RecordReader {
     /// ```swift
     /// stored_avatar = reader.take(4, Data.self)   // generated
     /// ```
-    @inlinable @inline(__always)
+    @_spi(CofferGenerated) @inlinable @inline(__always)
     public mutating func take(_ field: Int, _: Data.Type) -> Data? {
         guard let bytes = straightBytes(field) else { return nil }
         return Data(recordBytes: bytes)
@@ -129,7 +129,7 @@ extension RecordReader {
     /// ```swift
     /// stored_done = reader.take(2, Bool.self)   // generated
     /// ```
-    @inlinable @inline(__always)
+    @_spi(CofferGenerated) @inlinable @inline(__always)
     public mutating func take(_ field: Int, _: Bool.Type) -> Bool? {
         guard straightEnd &- offset >= 2 else { return nil }
         let value: Bool
@@ -147,7 +147,7 @@ extension RecordReader {
     /// ```swift
     /// stored_price = reader.take(3, Double.self)   // generated
     /// ```
-    @inlinable @inline(__always)
+    @_spi(CofferGenerated) @inlinable @inline(__always)
     public mutating func take(_ field: Int, _: Double.Type) -> Double? {
         guard let payload = straightFixed(field, .float64, size: 8) else { return nil }
         return Double(bitPattern: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: payload, as: UInt64.self)))
@@ -158,7 +158,7 @@ extension RecordReader {
     /// ```swift
     /// stored_ratio = reader.take(3, Float.self)   // generated
     /// ```
-    @inlinable @inline(__always)
+    @_spi(CofferGenerated) @inlinable @inline(__always)
     public mutating func take(_ field: Int, _: Float.Type) -> Float? {
         guard let payload = straightFixed(field, .float32, size: 4) else { return nil }
         return Float(bitPattern: UInt32(littleEndian: base.loadUnaligned(fromByteOffset: payload, as: UInt32.self)))
@@ -169,7 +169,7 @@ extension RecordReader {
     /// ```swift
     /// stored_created = reader.take(5, Date.self)   // generated
     /// ```
-    @inlinable @inline(__always)
+    @_spi(CofferGenerated) @inlinable @inline(__always)
     public mutating func take(_ field: Int, _: Date.Type) -> Date? {
         take(field, Double.self).map(Date.init(timeIntervalSinceReferenceDate:))
     }
@@ -179,7 +179,7 @@ extension RecordReader {
     /// ```swift
     /// stored_token = reader.take(6, UUID.self)   // generated
     /// ```
-    @inlinable @inline(__always)
+    @_spi(CofferGenerated) @inlinable @inline(__always)
     public mutating func take(_ field: Int, _: UUID.Type) -> UUID? {
         guard let payload = straightFixed(field, .uuid, size: 16) else { return nil }
         var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
@@ -193,8 +193,8 @@ extension RecordReader {
     /// ```swift
     /// stored_age = reader.take(2, Int.self)   // generated
     /// ```
-    @inlinable @inline(__always)
-    public mutating func take<V: SignedRecordInteger>(_ field: Int, _: V.Type) -> V? {
+    @_spi(CofferGenerated) @inlinable @inline(__always)
+    public mutating func take<V: RecordValue & FixedWidthInteger & SignedInteger>(_ field: Int, _: V.Type) -> V? {
         let start = offset
         guard let wide = straightSigned(field) else { return nil }
         guard let value = V(exactly: wide) else {
@@ -210,8 +210,8 @@ extension RecordReader {
     /// ```swift
     /// stored_count = reader.take(2, UInt32.self)   // generated
     /// ```
-    @inlinable @inline(__always)
-    public mutating func take<V: UnsignedRecordInteger>(_ field: Int, _: V.Type) -> V? {
+    @_spi(CofferGenerated) @inlinable @inline(__always)
+    public mutating func take<V: RecordValue & FixedWidthInteger & UnsignedInteger>(_ field: Int, _: V.Type) -> V? {
         let start = offset
         guard let wide = straightUnsigned(field) else { return nil }
         guard let value = V(exactly: wide) else {

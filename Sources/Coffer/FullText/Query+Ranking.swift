@@ -23,11 +23,11 @@ extension Query {
     ///   condition outside `!`.
     public func findRanked(offset: Int = 0, limit: Int? = nil) throws -> [(E, Double)] {
         guard offset >= 0, (limit ?? 0) >= 0 else {
-            throw CofferError.invalidOperation(message: "\(E.cofferSchema.name) query: offset and limit must not be negative (got \(offset), \(limit ?? 0))")
+            throw CofferError.invalidOperation(message: "\(E._cofferSchema.name) query: offset and limit must not be negative (got \(offset), \(limit ?? 0))")
         }
         let steps = condition.map { Self.rankingSteps(in: $0) } ?? []
         guard !steps.isEmpty else {
-            throw CofferError.invalidOperation(message: "\(E.cofferSchema.name) query: findRanked() needs a full-text matches(_:) condition that is not negated")
+            throw CofferError.invalidOperation(message: "\(E._cofferSchema.name) query: findRanked() needs a full-text matches(_:) condition that is not negated")
         }
         return try box.reading(empty: []) { transaction, binding in
             let matches = try self.matches(in: transaction, binding: binding, offset: 0, limit: nil, needsOrder: false)
@@ -58,7 +58,7 @@ extension Query {
             let end = limit.map { ranked.count - start > $0 ? start + $0 : ranked.count } ?? ranked.count
             return try ranked[start..<end].map { match, score in
                 var reader = try RecordReader(bytes: match.record, binding: binding, id: match.id)
-                return (try E.cofferDecode(id: match.id, from: &reader), score)
+                return (try E._cofferDecode(id: match.id, from: &reader), score)
             }
         }
     }

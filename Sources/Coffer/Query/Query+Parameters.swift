@@ -93,7 +93,7 @@ extension Query {
             condition = .leaf(only)
             return
         }
-        let schema = E.cofferSchema
+        let schema = E._cofferSchema
         func matches(_ leaf: ConditionLeaf) -> Bool {
             switch target {
             case .property(let position): return leaf.position == position

@@ -36,11 +36,11 @@ public struct QueryBuilder<E: Entity>: Sendable {
     public func build() throws -> Query<E> {
         if let error = condition?.firstBuildError { throw error }
         if let message = condition?.firstInvalid {
-            throw CofferError.invalidOperation(message: "\(E.cofferSchema.name) query: \(message)")
+            throw CofferError.invalidOperation(message: "\(E._cofferSchema.name) query: \(message)")
         }
         let aliases = (condition?.leaves ?? []).compactMap(\.alias)
         if let repeated = aliases.first(where: { alias in aliases.filter { $0 == alias }.count > 1 }) {
-            throw CofferError.invalidOperation(message: "\(E.cofferSchema.name) query: the alias \(repeated) names more than one condition")
+            throw CofferError.invalidOperation(message: "\(E._cofferSchema.name) query: the alias \(repeated) names more than one condition")
         }
         return Query(box: box, condition: condition, orders: orders, skip: skip, limit: limit)
     }

@@ -138,7 +138,7 @@ extension Store {
         guard !known else { return }
         let needsTables: Bool = try performRead { transaction in
             guard let catalog = catalogDatabase else { return true }
-            guard let stored = try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(E.cofferSchema.storedName),
+            guard let stored = try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(E._cofferSchema.storedName),
                                                 dbi: catalog, in: transaction) else { return false }
             return storedDatabase(Catalog.tableName(stored.id)) == nil
         }
@@ -167,7 +167,7 @@ extension Store {
             return cached
         }
         if let pending = transaction.newBindings[key], pending.catalogGeneration == generation { return pending }
-        try claimStoredName(E.cofferSchema)
+        try claimStoredName(E._cofferSchema)
         if !transaction.isWrite {
             stateLock.lock()
             let readable = readBindings[key]
@@ -178,12 +178,12 @@ extension Store {
             }
         }
         if transaction.isWrite {
-            let binding = try register(E.cofferSchema, in: transaction)
+            let binding = try register(E._cofferSchema, in: transaction)
             transaction.newBindings[key] = binding
             transaction.incomingRelations.removeAll()  // the new entity may link to others
             return binding
         }
-        return try readOnlyBinding(E.cofferSchema, key: key, in: transaction)
+        return try readOnlyBinding(E._cofferSchema, key: key, in: transaction)
     }
 
     /// Records that `schema`'s type uses its stored entity with this store. Two types may
@@ -205,7 +205,7 @@ extension Store {
     /// A binding that must exist: registers the entity in a write transaction.
     func writableBinding<E: Entity>(for type: E.Type, in transaction: Transaction) throws -> EntityBinding {
         guard let binding = try binding(for: type, in: transaction) else {
-            throw CofferError.invalidOperation(message: "\(E.cofferSchema.name) has no table in the store at \(path)")
+            throw CofferError.invalidOperation(message: "\(E._cofferSchema.name) has no table in the store at \(path)")
         }
         return binding
     }
