@@ -21,6 +21,20 @@ func run() throws -> Store {
         try books.removeAll()
     }
 
+    let (ada, ursula) = try storeAuthors(authors)
+    var shelf = try storeBooks(books, by: ada, and: ursula)
+    try listAndSearch(books)
+    try updateAndRefuseADuplicate(books, shelf: &shelf)
+    try rollBackAndReadASnapshot(store, authors: authors, books: books)
+
+    try books.remove(shelf[0].id)
+    print("\nRemoved #\(shelf[0].id); \(try books.count()) books left; contains(#\(shelf[0].id)) = \(try books.contains(shelf[0].id))")
+
+    return store
+}
+
+/// Puts two authors, queries an embedded leaf, and upserts by name.
+func storeAuthors(_ authors: Box<Author>) throws -> (Author, Author) {
     var ada = Author(name: "Ada Lovelace", born: 1815, country: "United Kingdom",
                      birthplace: Place(city: "London", country: "United Kingdom"))
     var ursula = Author(name: "Ursula K. Le Guin", born: 1929, birthplace: Place(city: "Berkeley", country: "United States"))
@@ -36,7 +50,12 @@ func run() throws -> Store {
                           birthplace: Place(city: "Berkeley", country: "United States"))
     try authors.upsert(&imported, by: Author.name)
     print("Upserted \(imported.name) by name: updated id \(imported.id), country \(imported.country ?? "-")")
+    return (ada, ursula)
+}
 
+/// Puts three books in one transaction and queries a dictionary property; returns them
+/// with their ids.
+func storeBooks(_ books: Box<Book>, by ada: Author, and ursula: Author) throws -> [Book] {
     let day: TimeInterval = 86_400
     var shelf = [
         Book(title: "Notes on the Analytical Engine", authorName: ada.name, genre: .science, pages: 66,
@@ -60,7 +79,11 @@ func run() throws -> Store {
     let paperbacks = try books.query { Book.details["format"] == "paperback" }.build().find().map(\.title)
     let noLanguage = try books.query { Book.details["language"].isNil() }.build().find().map(\.title)
     print("Paperbacks (Book.details[\"format\"]): \(paperbacks); without a language: \(noLanguage)")
+    return shelf
+}
 
+/// Lists every book, then searches the full-text summary.
+func listAndSearch(_ books: Box<Book>) throws {
     print("\nAll books, in id order:")
     for book in try books.all() {
         print("  #\(book.id) \(book.title) — \(book.authorName), \(book.genre.rawValue), \(book.pages) pages, rating \(book.rating), tags \(book.tags)")
@@ -77,7 +100,10 @@ func run() throws -> Store {
     for (book, score) in ranked {
         print("  ranked for 'machine OR world': \(String(format: "%.3f", score)) \(book.title)")
     }
+}
 
+/// Updates a book in place, then shows a unique value refused.
+func updateAndRefuseADuplicate(_ books: Box<Book>, shelf: inout [Book]) throws {
     // Update: change a field and put the object back under its id.
     shelf[1].rating = 4.9
     try books.put(&shelf[1])
@@ -93,8 +119,10 @@ func run() throws -> Store {
     } catch let error as CofferError {
         print("Refused a duplicate: \(error)")
     }
+}
 
-    // A failing transaction changes nothing.
+/// A write that throws changes nothing; a read sees one snapshot.
+func rollBackAndReadASnapshot(_ store: Store, authors: Box<Author>, books: Box<Book>) throws {
     struct ChangedMyMind: Error {}
     do {
         try store.write {
@@ -108,11 +136,6 @@ func run() throws -> Store {
     // One consistent snapshot for several reads.
     let (authorCount, bookCount) = try store.read { (try authors.count(), try books.count()) }
     print("Snapshot: \(authorCount) authors, \(bookCount) books")
-
-    try books.remove(shelf[0].id)
-    print("\nRemoved #\(shelf[0].id); \(try books.count()) books left; contains(#\(shelf[0].id)) = \(try books.contains(shelf[0].id))")
-
-    return store
 }
 
 /// How much of the map the demo used; closes the store.

@@ -61,11 +61,15 @@ struct CodeEmitter {
 
     /// The modifiers of a member that implements an `@_spi(CofferGenerated)` requirement:
     /// public ones are SPI too, so they stay out of the user's module's public interface
-    /// (`_cofferDecode` is the one public requirement, written with `access`).
+    /// (`_cofferDecode` is the one public requirement, written with the entity's access).
     static func hookAccess(_ access: String) -> String {
         access == "public " ? "@_spi(CofferGenerated) public " : access
     }
 
+    /// One entity's extension: its query metadata, its schema, its record encoder and
+    /// decoder, and the hooks `put` calls. Every hook is written, empty when the entity has
+    /// nothing for it to do: the requirements are `@_spi(CofferGenerated)`, so a default
+    /// implementation in Coffer would not be visible where the user declares the conformance.
     private mutating func emit(_ entity: EntityModel) {
         let access = entity.accessModifier.isEmpty ? "" : entity.accessModifier + " "
         let hookAccess = Self.hookAccess(access)
@@ -77,9 +81,21 @@ struct CodeEmitter {
         for property in entity.properties {
             emitMetadata(property, at: &position, path: [], entity: entity, indent: "    ", isStatic: true)
         }
+        emitSchema(of: entity, fields: fields, access: hookAccess)
+        emitEncoder(of: entity, access: hookAccess)
+        emitDecoder(of: entity, fields: fields, access: access)
+        emitPutLinks(of: entity, fields: fields, access: hookAccess)
+        emitPutRelations(of: entity, access: hookAccess)
+        emitStamp(of: entity, access: hookAccess)
+        line("}")
+    }
+
+    /// `_cofferSchema`, one `PropertySchema` per stored field, and the flag `put` reads from it.
+    private mutating func emitSchema(of entity: EntityModel, fields: [StoredField], access: String) {
+        let type = entity.qualifiedName
         line()
         line("    /// The schema of `\(type)`, compared with the store's catalog when first used.")
-        line("    \(hookAccess)static let _cofferSchema = EntitySchema(")
+        line("    \(access)static let _cofferSchema = EntitySchema(")
         line("        name: \(Self.literal(type)),")
         if let explicit = entity.explicitStoredName {
             line("        storedName: \(Self.literal(explicit)),")
@@ -89,39 +105,56 @@ struct CodeEmitter {
         }
         line("        properties: [")
         for field in fields {
-            let property = field.model
-            var arguments = ["name: \(Self.literal(field.name))"]
-            if let stored = field.storedName { arguments.append("storedName: \(Self.literal(stored))") }
-            arguments.append("type: .\(property.storageType)")
-            if field.isOptional { arguments.append("isOptional: true") }
-            arguments.append("swiftType: \(Self.literal(field.swiftType))")
-            if !property.flags.isEmpty { arguments.append("flags: [\(property.flags.map { "." + $0 }.joined(separator: ", "))]") }
-            if let conflict = property.onConflict { arguments.append("onConflict: .\(conflict)") }
-            if let renamed = property.renamedFrom {
-                // A leaf renamed inside an embedded type keeps its path's prefix.
-                let prefix = field.path.map { $0.storedName ?? $0.name }
-                arguments.append("renamedFrom: \(Self.literal((prefix + [renamed]).joined(separator: ".")))")
-            }
-            if field.hasDefault { arguments.append("hasDefault: true") }
-            if let target = property.relationTarget { arguments.append("relationTarget: \(Self.literal(target))") }
-            if let backlink = property.backlinkProperty { arguments.append("backlinkProperty: \(Self.literal(backlink))") }
-            if let tokenizer = property.fullText { arguments.append("fullText: .\(tokenizer)") }
-            line("            PropertySchema(\(arguments.joined(separator: ", "))),")
+            line("            PropertySchema(\(schemaArguments(field).joined(separator: ", "))),")
         }
         line("        ]")
         line("    )")
         line()
         line("    /// Whether a put changes only the id (read once from the schema).")
-        line("    \(hookAccess)static let _cofferPutChangesOnlyIds = _cofferSchema.putChangesOnlyIds")
+        line("    \(access)static let _cofferPutChangesOnlyIds = _cofferSchema.putChangesOnlyIds")
+    }
+
+    /// The arguments of a field's `PropertySchema`; those at their default are left out, so
+    /// the generated file stays short.
+    private func schemaArguments(_ field: StoredField) -> [String] {
+        let property = field.model
+        var arguments = ["name: \(Self.literal(field.name))"]
+        if let stored = field.storedName { arguments.append("storedName: \(Self.literal(stored))") }
+        arguments.append("type: .\(property.storageType)")
+        if field.isOptional { arguments.append("isOptional: true") }
+        arguments.append("swiftType: \(Self.literal(field.swiftType))")
+        if !property.flags.isEmpty { arguments.append("flags: [\(property.flags.map { "." + $0 }.joined(separator: ", "))]") }
+        if let conflict = property.onConflict { arguments.append("onConflict: .\(conflict)") }
+        if let renamed = property.renamedFrom {
+            // A leaf renamed inside an embedded type keeps its path's prefix.
+            let prefix = field.path.map { $0.storedName ?? $0.name }
+            arguments.append("renamedFrom: \(Self.literal((prefix + [renamed]).joined(separator: ".")))")
+        }
+        if field.hasDefault { arguments.append("hasDefault: true") }
+        if let target = property.relationTarget { arguments.append("relationTarget: \(Self.literal(target))") }
+        if let backlink = property.backlinkProperty { arguments.append("backlinkProperty: \(Self.literal(backlink))") }
+        if let tokenizer = property.fullText { arguments.append("fullText: .\(tokenizer)") }
+        return arguments
+    }
+
+    /// `_cofferEncode`: one straight-line write per stored field.
+    private mutating func emitEncoder(of entity: EntityModel, access: String) {
+        let type = entity.qualifiedName
         line()
         line("    /// Writes every stored property of `entity` except `id` into a record (reads only).")
-        line("    \(hookAccess)static func _cofferEncode(_ entity: inout \(type), to writer: inout RecordWriter) {")
-        position = 0
+        line("    \(access)static func _cofferEncode(_ entity: inout \(type), to writer: inout RecordWriter) {")
+        var position = 0
         var valueNames = 0
         for property in entity.properties {
             emitEncode(property, at: &position, value: "entity", indent: "        ", valueNames: &valueNames)
         }
         line("    }")
+    }
+
+    /// `_cofferDecode`: a local per stored field, filled by the straight path and then by the
+    /// loop over the fields it did not take, and the memberwise initializer called with them.
+    private mutating func emitDecoder(of entity: EntityModel, fields: [StoredField], access: String) {
+        let type = entity.qualifiedName
         line()
         line("    /// Reads an object from a record; fields the schema does not know are skipped.")
         line("    \(access)static func _cofferDecode(id: Id, from reader: inout _RecordReader) throws -> \(type) {")
@@ -131,6 +164,20 @@ struct CodeEmitter {
             let model = field.model
             return !model.isId && !model.isComputedRelation && !(model.embeddedType != nil && !model.isOptional && model.defaultValue == nil)
         }
+        let locals = emitDecoderLocals(stored, entity: type)
+        if stored.isEmpty {
+            line("        while try reader.nextField() != nil {}")
+        } else {
+            emitDecoderStraightPath(fields, locals: locals, entity: type)
+            emitDecoderFieldLoop(stored, locals: locals, entity: type)
+        }
+        emitDecoderInitializer(of: entity, locals: locals)
+        line("    }")
+    }
+
+    /// Declares one optional local per decoded field and returns their names by position;
+    /// two fields whose paths spell the same name get the position appended.
+    private mutating func emitDecoderLocals(_ stored: [StoredField], entity type: String) -> [Int: String] {
         var locals: [Int: String] = [:]
         var taken: Set<String> = []
         for field in stored {
@@ -142,79 +189,100 @@ struct CodeEmitter {
             locals[field.position] = name
             line("        var \(name): \(storedType(field, entity: type))? = nil")
         }
-        if stored.isEmpty {
-            line("        while try reader.nextField() != nil {}")
-        } else {
-            // The straight path: a record written by this schema has its fields in this
-            // order. Whatever it does not take is left to the loop below.
-            for field in fields where !field.model.isId && !field.model.isComputedRelation {
-                guard let local = locals[field.position] else {
-                    // The presence flag of a non-optional embedded value: stepped over.
-                    line("        _ = reader.enter(\(field.position))")
-                    continue
-                }
-                let valueType = storedType(field, entity: type)
-                if !field.model.isEnum, Self.straightTypes.contains(SourceAnalyzer.stripModule(valueType)) {
-                    line("        \(local) = reader.take(\(field.position), \(Self.metatype(valueType)))")
-                } else {
-                    line("        if reader.enter(\(field.position)) { \(local) = try reader.value(\(Self.metatype(valueType))) }")
-                }
+        return locals
+    }
+
+    /// The straight path: a record written by this schema has its fields in this order.
+    /// Whatever it does not take is left to the loop after it.
+    private mutating func emitDecoderStraightPath(_ fields: [StoredField], locals: [Int: String], entity type: String) {
+        for field in fields where !field.model.isId && !field.model.isComputedRelation {
+            guard let local = locals[field.position] else {
+                // The presence flag of a non-optional embedded value: stepped over.
+                line("        _ = reader.enter(\(field.position))")
+                continue
             }
-            line("        while let field = try reader.nextField() {")
-            line("            switch field {")
-            for field in stored {
-                let valueType = storedType(field, entity: type)
-                line("            case \(field.position): \(locals[field.position] ?? "_") = try reader.value(\(Self.metatype(valueType)))")
+            let valueType = storedType(field, entity: type)
+            if !field.model.isEnum, Self.straightTypes.contains(SourceAnalyzer.stripModule(valueType)) {
+                line("        \(local) = reader.take(\(field.position), \(Self.metatype(valueType)))")
+            } else {
+                line("        if reader.enter(\(field.position)) { \(local) = try reader.value(\(Self.metatype(valueType))) }")
             }
-            line("            default: break")
-            line("            }")
-            line("        }")
         }
-        position = 0
+    }
+
+    /// The loop over the fields the straight path left (older layouts, other builds): each
+    /// known position fills its local, any other is skipped.
+    private mutating func emitDecoderFieldLoop(_ stored: [StoredField], locals: [Int: String], entity type: String) {
+        line("        while let field = try reader.nextField() {")
+        line("            switch field {")
+        for field in stored {
+            let valueType = storedType(field, entity: type)
+            line("            case \(field.position): \(locals[field.position] ?? "_") = try reader.value(\(Self.metatype(valueType)))")
+        }
+        line("            default: break")
+        line("            }")
+        line("        }")
+    }
+
+    /// The memberwise initializer called with the decoded locals (`try` when a missing
+    /// field without a default throws).
+    private mutating func emitDecoderInitializer(of entity: EntityModel, locals: [Int: String]) {
+        var position = 0
         var arguments: [String] = []
         for property in entity.properties {
             arguments.append("\(property.name): " + decodedValue(property, at: &position, locals: locals))
         }
         let throwsOnMissing = arguments.contains { $0.contains("reader.missing(") }
-        line("        return \(throwsOnMissing ? "try " : "")\(type)(")
+        line("        return \(throwsOnMissing ? "try " : "")\(entity.qualifiedName)(")
         for (index, argument) in arguments.enumerated() {
             line("            \(argument)\(index == arguments.count - 1 ? "" : ",")")
         }
         line("        )")
-        line("    }")
-        let links = entity.properties.filter { $0.relationTarget != nil && $0.toManyTarget == nil }
+    }
+
+    /// `_cofferPutLinks`: applies the many-to-many relations the entity owns (not backlinks).
+    private mutating func emitPutLinks(of entity: EntityModel, fields: [StoredField], access: String) {
+        let type = entity.qualifiedName
         let manyToMany = fields.filter { $0.path.isEmpty && $0.model.toManyTarget != nil && $0.model.backlinkProperty == nil }
-        // Every hook is written, empty when there is nothing to do: the protocol's
-        // requirements are `@_spi(CofferGenerated)`, so a default implementation in Coffer
-        // would not be visible where the user declares the conformance.
         line()
         line("    /// Applies the changes of many-to-many relations after the entity is stored; called by `put`.")
-        line("    \(hookAccess)static func _cofferPutLinks(_ entity: inout \(type), in store: Store) throws {\(manyToMany.isEmpty ? "}" : "")")
+        line("    \(access)static func _cofferPutLinks(_ entity: inout \(type), in store: Store) throws {\(manyToMany.isEmpty ? "}" : "")")
+        guard !manyToMany.isEmpty else { return }
         for field in manyToMany {
             line("        try entity.\(Self.identifier(field.model.name)).cofferApply(owner: \(type).self, position: \(field.position), ownerId: entity.id, in: store)")
         }
-        if !manyToMany.isEmpty { line("    }") }
+        line("    }")
+    }
+
+    /// `_cofferPutRelations`: stores the unsaved targets of the entity's to-one links.
+    private mutating func emitPutRelations(of entity: EntityModel, access: String) {
+        let links = entity.properties.filter { $0.relationTarget != nil && $0.toManyTarget == nil }
         line()
         line("    /// Stores unsaved link targets before the entity; called by `put`.")
-        line("    \(hookAccess)static func _cofferPutRelations(_ entity: inout \(type), in store: Store) throws {\(links.isEmpty ? "}" : "")")
+        line("    \(access)static func _cofferPutRelations(_ entity: inout \(entity.qualifiedName), in store: Store) throws {\(links.isEmpty ? "}" : "")")
+        guard !links.isEmpty else { return }
         for link in links {
             line("        try entity.\(Self.identifier(link.name)).cofferStoreTarget(in: store)")
         }
-        if !links.isEmpty { line("    }") }
+        line("    }")
+    }
+
+    /// `_cofferStamp`: sets the `@CreatedAt` and `@UpdatedAt` properties.
+    private mutating func emitStamp(of entity: EntityModel, access: String) {
         let created = entity.properties.first { $0.flags.contains("createdAt") }
         let updated = entity.properties.filter { $0.flags.contains("updatedAt") }
+        let stamps = created != nil || !updated.isEmpty
         line()
         line("    /// Sets the `@CreatedAt` and `@UpdatedAt` properties; called by `put`.")
-        let stamps = created != nil || !updated.isEmpty
-        line("    \(hookAccess)static func _cofferStamp(_ entity: inout \(type), createdAt: Date?, updatedAt: Date) {\(stamps ? "" : "}")")
+        line("    \(access)static func _cofferStamp(_ entity: inout \(entity.qualifiedName), createdAt: Date?, updatedAt: Date) {\(stamps ? "" : "}")")
+        guard stamps else { return }
         if let created {
             line("        if let createdAt { entity.\(Self.identifier(created.name)) = createdAt }")
         }
         for property in updated {
             line("        entity.\(Self.identifier(property.name)) = updatedAt")
         }
-        if stamps { line("    }") }
-        line("}")
+        line("    }")
     }
 
     /// The element codec of an embedded type stored in arrays: one document object per

@@ -382,102 +382,165 @@ struct SourceAnalyzer {
                                     properties: ordered, explicitStoredName: explicitStoredName))
     }
 
+    /// What a `var` or `let` declaration says for all its bindings.
+    private struct VariableDeclaration {
+        let modifiers: [String]
+        let attributes: [AttributeSyntax]
+        /// The attributes' marker names, in order.
+        let names: [String]
+        let isLet: Bool
+        var isTransient: Bool { names.contains("Transient") }
+    }
+
+    /// The stored properties a declaration of `owner` adds (none for a static or computed
+    /// one); a binding that cannot be stored is reported and left out.
     private mutating func analyzeVariable(_ variable: VariableDeclSyntax, owner: String, scope: [String], isEntity: Bool = true,
                                           context: inout FileContext) -> [PropertyModel] {
         let modifiers = variable.modifiers.map(\.name.text)
         if modifiers.contains("static") || modifiers.contains("class") { return [] }
         let attributes = Self.attributes(variable.attributes)
-        let names = attributes.map(Self.markerName)
-        let isTransient = names.contains("Transient")
-        let isLet = variable.bindingSpecifier.tokenKind == .keyword(.let)
-        var result: [PropertyModel] = []
+        let declaration = VariableDeclaration(modifiers: modifiers, attributes: attributes, names: attributes.map(Self.markerName),
+                                              isLet: variable.bindingSpecifier.tokenKind == .keyword(.let))
         let bindings = Array(variable.bindings)
-        for (index, binding) in bindings.enumerated() {
-            if let accessors = binding.accessorBlock, Self.isComputed(accessors) {
-                if !attributes.isEmpty {
-                    report(attributes[0], "@\(names[0]) needs a stored property; '\(binding.pattern.trimmedDescription)' is computed", &context)
-                }
-                continue
+        var result: [PropertyModel] = []
+        for index in bindings.indices {
+            if let property = analyzeBinding(bindings, at: index, of: declaration, owner: owner, scope: scope, isEntity: isEntity,
+                                             context: &context) {
+                result.append(property)
             }
-            guard let pattern = binding.pattern.as(IdentifierPatternSyntax.self) else {
-                report(binding.pattern, "declare stored properties of \(owner) one name at a time", &context)
-                continue
-            }
-            let name = pattern.identifier.text.trimmingCharacters(in: "`")
-            let defaultValue = binding.initializer?.value.trimmedDescription
-            if isTransient {
-                if defaultValue == nil {
-                    report(pattern, "@Transient property '\(name)' needs a default value: loaded objects get it", &context)
-                }
-                continue
-            }
-            if modifiers.contains("lazy") {
-                report(pattern, "lazy property '\(name)' cannot be stored; mark it @Transient", &context)
-                continue
-            }
-            if modifiers.contains("private") || modifiers.contains("fileprivate") {
-                report(pattern, "stored property '\(name)' of \(owner) cannot be private: the generated code reads it from another file", &context)
-                continue
-            }
-            if isLet && defaultValue != nil {
-                report(pattern, "'let \(name)' has a fixed value and cannot be loaded from the store; make it 'var' or mark it @Transient", &context)
-                continue
-            }
-            for attribute in attributes {
-                let attributeName = Self.markerName(attribute)
-                if !Self.markers.contains(attributeName) {
-                    report(attribute, "@\(attributeName) is not a Coffer annotation; entity properties take @Index, @Unique, @Transient, @Name, @Renamed, @CreatedAt, @UpdatedAt, @Backlink and @FullText", &context)
-                }
-            }
-            // `var a, b: Int`: a binding without a type takes the next written one.
-            let typeSyntax = binding.typeAnnotation?.type
-                ?? bindings[index...].lazy.compactMap { $0.initializer == nil ? $0.typeAnnotation?.type : nil }.first
-            guard var property = resolveType(typeSyntax, initializer: binding.initializer?.value, name: name, owner: owner, scope: scope,
-                                             at: pattern, context: &context) else {
-                continue
-            }
-            property.defaultValue = defaultValue
-            property.isId = isEntity && name == "id"
-            property.access = modifiers.contains("public") || modifiers.contains("open") ? "public" : (modifiers.contains("package") ? "package" : "")
-            if property.isId && isLet {
-                report(pattern, "'id' of \(owner) must be a 'var': put assigns it", &context)
-            }
-            applyMarkers(attributes, to: &property, context: &context)
-            if let target = property.toManyTarget, !names.contains("Backlink") {
-                // A standalone many-to-many relation, stored in its own tables.
-                property.flags = ["relation", "toMany"]
-                property.relationTarget = String(target.split(separator: ".").last ?? Substring(target))
-                property.relationTargetType = target
-            }
-            if !isEntity {
-                if property.relationTarget != nil || property.toManyTarget != nil {
-                    report(pattern, "'\(name)' of \(owner) is a link or relation ('\(property.swiftType)'); embedded values hold plain values: put the link on the entity", &context)
-                    continue
-                }
-                if let stamp = names.first(where: { $0 == "CreatedAt" || $0 == "UpdatedAt" }) {
-                    report(pattern, "@\(stamp) belongs on an entity's own Date property, not inside \(owner)", &context)
-                    continue
-                }
-            }
-            if let element = property.embeddedArrayElement {
-                if let marker = names.first(where: { $0 != "Name" && Self.markers.contains($0) }) {
-                    report(pattern, "@\(marker) cannot annotate '\(name)', an array of embedded values: it is stored as a document and queried by path, not indexed", &context)
-                    continue
-                }
-                guard requireDocumentCodec(element, property: name, at: pattern, context: &context) else { continue }
-            }
-            if let embedded = property.embeddedType {
-                let leaves = embeddedLeaves(of: embedded, property: name, at: pattern, context: &context)
-                if let marker = names.first(where: { $0 != "Name" && Self.markers.contains($0) }) {
-                    report(pattern, "@\(marker) cannot annotate the embedded value '\(name)'; annotate its leaves inside '\(embedded)' (only @Name renames the whole value)", &context)
-                    continue
-                }
-                guard let leaves else { continue }
-                property.children = leaves
-            }
-            result.append(property)
         }
         return result
+    }
+
+    /// The property one binding declares: checked that it can be stored, typed, annotated,
+    /// and for an embedded value given its leaves.
+    private mutating func analyzeBinding(_ bindings: [PatternBindingSyntax], at index: Int, of declaration: VariableDeclaration,
+                                         owner: String, scope: [String], isEntity: Bool, context: inout FileContext) -> PropertyModel? {
+        let binding = bindings[index]
+        guard let pattern = storedPattern(binding, of: declaration, owner: owner, context: &context) else { return nil }
+        let name = pattern.identifier.text.trimmingCharacters(in: "`")
+        let defaultValue = binding.initializer?.value.trimmedDescription
+        guard mayStore(name, at: pattern, defaultValue: defaultValue, of: declaration, owner: owner, context: &context) else { return nil }
+        reportForeignAttributes(declaration.attributes, context: &context)
+        // `var a, b: Int`: a binding without a type takes the next written one.
+        let typeSyntax = binding.typeAnnotation?.type
+            ?? bindings[index...].lazy.compactMap { $0.initializer == nil ? $0.typeAnnotation?.type : nil }.first
+        guard var property = resolveType(typeSyntax, initializer: binding.initializer?.value, name: name, owner: owner, scope: scope,
+                                         at: pattern, context: &context) else {
+            return nil
+        }
+        let modifiers = declaration.modifiers
+        property.defaultValue = defaultValue
+        property.isId = isEntity && name == "id"
+        property.access = modifiers.contains("public") || modifiers.contains("open") ? "public" : (modifiers.contains("package") ? "package" : "")
+        if property.isId && declaration.isLet {
+            report(pattern, "'id' of \(owner) must be a 'var': put assigns it", &context)
+        }
+        applyMarkers(declaration.attributes, to: &property, context: &context)
+        if let target = property.toManyTarget, !declaration.names.contains("Backlink") {
+            // A standalone many-to-many relation, stored in its own tables.
+            property.flags = ["relation", "toMany"]
+            property.relationTarget = String(target.split(separator: ".").last ?? Substring(target))
+            property.relationTargetType = target
+        }
+        guard isEntity || fitsEmbeddedValue(property, names: declaration.names, owner: owner, at: pattern, context: &context),
+              attachEmbeddedLeaves(to: &property, names: declaration.names, at: pattern, context: &context) else {
+            return nil
+        }
+        return property
+    }
+
+    /// The binding's single name, or nil (reported) for a computed property or a pattern
+    /// that declares several names.
+    private mutating func storedPattern(_ binding: PatternBindingSyntax, of declaration: VariableDeclaration, owner: String,
+                                        context: inout FileContext) -> IdentifierPatternSyntax? {
+        if let accessors = binding.accessorBlock, Self.isComputed(accessors) {
+            if let first = declaration.attributes.first {
+                report(first, "@\(declaration.names[0]) needs a stored property; '\(binding.pattern.trimmedDescription)' is computed", &context)
+            }
+            return nil
+        }
+        guard let pattern = binding.pattern.as(IdentifierPatternSyntax.self) else {
+            report(binding.pattern, "declare stored properties of \(owner) one name at a time", &context)
+            return nil
+        }
+        return pattern
+    }
+
+    /// Whether the property is stored at all: `@Transient` ones are not (they need a default
+    /// for loaded objects), and lazy, private and fixed `let` ones cannot be (reported).
+    private mutating func mayStore(_ name: String, at pattern: IdentifierPatternSyntax, defaultValue: String?,
+                                   of declaration: VariableDeclaration, owner: String, context: inout FileContext) -> Bool {
+        let modifiers = declaration.modifiers
+        if declaration.isTransient {
+            if defaultValue == nil {
+                report(pattern, "@Transient property '\(name)' needs a default value: loaded objects get it", &context)
+            }
+            return false
+        }
+        if modifiers.contains("lazy") {
+            report(pattern, "lazy property '\(name)' cannot be stored; mark it @Transient", &context)
+            return false
+        }
+        if modifiers.contains("private") || modifiers.contains("fileprivate") {
+            report(pattern, "stored property '\(name)' of \(owner) cannot be private: the generated code reads it from another file", &context)
+            return false
+        }
+        if declaration.isLet && defaultValue != nil {
+            report(pattern, "'let \(name)' has a fixed value and cannot be loaded from the store; make it 'var' or mark it @Transient", &context)
+            return false
+        }
+        return true
+    }
+
+    /// Reports every attribute that is not one of Coffer's markers.
+    private mutating func reportForeignAttributes(_ attributes: [AttributeSyntax], context: inout FileContext) {
+        for attribute in attributes {
+            let attributeName = Self.markerName(attribute)
+            if !Self.markers.contains(attributeName) {
+                report(attribute, "@\(attributeName) is not a Coffer annotation; entity properties take @Index, @Unique, @Transient, @Name, @Renamed, @CreatedAt, @UpdatedAt, @Backlink and @FullText", &context)
+            }
+        }
+    }
+
+    /// Whether a property may be a leaf of an embedded value: plain values only, no links
+    /// and no timestamps (reported).
+    private mutating func fitsEmbeddedValue(_ property: PropertyModel, names: [String], owner: String, at pattern: IdentifierPatternSyntax,
+                                            context: inout FileContext) -> Bool {
+        if property.relationTarget != nil || property.toManyTarget != nil {
+            report(pattern, "'\(property.name)' of \(owner) is a link or relation ('\(property.swiftType)'); embedded values hold plain values: put the link on the entity", &context)
+            return false
+        }
+        if let stamp = names.first(where: { $0 == "CreatedAt" || $0 == "UpdatedAt" }) {
+            report(pattern, "@\(stamp) belongs on an entity's own Date property, not inside \(owner)", &context)
+            return false
+        }
+        return true
+    }
+
+    /// For an array of embedded values, checks its element has a document codec; for an
+    /// embedded value, gives the property its leaves. Neither takes markers but `@Name`.
+    /// False when the property cannot be stored (reported).
+    private mutating func attachEmbeddedLeaves(to property: inout PropertyModel, names: [String], at pattern: IdentifierPatternSyntax,
+                                               context: inout FileContext) -> Bool {
+        let name = property.name
+        if let element = property.embeddedArrayElement {
+            if let marker = names.first(where: { $0 != "Name" && Self.markers.contains($0) }) {
+                report(pattern, "@\(marker) cannot annotate '\(name)', an array of embedded values: it is stored as a document and queried by path, not indexed", &context)
+                return false
+            }
+            guard requireDocumentCodec(element, property: name, at: pattern, context: &context) else { return false }
+        }
+        if let embedded = property.embeddedType {
+            let leaves = embeddedLeaves(of: embedded, property: name, at: pattern, context: &context)
+            if let marker = names.first(where: { $0 != "Name" && Self.markers.contains($0) }) {
+                report(pattern, "@\(marker) cannot annotate the embedded value '\(name)'; annotate its leaves inside '\(embedded)' (only @Name renames the whole value)", &context)
+                return false
+            }
+            guard let leaves else { return false }
+            property.children = leaves
+        }
+        return true
     }
 
     static func isComputed(_ accessors: AccessorBlockSyntax) -> Bool {
@@ -488,64 +551,23 @@ struct SourceAnalyzer {
         }
     }
 
+    /// Applies the property's markers (flags, stored names, conflict rule, backlink, full
+    /// text), then the flags its kind implies, each flag once.
     private mutating func applyMarkers(_ attributes: [AttributeSyntax], to property: inout PropertyModel, context: inout FileContext) {
         for attribute in attributes {
             switch Self.markerName(attribute) {
             case "Index":
                 property.flags.append("indexed")
             case "Unique":
-                if property.storageType.hasSuffix("Array") {
-                    report(attribute, "@Unique needs a single value; '\(property.name)' is an array ('\(property.swiftType)'): @Index indexes its elements", &context)
-                }
-                property.flags += ["unique", "indexed"]
-                property.onConflict = "fail"
-                if case .argumentList(let arguments) = attribute.arguments, let argument = arguments.first {
-                    let value = argument.expression.trimmedDescription
-                    if argument.label?.text == "onConflict", [".fail", ".replace", ".update"].contains(value) {
-                        property.onConflict = String(value.dropFirst())
-                    } else {
-                        report(argument, "@Unique takes onConflict: .fail, .replace or .update", &context)
-                    }
-                }
+                applyUnique(attribute, to: &property, context: &context)
             case "Name":
                 property.storedName = stringArgument(attribute, label: nil, context: &context)
             case "Renamed":
                 property.renamedFrom = stringArgument(attribute, label: "from", context: &context)
             case "Backlink":
-                guard property.toManyTarget != nil else {
-                    report(attribute, "@Backlink needs a ToMany property; '\(property.name)' is '\(property.swiftType)'", &context)
-                    break
-                }
-                guard case .argumentList(let arguments) = attribute.arguments, arguments.count == 1,
-                      let keyPath = arguments.first?.expression.as(KeyPathExprSyntax.self),
-                      let last = keyPath.components.last?.component.as(KeyPathPropertyComponentSyntax.self) else {
-                    report(attribute, "@Backlink takes a key path to the other entity's ToOne: @Backlink(\\Order.customer)", &context)
-                    break
-                }
-                property.backlinkProperty = last.declName.baseName.text
-                property.flags.append("backlink")
-                // The source entity's stored name: selector paths through the backlink
-                // (`"orders.total"`) find the source in the catalog by it.
-                if let target = property.toManyTarget {
-                    property.relationTarget = String(target.split(separator: ".").last ?? Substring(target))
-                    property.relationTargetType = target
-                }
+                applyBacklink(attribute, to: &property, context: &context)
             case "FullText":
-                if property.valueType != "String" || property.isEnum {
-                    report(attribute, "@FullText needs a String or String? property; '\(property.name)' is '\(property.swiftType)'", &context)
-                    break
-                }
-                var tokenizer = "simple"
-                if case .argumentList(let arguments) = attribute.arguments, !arguments.isEmpty {
-                    let value = arguments.first?.expression.trimmedDescription ?? ""
-                    guard arguments.count == 1, arguments.first?.label == nil, [".simple", ".porter"].contains(value) else {
-                        report(attribute, "@FullText takes one tokenizer: @FullText(.simple) or @FullText(.porter)", &context)
-                        break
-                    }
-                    tokenizer = String(value.dropFirst())
-                }
-                property.fullText = tokenizer
-                property.flags.append("fullText")
+                applyFullText(attribute, to: &property, context: &context)
             case "CreatedAt", "UpdatedAt":
                 let name = Self.markerName(attribute)
                 if property.valueType != "Date" {
@@ -556,6 +578,70 @@ struct SourceAnalyzer {
                 break
             }
         }
+        applyImpliedFlags(to: &property, attributes: attributes, context: &context)
+    }
+
+    /// `@Unique` and its conflict rule (`.fail` unless given).
+    private mutating func applyUnique(_ attribute: AttributeSyntax, to property: inout PropertyModel, context: inout FileContext) {
+        if property.storageType.hasSuffix("Array") {
+            report(attribute, "@Unique needs a single value; '\(property.name)' is an array ('\(property.swiftType)'): @Index indexes its elements", &context)
+        }
+        property.flags += ["unique", "indexed"]
+        property.onConflict = "fail"
+        if case .argumentList(let arguments) = attribute.arguments, let argument = arguments.first {
+            let value = argument.expression.trimmedDescription
+            if argument.label?.text == "onConflict", [".fail", ".replace", ".update"].contains(value) {
+                property.onConflict = String(value.dropFirst())
+            } else {
+                report(argument, "@Unique takes onConflict: .fail, .replace or .update", &context)
+            }
+        }
+    }
+
+    /// `@Backlink(\Other.link)` on a `ToMany`: the source's link property and entity.
+    private mutating func applyBacklink(_ attribute: AttributeSyntax, to property: inout PropertyModel, context: inout FileContext) {
+        guard property.toManyTarget != nil else {
+            report(attribute, "@Backlink needs a ToMany property; '\(property.name)' is '\(property.swiftType)'", &context)
+            return
+        }
+        guard case .argumentList(let arguments) = attribute.arguments, arguments.count == 1,
+              let keyPath = arguments.first?.expression.as(KeyPathExprSyntax.self),
+              let last = keyPath.components.last?.component.as(KeyPathPropertyComponentSyntax.self) else {
+            report(attribute, "@Backlink takes a key path to the other entity's ToOne: @Backlink(\\Order.customer)", &context)
+            return
+        }
+        property.backlinkProperty = last.declName.baseName.text
+        property.flags.append("backlink")
+        // The source entity's stored name: selector paths through the backlink
+        // (`"orders.total"`) find the source in the catalog by it.
+        if let target = property.toManyTarget {
+            property.relationTarget = String(target.split(separator: ".").last ?? Substring(target))
+            property.relationTargetType = target
+        }
+    }
+
+    /// `@FullText` on a string, with its tokenizer (`.simple` unless given).
+    private mutating func applyFullText(_ attribute: AttributeSyntax, to property: inout PropertyModel, context: inout FileContext) {
+        if property.valueType != "String" || property.isEnum {
+            report(attribute, "@FullText needs a String or String? property; '\(property.name)' is '\(property.swiftType)'", &context)
+            return
+        }
+        var tokenizer = "simple"
+        if case .argumentList(let arguments) = attribute.arguments, !arguments.isEmpty {
+            let value = arguments.first?.expression.trimmedDescription ?? ""
+            guard arguments.count == 1, arguments.first?.label == nil, [".simple", ".porter"].contains(value) else {
+                report(attribute, "@FullText takes one tokenizer: @FullText(.simple) or @FullText(.porter)", &context)
+                return
+            }
+            tokenizer = String(value.dropFirst())
+        }
+        property.fullText = tokenizer
+        property.flags.append("fullText")
+    }
+
+    /// The flags a property's kind implies: `id` alone (it takes no markers), a to-one link
+    /// indexed, an enum marked; then each flag kept once, in first-seen order.
+    private mutating func applyImpliedFlags(to property: inout PropertyModel, attributes: [AttributeSyntax], context: inout FileContext) {
         if property.isId, !property.flags.isEmpty, let first = attributes.first {
             report(first, "'id' is always indexed by the entity table and takes no annotations", &context)
         }
@@ -599,110 +685,168 @@ struct SourceAnalyzer {
 
     // MARK: Types
 
+    /// The model of a property of the written `type` (or, without one, of its initializer's
+    /// literal), or nil after reporting why such a property cannot be stored. The kinds of
+    /// type are tried in turn: scalars, relations, dictionaries, arrays, then the types the
+    /// sources declare (convertible values, embedded values, raw-value enums).
     private mutating func resolveType(
         _ type: TypeSyntax?, initializer: ExprSyntax?, name: String, owner: String, scope: [String],
         at node: some SyntaxProtocol, context: inout FileContext
     ) -> PropertyModel? {
-        func model(_ storage: String, _ valueType: String, optional: Bool, isEnum: Bool = false) -> PropertyModel {
-            PropertyModel(name: name, storedName: nil, storageType: storage, valueType: valueType, isOptional: optional,
-                          isEnum: isEnum, isId: false, defaultValue: nil, flags: [], onConflict: nil, renamedFrom: nil)
-        }
-        guard let type else {
-            // No written type: infer from a literal, as the compiler would.
-            switch initializer?.kind {
-            case .integerLiteralExpr: return model("int", "Int", optional: false)
-            case .floatLiteralExpr: return model("double", "Double", optional: false)
-            case .stringLiteralExpr: return model("string", "String", optional: false)
-            case .booleanLiteralExpr: return model("bool", "Bool", optional: false)
-            default:
-                if let call = initializer?.as(FunctionCallExprSyntax.self),
-                   let storage = Self.scalarTypes[call.calledExpression.trimmedDescription] {
-                    return model(storage, call.calledExpression.trimmedDescription, optional: false)
-                }
-                report(node, "property '\(name)' of \(owner) needs a written type: the generator cannot infer it", &context)
-                return nil
-            }
-        }
-        var optional = false
-        var inner = type
-        if let wrapped = type.as(OptionalTypeSyntax.self) {
-            optional = true
-            inner = wrapped.wrappedType
-        } else if let identifier = type.as(IdentifierTypeSyntax.self), identifier.name.text == "Optional",
-                  let argument = identifier.genericArgumentClause?.arguments.first {
-            optional = true
-            inner = TypeSyntax(fromProtocol: argument.argument.as(TypeSyntax.self) ?? type)
-        }
+        guard let type else { return inferredType(initializer, name: name, owner: owner, at: node, context: &context) }
+        let (inner, optional) = Self.unwrappingOptional(type)
         let written = inner.trimmedDescription
         if inner.is(OptionalTypeSyntax.self) || written.hasPrefix("Optional<") {
             report(node, "property '\(name)' of \(owner) has a nested optional '\(type.trimmedDescription)', which cannot be stored", &context)
             return nil
         }
-        let bare = Self.stripModule(written)
-        if let storage = Self.scalarTypes[bare] { return model(storage, written, optional: optional) }
-        if let identifier = inner.as(IdentifierTypeSyntax.self), identifier.name.text == "ToMany",
-           let argument = identifier.genericArgumentClause?.arguments.first, !optional {
-            var many = model("uint64", written, optional: false)
-            many.toManyTarget = argument.argument.trimmedDescription
-            return many
+        let shape = TypeShape(name: name, written: written, optional: optional)
+        if let storage = Self.scalarTypes[Self.stripModule(written)] { return shape.model(storage) }
+        let match = relationType(inner, shape, owner: owner, at: node, context: &context)
+            ?? dictionaryType(inner, shape, owner: owner, at: node, context: &context)
+            ?? arrayType(inner, shape, scope: scope)
+            ?? declaredType(shape, owner: owner, scope: scope, at: node, context: &context)
+        if let match { return match.model }
+        report(node, "property '\(name)' of \(owner) has the unsupported type '\(type.trimmedDescription)'; supported: \(Self.supportedList). Mark it @Transient to keep it out of the store", &context)
+        return nil
+    }
+
+    /// A property's name, written type and optionality, from which each kind of type builds
+    /// its model.
+    private struct TypeShape {
+        let name: String
+        let written: String
+        let optional: Bool
+
+        func model(_ storage: String, valueType: String? = nil, optional: Bool? = nil, isEnum: Bool = false) -> PropertyModel {
+            PropertyModel(name: name, storedName: nil, storageType: storage, valueType: valueType ?? written,
+                          isOptional: optional ?? self.optional, isEnum: isEnum, isId: false, defaultValue: nil, flags: [],
+                          onConflict: nil, renamedFrom: nil)
         }
-        if let identifier = inner.as(IdentifierTypeSyntax.self), identifier.name.text == "ToOne",
+    }
+
+    /// What one kind of type made of a property: nil from a kind that does not apply, so the
+    /// next is tried.
+    private enum TypeMatch {
+        case stored(PropertyModel)
+        /// The type is of this kind but cannot be stored; the reason is reported.
+        case refused
+
+        var model: PropertyModel? {
+            if case .stored(let model) = self { return model }
+            return nil
+        }
+    }
+
+    /// `T?` or `Optional<T>` unwrapped once (a nested optional stays wrapped in the result).
+    private static func unwrappingOptional(_ type: TypeSyntax) -> (inner: TypeSyntax, optional: Bool) {
+        if let wrapped = type.as(OptionalTypeSyntax.self) { return (wrapped.wrappedType, true) }
+        if let identifier = type.as(IdentifierTypeSyntax.self), identifier.name.text == "Optional",
            let argument = identifier.genericArgumentClause?.arguments.first {
-            if optional {
-                report(node, "property '\(name)' of \(owner) is an optional ToOne; ToOne holds no link by itself: write 'ToOne<...> = nil'", &context)
-                return nil
-            }
-            var link = model("uint64", written, optional: false)
-            let target = argument.argument.trimmedDescription
-            link.relationTarget = String(target.split(separator: ".").last ?? Substring(target))
-            link.relationTargetType = target
-            link.flags = ["indexed", "relation"]
-            return link
+            return (TypeSyntax(fromProtocol: argument.argument.as(TypeSyntax.self) ?? type), true)
         }
-        if let (key, value) = Self.dictionaryTypes(inner) {
-            guard Self.stripModule(key) == "String" else {
-                report(node, "property '\(name)' of \(owner) is a dictionary keyed by '\(key)'; stored dictionaries are keyed by String", &context)
-                return nil
+        return (type, false)
+    }
+
+    /// No written type: inferred from a literal (or a scalar initializer call), as the
+    /// compiler would.
+    private mutating func inferredType(_ initializer: ExprSyntax?, name: String, owner: String, at node: some SyntaxProtocol,
+                                       context: inout FileContext) -> PropertyModel? {
+        let shape = TypeShape(name: name, written: "", optional: false)
+        switch initializer?.kind {
+        case .integerLiteralExpr: return shape.model("int", valueType: "Int")
+        case .floatLiteralExpr: return shape.model("double", valueType: "Double")
+        case .stringLiteralExpr: return shape.model("string", valueType: "String")
+        case .booleanLiteralExpr: return shape.model("bool", valueType: "Bool")
+        default:
+            if let call = initializer?.as(FunctionCallExprSyntax.self),
+               let storage = Self.scalarTypes[call.calledExpression.trimmedDescription] {
+                return shape.model(storage, valueType: call.calledExpression.trimmedDescription)
             }
-            guard let storage = Self.dictionaryTypes[Self.stripModule(value)] else {
-                report(node, "property '\(name)' of \(owner) is a dictionary of '\(value)'; stored dictionaries hold String, Int, Double or Bool values (use JSONValue for anything else)", &context)
-                return nil
-            }
-            return model(storage, written, optional: optional)
+            report(node, "property '\(name)' of \(owner) needs a written type: the generator cannot infer it", &context)
+            return nil
         }
-        if let element = Self.arrayElement(inner), let storage = Self.arrayTypes[Self.stripModule(element)] {
-            return model(storage, written, optional: optional)
+    }
+
+    /// `ToMany<T>` (not optional) and `ToOne<T>` (never optional: it holds no link by itself).
+    private mutating func relationType(_ inner: TypeSyntax, _ shape: TypeShape, owner: String, at node: some SyntaxProtocol,
+                                       context: inout FileContext) -> TypeMatch? {
+        guard let identifier = inner.as(IdentifierTypeSyntax.self),
+              let argument = identifier.genericArgumentClause?.arguments.first else { return nil }
+        let target = argument.argument.trimmedDescription
+        if identifier.name.text == "ToMany", !shape.optional {
+            var many = shape.model("uint64", optional: false)
+            many.toManyTarget = target
+            return .stored(many)
         }
-        if let element = Self.arrayElement(inner).map(Self.stripModule),
-           let raw = enumRawTypes[element] ?? enumRawTypes[String(element.split(separator: ".").last ?? "")],
+        guard identifier.name.text == "ToOne" else { return nil }
+        if shape.optional {
+            report(node, "property '\(shape.name)' of \(owner) is an optional ToOne; ToOne holds no link by itself: write 'ToOne<...> = nil'", &context)
+            return .refused
+        }
+        var link = shape.model("uint64", optional: false)
+        link.relationTarget = String(target.split(separator: ".").last ?? Substring(target))
+        link.relationTargetType = target
+        link.flags = ["indexed", "relation"]
+        return .stored(link)
+    }
+
+    /// `[String: V]` for the value types a stored dictionary holds.
+    private mutating func dictionaryType(_ inner: TypeSyntax, _ shape: TypeShape, owner: String, at node: some SyntaxProtocol,
+                                         context: inout FileContext) -> TypeMatch? {
+        guard let (key, value) = Self.dictionaryTypes(inner) else { return nil }
+        guard Self.stripModule(key) == "String" else {
+            report(node, "property '\(shape.name)' of \(owner) is a dictionary keyed by '\(key)'; stored dictionaries are keyed by String", &context)
+            return .refused
+        }
+        guard let storage = Self.dictionaryTypes[Self.stripModule(value)] else {
+            report(node, "property '\(shape.name)' of \(owner) is a dictionary of '\(value)'; stored dictionaries hold String, Int, Double or Bool values (use JSONValue for anything else)", &context)
+            return .refused
+        }
+        return .stored(shape.model(storage))
+    }
+
+    /// An array of scalars, of raw-value enums, or of embedded values (stored as a document:
+    /// an array of objects whose members are the leaves).
+    private func arrayType(_ inner: TypeSyntax, _ shape: TypeShape, scope: [String]) -> TypeMatch? {
+        guard let element = Self.arrayElement(inner) else { return nil }
+        if let storage = Self.arrayTypes[Self.stripModule(element)] { return .stored(shape.model(storage)) }
+        let bare = Self.stripModule(element)
+        if let raw = enumRawTypes[bare] ?? enumRawTypes[String(bare.split(separator: ".").last ?? "")],
            let storage = Self.arrayTypes[Self.stripModule(raw)] {
-            return model(storage, written, optional: optional, isEnum: true)
+            return .stored(shape.model(storage, isEnum: true))
         }
-        if let element = Self.arrayElement(inner), let embedded = embeddedType(named: element, scope: scope) {
-            // Stored as a document: an array of objects whose members are the leaves.
-            var elements = model("json", written, optional: optional)
+        if let embedded = embeddedType(named: element, scope: scope) {
+            var elements = shape.model("json")
             elements.embeddedArrayElement = embedded
-            return elements
+            return .stored(elements)
         }
+        return nil
+    }
+
+    /// A type the sources declare: a `PropertyConvertible` conformance, an embedded value, or a
+    /// raw-value enum whose raw value is a scalar (not Data or UUID).
+    private mutating func declaredType(_ shape: TypeShape, owner: String, scope: [String], at node: some SyntaxProtocol,
+                                       context: inout FileContext) -> TypeMatch? {
+        let bare = Self.stripModule(shape.written)
         if let storage = convertibleStorage(named: bare, scope: scope) {
             // Its conformance reported a missing or unsupported StoredValue already.
             guard !storage.isEmpty else {
-                report(node, "property '\(name)' of \(owner) has the type '\(bare)', whose StoredValue is missing or not a scalar type entity properties have", &context)
-                return nil
+                report(node, "property '\(shape.name)' of \(owner) has the type '\(bare)', whose StoredValue is missing or not a scalar type entity properties have", &context)
+                return .refused
             }
-            return model(storage, written, optional: optional)
+            return .stored(shape.model(storage))
         }
         if let embedded = embeddedType(named: bare, scope: scope) {
-            var value = model("bool", written, optional: optional)
+            var value = shape.model("bool")
             value.embeddedType = embedded
             value.flags = ["embedded"]
-            return value
+            return .stored(value)
         }
         if let raw = enumRawTypes[bare] ?? enumRawTypes[String(bare.split(separator: ".").last ?? "")],
            let storage = Self.scalarTypes[Self.stripModule(raw)], raw != "Data", raw != "UUID" {
-            return model(storage, written, optional: optional, isEnum: true)
+            return .stored(shape.model(storage, isEnum: true))
         }
-        report(node, "property '\(name)' of \(owner) has the unsupported type '\(type.trimmedDescription)'; supported: \(Self.supportedList). Mark it @Transient to keep it out of the store", &context)
         return nil
     }
 

@@ -300,7 +300,7 @@ private func catalogGeneration(_ store: Store) throws -> UInt64 {
         #expect(try reader.info().mapSize <= 1 << 20)
         try #require(try ChildProcess.run(filter: "mapGrowingChild", role: "map-growing", directory: directory.path) == 0)
         // A copy adopts the new size too (and leaves no partial file when it cannot copy).
-        try reader.copy(to: directory.path + "/copy")
+        try reader.backup(to: directory.path + "/copy")
         let info = try reader.info()
         #expect(info.mapSize > 1 << 20)
         #expect(info.entities.first { $0.name == "Note" }?.count == 20_000)
@@ -313,7 +313,7 @@ private func catalogGeneration(_ store: Store) throws -> UInt64 {
 
 /// Public calls made inside a transaction closure never take the store's gate a second time.
 @Suite(.serialized) struct NestedGateTests {
-    /// Regression: `backup(to:)` and `copy(to:)` inside `store.read { }` took the gate again
+    /// Regression: `backup(to:)` inside `store.read { }` took the gate again
     /// and waited behind a `close()` waiting for that very read: a deadlock.
     @Test func copyInsideAReadWhileCloseWaitsDoesNotDeadlock() throws {
         let directory = TemporaryDirectory()
@@ -330,7 +330,7 @@ private func catalogGeneration(_ store: Store) throws -> UInt64 {
                     // Give the closing thread time to start waiting for the gate.
                     Thread.sleep(forTimeInterval: 0.3)
                     try store.backup(to: directory.path + "/backup")
-                    try store.copy(to: directory.path + "/copy")
+                    try store.backup(to: directory.path + "/copy")
                 }
                 outcome.set("ok")
             } catch {

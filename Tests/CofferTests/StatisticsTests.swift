@@ -2,7 +2,7 @@
 import Foundation
 import Testing
 
-/// `statistics()` (what `coffer stat` prints) and `copy(to:)` (what `coffer compact` does).
+/// `statistics()` (what `coffer stat` prints) and `backup(to:)` (what `coffer compact` does).
 @Suite struct StatisticsTests {
     @Test func statisticsDescribeTablesIndexesAndTheFreeList() throws {
         try withStore { (store: Store) throws in
@@ -27,8 +27,8 @@ import Testing
             let ids = try people.put((0..<3_000).map { Person(firstName: "P\($0)", lastName: String(repeating: "x", count: 200), age: $0) })
             try people.remove(Array(ids.prefix(2_500)))
             let kept = try people.all()
-            try store.copy(to: target.path + "/copy")
-            #expect(throws: CofferError.self) { try store.copy(to: target.path + "/copy") }
+            try store.backup(to: target.path + "/copy")
+            #expect(throws: CofferError.self) { try store.backup(to: target.path + "/copy") }
             let copy = try Store(directory: target.path + "/copy")
             defer { try? copy.close() }
             #expect(try copy.box(for: Person.self).all().map { "\($0.id) \($0.firstName) \($0.age)" } == kept.map { "\($0.id) \($0.firstName) \($0.age)" })

@@ -89,7 +89,7 @@ extension Box {
             }
             try transaction.forEachRecord(binding) { id, bytes in
                 guard id <= last else { return false }
-                var reader = try RecordReader(bytes: bytes, binding: binding, id: id)
+                var reader = try RecordReader(bytes: bytes, layout: binding, id: id)
                 try body(&reader)
                 return id < last
             }
@@ -101,7 +101,7 @@ extension Box {
     func withRecord(_ id: Id, _ body: (inout RecordReader) throws -> Void) throws {
         try reading(empty: ()) { transaction, binding in
             guard let bytes = try transaction.record(id, table: binding.table, entity: E._cofferSchema.name) else { return }
-            var reader = try RecordReader(bytes: bytes, binding: binding, id: id)
+            var reader = try RecordReader(bytes: bytes, layout: binding, id: id)
             try body(&reader)
         }
     }
@@ -113,7 +113,7 @@ extension Box {
         try reading(empty: ()) { transaction, binding in
             for id in ids {
                 guard let bytes = try transaction.record(id, table: binding.table, entity: E._cofferSchema.name) else { continue }
-                var reader = try RecordReader(bytes: bytes, binding: binding, id: id)
+                var reader = try RecordReader(bytes: bytes, layout: binding, id: id)
                 try body(&reader)
             }
         }
@@ -126,7 +126,7 @@ extension Box {
         try reading(empty: ()) { transaction, binding in
             reserve(try count(in: transaction, binding: binding))
             try transaction.forEachRecord(binding) { id, bytes in
-                var reader = try RecordReader(bytes: bytes, binding: binding, id: id)
+                var reader = try RecordReader(bytes: bytes, layout: binding, id: id)
                 try body(&reader)
                 return true
             }
@@ -181,51 +181,13 @@ extension Box {
 }
 
 extension Transaction {
-    /// Calls `body` with a reader for every record up to id `last`, in id order, walking
-    /// with this write transaction's table cursor, the one puts and removals of the entity
-    /// use: a put of the visited object finds the cursor on its record and writes there
-    /// without a search. While `body` runs, the record is the transaction's `walkVisit`, so
-    /// that put also skips the walk for fields to carry when the reader read the whole
-    /// record and met none (see `WalkVisit`). When nothing moved the cursor (`cursorMoves`
-    /// did not change), the walk steps on; when `body` moved it (it wrote another object, or
-    /// removed this one), the walk seeks past the visited id.
-    func walkWritingBack(_ binding: EntityBinding, upTo last: Id, _ body: (inout RecordReader) throws -> Void) throws {
-        let name = binding.schema.name
-        let handle = try writeCursor(of: binding)
-        let cursor = Cursor(handle: handle, transaction: self)
-        let outerVisit = walkVisit
-        defer { walkVisit = outerVisit }
-        try describingFailures("scanning \(name)") {
-            cursorMoves &+= 1  // the walk moves the cursor: an enclosing walk's visit ends
-            var current = try cursor.first()
-            while let entry = current {
-                let id = try IdKey.decode(entry.key, entity: name)
-                guard id <= last else { return }
-                var reader = try RecordReader(bytes: entry.value, binding: binding, id: id)
-                let movesBefore = cursorMoves
-                try withUnsafeMutablePointer(to: &reader) { visited in
-                    walkVisit = WalkVisit(table: binding.table, id: id, reader: UnsafePointer(visited), cursorMoves: movesBefore)
-                    defer { walkVisit = nil }
-                    try body(&visited.pointee)
-                }
-                guard id < last else { return }
-                if cursorMoves == movesBefore {
-                    current = try cursor.next()
-                } else {
-                    current = recordHere(id, cursor: handle) != nil ? try cursor.next() : try cursor.seek(IdKey(id + 1))
-                }
-                cursorMoves &+= 1
-            }
-        }
-    }
-
     /// Calls `body` with the stored records of ascending `ids` while it returns true. An id
     /// without a record is skipped, or, when `missing` is given, reported to it (an index
     /// naming an object that is not stored is damage).
     ///
     /// When the ids are a large part of the table, the cursor steps forward to the next id
-    /// (a few instructions per record on the same page) instead of searching the tree for
-    /// each one; when they are sparse, each is sought.
+    /// (usually within the same page) instead of searching the tree from the root for each
+    /// one; when they are sparse, each is sought.
     func forEachRecord(_ binding: EntityBinding, ids: [Id], missing: ((Id) throws -> Void)? = nil,
                        _ body: (Id, UnsafeRawBufferPointer) throws -> Bool) throws {
         guard let first = ids.first else { return }

@@ -21,8 +21,8 @@ extension Box {
     public func put(_ entity: inout E) throws -> Id {
         var attempts = 0
         if E._cofferPutChangesOnlyIds {
-            // Only the id can change: it is all there is to restore. (Copying every object
-            // for a restore that rarely happens cost an update a tenth of its instructions.)
+            // Only the id can change: it is all there is to restore. (Copying the whole
+            // object on every update, for a restore that rarely happens, is not worth it.)
             let originalId = entity.id
             do {
                 return try writing { transaction, binding in
@@ -166,18 +166,7 @@ extension Box {
                 try forEachRecord(in: transaction, binding: binding) { id, _ in removedIds.append(id) }
             }
             let count = try count(in: transaction, binding: binding)
-            transaction.noteTableChange()
-            try transaction.clearAllLinks(of: binding)
-            try transaction.dropManyToMany(of: binding)
-            try transaction.check(mdb_drop(transaction.txn, binding.table, 0), "removing all \(E._cofferSchema.name)")
-            for index in binding.indexes {
-                try transaction.check(mdb_drop(transaction.txn, index.database, 0), "clearing the index on \(index.property.name)")
-            }
-            for index in binding.textIndexes {
-                // Pending postings of this transaction go with the rest.
-                transaction.discardTextBuffer(index.database)
-                try transaction.check(mdb_drop(transaction.txn, index.database, 0), "clearing the full-text index on \(index.propertyName)")
-            }
+            try transaction.removeAllObjects(binding: binding)
             for id in removedIds { transaction.changes.recordRemove(binding.schema.storedName, id) }
             if count > 0 { transaction.changes.recordUnlistedChange() }
             return count

@@ -15,54 +15,25 @@ enum FieldDescription {
             return FieldValue.unsigned(field.kind, payload).map { String($0) } ?? "null"
         case .float32, .float64:
             guard let value = FieldValue.double(field.kind, payload) else { return "null" }
-            if type == .date {
-                return ISODate.string(seconds: value).map(quoted) ?? number(value)
-            }
-            return number(value)
+            return type == .date ? date(value) : number(value)
         case .bytes:
             if type == .data { return quoted(Data(payload).base64EncodedString()) }
             return quoted(String(decoding: payload, as: UTF8.self))
         case .uuid:
-            var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-            withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: payload) }
-            return quoted(UUID(uuid: value).uuidString)
+            return uuid(payload)
         case .stringArray:
-            guard payload.count >= 4 else { return "[]" }
-            var items: [String] = []
-            var offset = 4
-            let count = Int(UInt32(littleEndian: payload.loadUnaligned(as: UInt32.self)))
-            for _ in 0..<count {
-                guard payload.count - offset >= 4 else { break }
-                let length = Int(UInt32(littleEndian: payload.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
-                offset += 4
-                guard payload.count - offset >= length else { break }
-                items.append(quoted(String(decoding: UnsafeRawBufferPointer(rebasing: payload[offset..<offset + length]), as: UTF8.self)))
-                offset += length
-            }
-            return "[" + items.joined(separator: ",") + "]"
+            return stringArray(payload)
         case .int64Array:
-            let values = stride(from: 0, to: payload.count - 7, by: 8).map {
-                String(Int64(littleEndian: payload.loadUnaligned(fromByteOffset: $0, as: Int64.self)))
-            }
-            return "[" + values.joined(separator: ",") + "]"
+            return list(payload, width: 8) { String(Int64(littleEndian: payload.loadUnaligned(fromByteOffset: $0, as: Int64.self))) }
         case .uint64Array:
-            let values = stride(from: 0, to: payload.count - 7, by: 8).map {
-                String(UInt64(littleEndian: payload.loadUnaligned(fromByteOffset: $0, as: UInt64.self)))
-            }
-            return "[" + values.joined(separator: ",") + "]"
+            return list(payload, width: 8) { String(UInt64(littleEndian: payload.loadUnaligned(fromByteOffset: $0, as: UInt64.self))) }
         case .float64Array:
-            let values = stride(from: 0, to: payload.count - 7, by: 8).map { offset -> String in
+            return list(payload, width: 8) { offset in
                 let value = Double(bitPattern: UInt64(littleEndian: payload.loadUnaligned(fromByteOffset: offset, as: UInt64.self)))
-                return type == .dateArray ? (ISODate.string(seconds: value).map(quoted) ?? number(value)) : number(value)
+                return type == .dateArray ? date(value) : number(value)
             }
-            return "[" + values.joined(separator: ",") + "]"
         case .uuidArray:
-            let values = stride(from: 0, to: payload.count - 15, by: 16).map { offset -> String in
-                var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-                withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: payload[offset..<offset + 16])) }
-                return quoted(UUID(uuid: value).uuidString)
-            }
-            return "[" + values.joined(separator: ",") + "]"
+            return list(payload, width: 16) { uuid(UnsafeRawBufferPointer(rebasing: payload[$0..<$0 + 16])) }
         case .document:
             // A typed dictionary's declared type says its values are numbers: "nan" is one.
             let tagged = !(type == .stringDictionary || type == .intDictionary || type == .doubleDictionary || type == .boolDictionary)
@@ -70,6 +41,42 @@ enum FieldDescription {
         case .boolArray:
             return "[" + payload.map { $0 == 0 ? "false" : ($0 == 1 ? "true" : "null") }.joined(separator: ",") + "]"
         }
+    }
+
+    /// A date as ISO 8601 text, or as its number of seconds when it has no such text.
+    private static func date(_ seconds: Double) -> String {
+        ISODate.string(seconds: seconds).map(quoted) ?? number(seconds)
+    }
+
+    /// A UUID's string form, from its 16 bytes.
+    private static func uuid(_ bytes: UnsafeRawBufferPointer) -> String {
+        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: bytes) }
+        return quoted(UUID(uuid: value).uuidString)
+    }
+
+    /// An array of fixed-width elements: `render` gets each whole element's offset (a
+    /// partial one at the end is left out).
+    private static func list(_ payload: UnsafeRawBufferPointer, width: Int, _ render: (Int) -> String) -> String {
+        "[" + stride(from: 0, to: payload.count - (width - 1), by: width).map(render).joined(separator: ",") + "]"
+    }
+
+    /// An array of strings: a count, then each string's length and bytes; the strings a
+    /// cut payload still holds whole.
+    private static func stringArray(_ payload: UnsafeRawBufferPointer) -> String {
+        guard payload.count >= 4 else { return "[]" }
+        var items: [String] = []
+        var offset = 4
+        let count = Int(UInt32(littleEndian: payload.loadUnaligned(as: UInt32.self)))
+        for _ in 0..<count {
+            guard payload.count - offset >= 4 else { break }
+            let length = Int(UInt32(littleEndian: payload.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+            offset += 4
+            guard payload.count - offset >= length else { break }
+            items.append(quoted(String(decoding: UnsafeRawBufferPointer(rebasing: payload[offset..<offset + length]), as: UTF8.self)))
+            offset += length
+        }
+        return "[" + items.joined(separator: ",") + "]"
     }
 
     /// A JSON number, or a string for values JSON cannot hold: `"nan"` (every NaN),
@@ -97,13 +104,5 @@ enum FieldDescription {
             }
         }
         return result + "\""
-    }
-}
-
-extension RecordFields {
-    /// The value of an indexed property in the record, for error messages.
-    func describe(_ index: IndexBinding) throws -> String {
-        guard let field = try field(index.storedId) else { return "nil" }
-        return FieldDescription.json(field, type: index.property.type)
     }
 }

@@ -15,8 +15,9 @@
 ///
 /// Fixed kinds have an implied payload size; variable kinds have a length (writers that
 /// learn it only after the payload use the long form). A nil optional is not written at all.
-/// Format 1, written by earlier releases and still read, has `propertyId:u16 kind:u8` headers
-/// and a `u32` length for every variable kind: 1 byte more per field and 3 more per length.
+/// Format 1, the first record layout (version byte 0x01), is still read but never written;
+/// an update rewrites a record in format 2. It has `propertyId:u16 kind:u8` headers and a
+/// `u32` length for every variable kind: 1 byte more per field and 3 more per length.
 @usableFromInline
 enum FieldKind: UInt8 {
     case boolFalse = 1
@@ -145,8 +146,8 @@ struct FieldHeader {
         compact ? parseCompact(base, at: offset, end: end) : parseLegacyOutOfLine(base, at: offset, end: end)
     }
 
-    /// ``parseLegacy(_:at:end:)`` as a call: format 1 records are the old ones, and inlining
-    /// both formats into every field loop made the loops too large to inline themselves.
+    /// ``parseLegacy(_:at:end:)`` as a call: format 1 records are rare (never written), and
+    /// inlining both formats into every field loop makes the loops too large to inline.
     @usableFromInline @inline(never)
     static func parseLegacyOutOfLine(_ base: UnsafeRawPointer, at offset: Int, end: Int) -> Result<FieldHeader, Damage> {
         parseLegacy(base, at: offset, end: end)

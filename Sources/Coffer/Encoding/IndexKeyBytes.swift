@@ -2,8 +2,8 @@ import Foundation
 
 /// One index key (or an element index's key set) built for a put or a remove, in raw memory
 /// the transaction keeps: appending is a capacity check and a store, clearing sets the
-/// count. (An `[UInt8]` paid a uniqueness check per append and about 60 instructions per
-/// clear, some 250 instructions of every insert.)
+/// count. (An `[UInt8]` pays a uniqueness check per append and more to clear, on every
+/// insert.)
 ///
 /// Invariants: `count <= capacity`; `base` is nil exactly when `capacity` is 0. The value
 /// owns its memory, so it is never copied: it lives in `Transaction`'s key slots, is reached
@@ -23,6 +23,7 @@ struct IndexKeyBytes: IndexKeySink {
         if count == capacity { grow(1) }
         base.unsafelyUnwrapped.storeBytes(of: byte, toByteOffset: count, as: UInt8.self)
         count += 1
+        checkInvariants()
     }
 
     @inline(__always)
@@ -31,6 +32,7 @@ struct IndexKeyBytes: IndexKeySink {
         if capacity - count < bytes.count { grow(bytes.count) }
         (base.unsafelyUnwrapped + count).copyMemory(from: source, byteCount: bytes.count)
         count += bytes.count
+        checkInvariants()
     }
 
     /// Whether both keys hold the same bytes.
@@ -48,6 +50,13 @@ struct IndexKeyBytes: IndexKeySink {
         base?.deallocate()
         base = grown
         capacity = newCapacity
+        checkInvariants()
+    }
+
+    /// Checks the invariants above in debug builds (nothing in release).
+    @inline(__always)
+    func checkInvariants() {
+        assert(count >= 0 && count <= capacity && (base == nil) == (capacity == 0), "an index key stays within its memory")
     }
 
     /// Frees the memory; the value must not be used afterwards.

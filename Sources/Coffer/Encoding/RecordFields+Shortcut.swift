@@ -112,6 +112,24 @@ extension RecordFields {
             }
             fieldOffset = offset
             count = taken
+            checkInvariants()
+        }
+
+        /// Checks the invariant above in debug builds (nothing in release): the checkpoints
+        /// come from headers a walk parsed, so a violation is a bug, never a damaged record.
+        func checkInvariants() {
+            #if DEBUG
+            assert(count >= 0 && count <= Self.capacity, "a shortcut holds at most its capacity of checkpoints")
+            var previousEnd = 0
+            for index in 0..<count {
+                let checkpoint = checkpoints[index]
+                let width = (64 - checkpoint.mask.leadingZeroBitCount) / 8
+                assert(checkpoint.offset >= previousEnd && width >= 1 && width <= 8, "checkpoints ascend and hold 1 to 8 bytes")
+                assert(checkpoint.bytes & ~checkpoint.mask == 0, "a checkpoint's bytes lie inside its mask")
+                previousEnd = checkpoint.offset + width
+                assert(previousEnd <= fieldOffset, "every checkpoint ends at or before the field's header")
+            }
+            #endif
         }
     }
 }

@@ -45,12 +45,12 @@ struct RecordFields {
         }
     }
 
-    /// Whose record this is, for error messages: a binding, whose name is read only for a
+    /// Whose record this is, for error messages: a layout, whose name is read only for a
     /// message (copying the name into every record view cost the write path a retain and a
     /// release per view), or a name.
     enum Owner {
-        /// Unretained: a record view lives inside a call that holds the binding.
-        case binding(Unmanaged<EntityBinding>)
+        /// Unretained: a record view lives inside a call that holds the layout.
+        case layout(Unmanaged<RecordLayout>)
         case name(String)
     }
 
@@ -64,17 +64,17 @@ struct RecordFields {
         self.id = id
     }
 
-    /// A view of a record of `binding`'s entity.
-    init(bytes: UnsafeRawBufferPointer, binding: EntityBinding, id: Id) {
+    /// A view of a record of `layout`'s entity.
+    init(bytes: UnsafeRawBufferPointer, layout: RecordLayout, id: Id) {
         self.bytes = bytes
-        self.owner = .binding(Unmanaged.passUnretained(binding))
+        self.owner = .layout(Unmanaged.passUnretained(layout))
         self.id = id
     }
 
     /// The entity's name, for messages.
     var entity: String {
         switch owner {
-        case .binding(let binding): return binding.takeUnretainedValue().schema.name
+        case .layout(let layout): return layout.takeUnretainedValue().entityName
         case .name(let name): return name
         }
     }
@@ -100,6 +100,8 @@ struct RecordFields {
             case .failure(let problem):
                 throw record.damage(problem.reason)
             case .success(let header):
+                assert(header.payloadStart > offset && header.payloadStart <= header.payloadEnd && header.payloadEnd <= record.bytes.count,
+                       "a parsed field lies after its header and inside the record")
                 offset = header.payloadEnd
                 let payload = UnsafeRawBufferPointer(start: base + header.payloadStart, count: header.payloadLength)
                 return (UInt16(header.fieldId), Field(kind: header.kind, payload: payload))
@@ -153,10 +155,10 @@ struct RecordFields {
         try inlinedField(fieldId)
     }
 
-    /// ``field(_:)`` inlined into its caller, for the per-record condition of scans: the call
-    /// cost each scanned record about 30 instructions (saved registers, the record passed in
-    /// memory). Walks the headers without a closure and keeps the error paths out of line.
-    /// Inlined into the write path, it cost more than the call (measured), so everything
+    /// ``field(_:)`` inlined into its caller, for the per-record condition of scans, where a
+    /// call per scanned record (saved registers, the record passed in memory) is a large part
+    /// of the work. Walks the headers without a closure and keeps the error paths out of
+    /// line. Inlined into the write path, it grows the code more than it saves, so everything
     /// else calls ``field(_:)``.
     @inline(__always)
     func inlinedField(_ fieldId: UInt16) throws -> Field? {
@@ -170,6 +172,37 @@ struct RecordFields {
     /// the shortcut's branches fold away.)
     @inline(__always)
     func inlinedField(_ fieldId: UInt16, shortcut: Shortcut?) throws -> Field? {
+        #if DEBUG
+        if let shortcut { return try fieldCheckingShortcut(fieldId, shortcut: shortcut) }
+        #endif
+        return try walkToField(fieldId, shortcut: shortcut)
+    }
+
+    #if DEBUG
+    /// ``inlinedField(_:shortcut:)`` in debug builds: the answer with the shortcut, checked
+    /// against a walk from the first header. The shortcut is exact (see ``Shortcut``), so the
+    /// two agree on every record, damaged ones included: a difference is a bug.
+    func fieldCheckingShortcut(_ fieldId: UInt16, shortcut: Shortcut) throws -> Field? {
+        let answer = Result { try walkToField(fieldId, shortcut: shortcut) }
+        shortcut.checkInvariants()
+        let walked = Result { try walkToField(fieldId, shortcut: nil) }
+        switch (answer, walked) {
+        case (.success(let found), .success(let expected)):
+            assert(found?.kind == expected?.kind && found?.payload.baseAddress == expected?.payload.baseAddress
+                   && found?.payload.count == expected?.payload.count,
+                   "the scan shortcut found another field than the walk of record \(id)")
+        case (.failure, .failure):
+            break
+        default:
+            assertionFailure("the scan shortcut and the walk of record \(id) disagree on damage")
+        }
+        return try answer.get()
+    }
+    #endif
+
+    /// The walk of ``inlinedField(_:shortcut:)``.
+    @inline(__always)
+    private func walkToField(_ fieldId: UInt16, shortcut: Shortcut?) throws -> Field? {
         guard let base = bytes.baseAddress, bytes.count >= 1 else { throw badStart() }
         let version = base.load(as: UInt8.self)
         guard version == recordFormatVersion || version == legacyRecordFormatVersion else { throw badStart() }
@@ -196,6 +229,8 @@ struct RecordFields {
             case .failure(let problem):
                 throw damage(problem)
             case .success(let header):
+                assert(header.payloadStart > offset && header.payloadStart <= header.payloadEnd && header.payloadEnd <= end,
+                       "a parsed field lies after its header and inside the record")
                 if header.fieldId == wanted {
                     if learns { shortcut?.found(at: offset, base: base, end: end) }
                     return Field(kind: header.kind, payload: UnsafeRawBufferPointer(start: base + header.payloadStart, count: header.payloadLength))
@@ -207,9 +242,9 @@ struct RecordFields {
         return nil
     }
 
-    /// ``inlinedField(_:)`` for a record of format 1 (earlier releases), out of line and
-    /// without the record's names (their copy cost the scan loop a retain per record): the
-    /// hot loops read format 2.
+    /// ``inlinedField(_:)`` for a record of format 1 (the first record layout, still read and
+    /// never written: see ``FieldKind``), out of line and without the record's names (a copy
+    /// of them would cost the scan loop a retain per record): the hot loops read format 2.
     @inline(never)
     static func legacyField(_ fieldId: UInt16, base: UnsafeRawPointer, end: Int) -> Result<Field?, FieldHeader.Damage> {
         var offset = 1

@@ -20,6 +20,20 @@ import Foundation
 /// addition is checked against `straightEnd - offset` first, and lengths are 32-bit. With
 /// `straightEnd == 0` (format 1) every check fails, since `offset >= 1`.
 extension RecordReader {
+    /// Whether the general field loop, started at `start`, reads the field at schema position
+    /// `field` as `value` and ends where the straight path did: the straight path's promise,
+    /// checked by `assert` in debug builds (of the generated code's module). The straight
+    /// path takes only well-formed format 2 fields, so a difference is a bug, never damage.
+    @usableFromInline
+    func fieldLoopAgrees<V: RecordValue & Equatable>(from start: Int, field: Int, _ value: V) -> Bool {
+        var general = self
+        general.offset = start
+        guard let position = try? general.nextField(), position == field, general.offset == offset,
+              let read = V.cofferRead(from: general) else { return false }
+        // NaN equals nothing, itself included.
+        return read == value || (read != read && value != value)
+    }
+
     /// The format 2 tag at the reader's offset, widened for comparison with `tagBases`.
     /// Requires 2 readable bytes.
     @inlinable @inline(__always)
@@ -108,9 +122,12 @@ extension RecordReader {
     /// stored_name = reader.take(1, String.self)   // generated
     /// ```
     @_spi(CofferGenerated) @inlinable @inline(__always)
-    public mutating func take(_ field: Int, _: String.Type) -> String? {
+    @_spi(CofferGenerated) public mutating func take(_ field: Int, _: String.Type) -> String? {
+        let start = offset
         guard let bytes = straightBytes(field) else { return nil }
-        return String(recordBytes: bytes)
+        let value = String(recordBytes: bytes)
+        assert(fieldLoopAgrees(from: start, field: field, value))
+        return value
     }
 
     /// Reads the next field as `Data`, as the `String` overload does.
@@ -119,9 +136,12 @@ extension RecordReader {
     /// stored_avatar = reader.take(4, Data.self)   // generated
     /// ```
     @_spi(CofferGenerated) @inlinable @inline(__always)
-    public mutating func take(_ field: Int, _: Data.Type) -> Data? {
+    @_spi(CofferGenerated) public mutating func take(_ field: Int, _: Data.Type) -> Data? {
+        let start = offset
         guard let bytes = straightBytes(field) else { return nil }
-        return Data(recordBytes: bytes)
+        let value = Data(recordBytes: bytes)
+        assert(fieldLoopAgrees(from: start, field: field, value))
+        return value
     }
 
     /// Reads the next field as a `Bool`, as the `String` overload does.
@@ -130,7 +150,7 @@ extension RecordReader {
     /// stored_done = reader.take(2, Bool.self)   // generated
     /// ```
     @_spi(CofferGenerated) @inlinable @inline(__always)
-    public mutating func take(_ field: Int, _: Bool.Type) -> Bool? {
+    @_spi(CofferGenerated) public mutating func take(_ field: Int, _: Bool.Type) -> Bool? {
         guard straightEnd &- offset >= 2 else { return nil }
         let value: Bool
         switch tagHere() &- tagBases[field] {
@@ -139,6 +159,7 @@ extension RecordReader {
         default: return nil
         }
         offset = offset &+ 2
+        assert(fieldLoopAgrees(from: offset &- 2, field: field, value))
         return value
     }
 
@@ -148,9 +169,11 @@ extension RecordReader {
     /// stored_price = reader.take(3, Double.self)   // generated
     /// ```
     @_spi(CofferGenerated) @inlinable @inline(__always)
-    public mutating func take(_ field: Int, _: Double.Type) -> Double? {
+    @_spi(CofferGenerated) public mutating func take(_ field: Int, _: Double.Type) -> Double? {
         guard let payload = straightFixed(field, .float64, size: 8) else { return nil }
-        return Double(bitPattern: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: payload, as: UInt64.self)))
+        let value = Double(bitPattern: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: payload, as: UInt64.self)))
+        assert(fieldLoopAgrees(from: payload &- 2, field: field, value))
+        return value
     }
 
     /// Reads the next field as a `Float`, as the `String` overload does.
@@ -159,9 +182,11 @@ extension RecordReader {
     /// stored_ratio = reader.take(3, Float.self)   // generated
     /// ```
     @_spi(CofferGenerated) @inlinable @inline(__always)
-    public mutating func take(_ field: Int, _: Float.Type) -> Float? {
+    @_spi(CofferGenerated) public mutating func take(_ field: Int, _: Float.Type) -> Float? {
         guard let payload = straightFixed(field, .float32, size: 4) else { return nil }
-        return Float(bitPattern: UInt32(littleEndian: base.loadUnaligned(fromByteOffset: payload, as: UInt32.self)))
+        let value = Float(bitPattern: UInt32(littleEndian: base.loadUnaligned(fromByteOffset: payload, as: UInt32.self)))
+        assert(fieldLoopAgrees(from: payload &- 2, field: field, value))
+        return value
     }
 
     /// Reads the next field as a `Date`, as the `String` overload does.
@@ -170,7 +195,7 @@ extension RecordReader {
     /// stored_created = reader.take(5, Date.self)   // generated
     /// ```
     @_spi(CofferGenerated) @inlinable @inline(__always)
-    public mutating func take(_ field: Int, _: Date.Type) -> Date? {
+    @_spi(CofferGenerated) public mutating func take(_ field: Int, _: Date.Type) -> Date? {
         take(field, Double.self).map(Date.init(timeIntervalSinceReferenceDate:))
     }
 
@@ -180,11 +205,13 @@ extension RecordReader {
     /// stored_token = reader.take(6, UUID.self)   // generated
     /// ```
     @_spi(CofferGenerated) @inlinable @inline(__always)
-    public mutating func take(_ field: Int, _: UUID.Type) -> UUID? {
+    @_spi(CofferGenerated) public mutating func take(_ field: Int, _: UUID.Type) -> UUID? {
         guard let payload = straightFixed(field, .uuid, size: 16) else { return nil }
         var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(start: base + payload, count: 16)) }
-        return UUID(uuid: value)
+        let uuid = UUID(uuid: value)
+        assert(fieldLoopAgrees(from: payload &- 2, field: field, uuid))
+        return uuid
     }
 
     /// Reads the next field as a signed integer type; a stored value outside the type's range
@@ -194,13 +221,14 @@ extension RecordReader {
     /// stored_age = reader.take(2, Int.self)   // generated
     /// ```
     @_spi(CofferGenerated) @inlinable @inline(__always)
-    public mutating func take<V: RecordValue & FixedWidthInteger & SignedInteger>(_ field: Int, _: V.Type) -> V? {
+    @_spi(CofferGenerated) public mutating func take<V: RecordValue & FixedWidthInteger & SignedInteger>(_ field: Int, _: V.Type) -> V? {
         let start = offset
         guard let wide = straightSigned(field) else { return nil }
         guard let value = V(exactly: wide) else {
             offset = start
             return nil
         }
+        assert(fieldLoopAgrees(from: start, field: field, value))
         return value
     }
 
@@ -211,13 +239,14 @@ extension RecordReader {
     /// stored_count = reader.take(2, UInt32.self)   // generated
     /// ```
     @_spi(CofferGenerated) @inlinable @inline(__always)
-    public mutating func take<V: RecordValue & FixedWidthInteger & UnsignedInteger>(_ field: Int, _: V.Type) -> V? {
+    @_spi(CofferGenerated) public mutating func take<V: RecordValue & FixedWidthInteger & UnsignedInteger>(_ field: Int, _: V.Type) -> V? {
         let start = offset
         guard let wide = straightUnsigned(field) else { return nil }
         guard let value = V(exactly: wide) else {
             offset = start
             return nil
         }
+        assert(fieldLoopAgrees(from: start, field: field, value))
         return value
     }
 }

@@ -28,7 +28,7 @@ public struct _RecordReader {
     /// Stored property id for each schema position (the writer's table), for ``enter(_:)``.
     @usableFromInline let storedIds: UnsafePointer<UInt16>
     /// The format 2 tag of each schema position without its kind bits (see
-    /// `EntityBinding.tagBases`), for the straight path.
+    /// `RecordLayout.tagBases`), for the straight path.
     @usableFromInline let tagBases: UnsafePointer<UInt32>
     /// Whether the record is in format 2 (else format 1).
     @usableFromInline let compact: Bool
@@ -42,45 +42,46 @@ public struct _RecordReader {
     /// Set when ``nextField()`` skipped a field of a property the schema does not have: a
     /// put of the decoded object carries such fields into its new record.
     @usableFromInline var skippedUnknownField = false
-    let binding: Unmanaged<EntityBinding>
+    /// The entity's layout, unretained: a reader lives inside a call that holds it.
+    let layout: Unmanaged<RecordLayout>
     /// The id of the object the record belongs to.
     @usableFromInline let id: Id
 
-    init(bytes: UnsafeRawBufferPointer, binding: EntityBinding, id: Id) throws {
+    init(bytes: UnsafeRawBufferPointer, layout: RecordLayout, id: Id) throws {
         guard let base = bytes.baseAddress, bytes.count >= 1 else {
-            throw CofferError.corruptRecord(entity: binding.schema.name, id: id, reason: "the record is empty")
+            throw CofferError.corruptRecord(entity: layout.entityName, id: id, reason: "the record is empty")
         }
         let version = base.load(as: UInt8.self)
         guard version == recordFormatVersion || version == legacyRecordFormatVersion else {
             throw CofferError.corruptRecord(
-                entity: binding.schema.name, id: id, reason: "unknown record format version \(version)")
+                entity: layout.entityName, id: id, reason: "unknown record format version \(version)")
         }
         self.base = base
         self.end = bytes.count
         self.offset = 1
-        self.positions = UnsafePointer(binding.positionsByStoredId)
-        self.positionCount = binding.positionCount
-        self.storedIds = UnsafePointer(binding.storedIds)
-        self.tagBases = UnsafePointer(binding.tagBases)
+        self.positions = UnsafePointer(layout.positionsByStoredId)
+        self.positionCount = layout.positionCount
+        self.storedIds = UnsafePointer(layout.storedIds)
+        self.tagBases = UnsafePointer(layout.tagBases)
         self.compact = version == recordFormatVersion
         self.straightEnd = compact ? bytes.count : 0
-        self.binding = Unmanaged.passUnretained(binding)
+        self.layout = Unmanaged.passUnretained(layout)
         self.id = id
     }
 
     /// A reader positioned on one field, for reading a single value (property queries).
-    init(field: RecordFields.Field, position: Int, binding: EntityBinding, id: Id) {
+    init(field: RecordFields.Field, position: Int, layout: RecordLayout, id: Id) {
         self.base = field.payload.baseAddress ?? emptyPayloadBase
         self.end = field.payload.count
         self.offset = field.payload.count
-        self.positions = UnsafePointer(binding.positionsByStoredId)
-        self.positionCount = binding.positionCount
-        self.storedIds = UnsafePointer(binding.storedIds)
-        self.tagBases = UnsafePointer(binding.tagBases)
+        self.positions = UnsafePointer(layout.positionsByStoredId)
+        self.positionCount = layout.positionCount
+        self.storedIds = UnsafePointer(layout.storedIds)
+        self.tagBases = UnsafePointer(layout.tagBases)
         // Positioned past the end: there is no next field to parse in either format.
         self.compact = true
         self.straightEnd = 0
-        self.binding = Unmanaged.passUnretained(binding)
+        self.layout = Unmanaged.passUnretained(layout)
         self.id = id
         self.kind = field.kind
         self.payload = 0
@@ -95,13 +96,14 @@ public struct _RecordReader {
     /// while let field = try reader.nextField() { ... }
     /// ```
     @_spi(CofferGenerated) @inlinable
-    public mutating func nextField() throws -> Int? {
+    @_spi(CofferGenerated) public mutating func nextField() throws -> Int? {
         while offset < end {
             let header: FieldHeader
             switch FieldHeader.parse(base, at: offset, end: end, compact: compact) {
             case .success(let parsed): header = parsed
             case .failure(let damage): throw corrupt(damage.reason)
             }
+            assert(header.payloadStart > offset && header.payloadEnd <= end, "a parsed field lies after its header and inside the record")
             offset = header.payloadEnd
             let storedId = header.fieldId
             let kind = header.kind
@@ -136,7 +138,7 @@ public struct _RecordReader {
     /// while let field = try reader.nextField() { ... }   // anything left
     /// ```
     @_spi(CofferGenerated) @inlinable @inline(__always)
-    public mutating func enter(_ field: Int) -> Bool {
+    @_spi(CofferGenerated) public mutating func enter(_ field: Int) -> Bool {
         guard offset < end, case .success(let header) = FieldHeader.parse(base, at: offset, end: end, compact: compact),
               header.fieldId == Int(storedIds[field]) else { return false }
         kind = header.kind
@@ -153,7 +155,7 @@ public struct _RecordReader {
     /// case 2: age = try reader.value(Int.self)
     /// ```
     @_spi(CofferGenerated) @inlinable @inline(__always)
-    public func value<V: RecordValue>(_ type: V.Type) throws -> V {
+    @_spi(CofferGenerated) public func value<V: RecordValue>(_ type: V.Type) throws -> V {
         guard let value = V.cofferRead(from: self) else { throw mismatch(String(describing: V.self)) }
         return value
     }
@@ -164,7 +166,7 @@ public struct _RecordReader {
     /// case 4: color = try reader.value(Color.self)
     /// ```
     @_spi(CofferGenerated) @inlinable @inline(__always)
-    public func value<V: RawRepresentable>(_ type: V.Type) throws -> V where V.RawValue: RecordValue {
+    @_spi(CofferGenerated) public func value<V: RawRepresentable>(_ type: V.Type) throws -> V where V.RawValue: RecordValue {
         guard let raw = V.RawValue.cofferRead(from: self) else { throw mismatch(String(describing: V.self)) }
         guard let value = V(rawValue: raw) else {
             throw corrupt("\(V.self) has no case with raw value \(raw)")
@@ -178,24 +180,23 @@ public struct _RecordReader {
     /// firstName: try firstName ?? reader.missing(1)
     /// ```
     @_spi(CofferGenerated) public func missing<T>(_ field: Int) throws -> T {
-        let schema = binding.takeUnretainedValue().schema
+        let layout = layout.takeUnretainedValue()
         throw CofferError.corruptRecord(
-            entity: schema.name, id: id,
-            reason: "no stored value for the non-optional property \(schema.properties[field].name), which has no default value")
+            entity: layout.entityName, id: id,
+            reason: "no stored value for the non-optional property \(layout.propertyName(field)), which has no default value")
     }
 
     @usableFromInline
     func corrupt(_ reason: String) -> CofferError {
-        CofferError.corruptRecord(entity: binding.takeUnretainedValue().schema.name, id: id, reason: reason)
+        CofferError.corruptRecord(entity: layout.takeUnretainedValue().entityName, id: id, reason: reason)
     }
 
     @usableFromInline
     func mismatch(_ type: String) -> CofferError {
-        let schema = binding.takeUnretainedValue().schema
-        let name = field < schema.properties.count ? schema.properties[field].name : "#\(field)"
+        let layout = layout.takeUnretainedValue()
         return CofferError.corruptRecord(
-            entity: schema.name, id: id,
-            reason: "property \(name) holds a \(kind) value, which cannot be read as \(type)")
+            entity: layout.entityName, id: id,
+            reason: "property \(layout.propertyName(field)) holds a \(kind) value, which cannot be read as \(type)")
     }
 
     // MARK: Typed payload access used by RecordValue conformances

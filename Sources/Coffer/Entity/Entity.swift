@@ -49,8 +49,7 @@ public protocol Entity: Sendable {
 
     /// Writes every stored property except `id` into a record (generated). Never modifies
     /// `entity`: it is `inout` so that generic callers pass the object by address (a
-    /// by-value argument of a generic type is copied and destroyed, about 150 instructions
-    /// per put).
+    /// by-value argument of a generic type is copied and destroyed on every put).
     ///
     /// ```swift
     /// Person._cofferEncode(&person, to: &writer)

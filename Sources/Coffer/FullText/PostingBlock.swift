@@ -203,8 +203,11 @@ enum PostingBlock {
         private var firstId: Id = 0
         private var lastId: Id = 0
 
-        /// Appends one entry; `id` must be above the previous entry's.
+        /// Appends one entry; `id` must be above the previous entry's, and `positions` a
+        /// non-empty encoding.
         mutating func append(_ id: Id, positions: UnsafeRawBufferPointer) {
+            assert(current.isEmpty && blocks.isEmpty || id > lastId, "posting ids must be appended in ascending order")
+            assert(!positions.isEmpty && positions[positions.count - 1] < 0x80, "an entry needs complete positions")
             let length = UInt64(positions.count)
             let size = PostingBlock.varintSize(current.isEmpty ? 0 : id &- lastId) + PostingBlock.varintSize(length) + positions.count
             if !current.isEmpty, current.count + size > PostingBlock.targetSize {
@@ -227,7 +230,34 @@ enum PostingBlock {
         mutating func finish() -> [(firstId: Id, bytes: [UInt8])] {
             if !current.isEmpty { blocks.append((firstId, current)) }
             current = []
+            checkInvariants()
             return blocks
+        }
+
+        /// Checks, in debug builds, that the finished blocks keep the invariants of a stored
+        /// block (see ``PostingBlock``): each reads back entry by entry, non-empty, its ids
+        /// ascending and below the next block's first id. The entries came from this writer,
+        /// so a violation is a bug here, never damage on disk.
+        func checkInvariants() {
+            #if DEBUG
+            var previous: Id?
+            for block in blocks {
+                if let previous { assert(block.firstId > previous, "posting blocks overlap") }
+                block.bytes.withUnsafeBytes { bytes in
+                    do {
+                        var reader = try Reader(bytes, firstId: block.firstId)
+                        var entries = 0
+                        while let entry = try reader.next() {
+                            entries += 1
+                            previous = entry.id
+                        }
+                        assert(entries > 0, "a posting block without entries")
+                    } catch {
+                        assertionFailure("a posting block written here does not read back")
+                    }
+                }
+            }
+            #endif
         }
     }
 }

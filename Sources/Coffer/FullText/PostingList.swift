@@ -3,7 +3,8 @@
 ///
 /// Invariants: `ids` strictly ascending; `counts` empty or one per id; `positionEnds` empty
 /// or one per id, the positions of `ids[i]` being `positions[start(i)..<positionEnds[i]]`,
-/// ascending.
+/// ascending as written (decoding does not check their order). ``checkInvariants()`` checks
+/// the rest in debug builds.
 struct PostingList {
     /// How much a read decodes: ids only (a match), occurrence counts (ranking), or
     /// positions (phrases).
@@ -41,9 +42,34 @@ struct PostingList {
                 positionEnds.append(positions.count)
             }
         }
+        checkInvariants()
     }
 
     init() {}
+
+    /// Checks the invariants above in debug builds (nothing in release), and that counts
+    /// and positions agree: with both, an id's count is the number of its positions. Every
+    /// list is built here from checked input (decoded blocks, whose order the reader checks,
+    /// or postings of tokenized records), so a violation is a bug, never damage on disk.
+    func checkInvariants() {
+        #if DEBUG
+        assert(zip(ids, ids.dropFirst()).allSatisfy { $0 < $1 }, "posting ids must ascend strictly")
+        assert(counts.isEmpty || counts.count == ids.count, "one count per id")
+        assert(counts.allSatisfy { $0 > 0 }, "an id in a posting list occurs at least once")
+        guard !positionEnds.isEmpty else {
+            assert(positions.isEmpty, "positions without their ends")
+            return
+        }
+        assert(positionEnds.count == ids.count, "one position range per id")
+        assert(positionEnds.last == positions.count, "the last position range ends the positions")
+        for i in ids.indices {
+            let start = i == 0 ? 0 : positionEnds[i - 1]
+            assert(start <= positionEnds[i], "position ranges must not overlap")
+            // (Not that positions ascend: they are decoded from gaps on disk without a check.)
+            assert(counts.isEmpty || counts[i] == positionEnds[i] - start, "an id's count must be its number of positions")
+        }
+        #endif
+    }
 
     /// The objects in any of `lists`, counts added and positions merged.
     static func union(_ lists: [PostingList]) -> PostingList {
@@ -95,6 +121,7 @@ struct PostingList {
                 j += 1
             }
         }
+        result.checkInvariants()
         return result
     }
 

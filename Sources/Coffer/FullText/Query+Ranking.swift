@@ -57,7 +57,7 @@ extension Query {
             let start = min(offset, ranked.count)
             let end = limit.map { ranked.count - start > $0 ? start + $0 : ranked.count } ?? ranked.count
             return try ranked[start..<end].map { match, score in
-                var reader = try RecordReader(bytes: match.record, binding: binding, id: match.id)
+                var reader = try RecordReader(bytes: match.record, layout: binding, id: match.id)
                 return (try E._cofferDecode(id: match.id, from: &reader), score)
             }
         }

@@ -115,7 +115,7 @@ extension Transaction {
 
     /// Adds the postings of object `id`, which has none in the index.
     func addText(_ text: String, of id: Id, to index: TextIndexBinding) throws {
-        let buffer = textBuffer(index)
+        let buffer = pendingText.buffer(for: index)
         let length = buffer.addText(text, of: id)
         guard length > 0 else { return }
         buffer.documentDelta += 1
@@ -128,7 +128,7 @@ extension Transaction {
     /// next flush), and keeps the length entry and the statistics.
     func updateTextIndex(_ index: TextIndexBinding, id: Id, old: TextIndexBinding.Postings, new: TextIndexBinding.Postings) throws {
         guard old != new else { return }
-        let buffer = textBuffer(index)
+        let buffer = pendingText.buffer(for: index)
         for (term, _) in old where new[term] == nil { buffer.remove(term, of: id) }
         for (term, positions) in new where old[term] != positions { buffer.set(term, of: id, positions: positions) }
         let oldLength = old.values.reduce(0) { $0 + $1.count }
@@ -157,7 +157,7 @@ extension Transaction {
                 if entry.id >= id { break }
             }
         }
-        let buffer = textBuffer(index)
+        let buffer = pendingText.buffer(for: index)
         for term in terms { buffer.remove(term, of: id) }
         try flushTextIndexes()
         try deleteTextKey(index, TextIndexBinding.lengthKey(id))
@@ -242,7 +242,7 @@ extension Transaction {
 
     /// Fills the index from every stored record (a new index, or a new tokenizer).
     func buildTextIndex(_ index: TextIndexBinding, binding: EntityBinding) throws {
-        discardTextBuffer(index.database)
+        pendingText.discard(index.database)
         try check(mdb_drop(txn, index.database, 0), "clearing the full-text index on \(index.propertyName)")
         let name = binding.schema.name
         try withCursor(binding.table, "building the full-text index on \(name).\(index.propertyName)") { cursor in

@@ -159,38 +159,25 @@ final class TextIndexBuffer {
 }
 
 extension Transaction {
-    /// The pending changes of `index` in this transaction (created on first use).
-    func textBuffer(_ index: TextIndexBinding) -> TextIndexBuffer {
-        if let buffer = textBuffers[index.database] { return buffer }
-        let buffer = TextIndexBuffer(index: index)
-        textBuffers[index.database] = buffer
-        return buffer
-    }
-
     /// Writes every pending full-text change into LMDB. Called before any read of a
     /// full-text index in this transaction and before the transaction commits.
     func flushTextIndexes() throws {
-        guard !textBuffers.isEmpty else { return }
-        for (database, buffer) in textBuffers {
+        guard !pendingText.isEmpty else { return }
+        for (database, buffer) in pendingText.all {
             try flush(buffer)
             // Dropped only once merged: after a failure (which a caller inside the write may
             // catch) the buffer is still there, so the commit's flush merges it again —
             // merging is idempotent, the latest entry per id wins and the statistics are
             // written last — and fails again rather than commit an index without it.
-            textBuffers[database] = nil
+            pendingText.discard(database)
         }
     }
 
     /// Flushes one buffer when it has grown large.
     func flushTextIndexIfLarge(_ index: TextIndexBinding) throws {
-        guard let buffer = textBuffers[index.database], buffer.entryCount >= TextIndexBuffer.flushThreshold else { return }
+        guard let buffer = pendingText.largeBuffer(of: index) else { return }
         try flush(buffer)
-        textBuffers[index.database] = nil
-    }
-
-    /// Forgets the pending changes of an index that is being cleared or deleted.
-    func discardTextBuffer(_ database: MDB_dbi) {
-        textBuffers[database] = nil
+        pendingText.discard(index.database)
     }
 
     private func flush(_ buffer: TextIndexBuffer) throws {
@@ -215,67 +202,92 @@ extension Transaction {
     /// cut into blocks of `PostingBlock.targetSize`.
     private func merge(_ postings: TermPostings, term: String, into index: TextIndexBinding, cursor: Cursor) throws {
         let order = postings.latestInIdOrder()
-        let prefix = PostingBlock.termPrefix(term)
-        func blockId(_ entry: Cursor.Entry?) throws -> Id? {
-            guard let entry, entry.key.starts(with: prefix) else { return nil }
-            guard let id = PostingBlock.firstId(of: entry.key, prefix: prefix) else { throw index.damage(term: term) }
-            return id
-        }
+        let blocks = TermBlocks(term: term, prefix: PostingBlock.termPrefix(term), index: index)
         var next = 0
         while next < order.count {
-            let id = postings.id(order[next])
-            // The block holding `id`'s place, and the first id of the block after it.
-            var block: Cursor.Entry?
-            var blockFirstId: Id?
-            var following: Id?
-            let target = PostingBlock.key(term, id)
-            let atOrAfter = try cursor.seek(target)
-            if let found = try blockId(atOrAfter), found == id {
-                block = atOrAfter
-                blockFirstId = found
-                following = try blockId(try cursor.next())
-            } else {
-                following = try blockId(atOrAfter)
-                let before = atOrAfter == nil ? try cursor.last() : try cursor.previous()
-                if let found = try blockId(before) {
-                    block = before
-                    blockFirstId = found
-                }
-            }
+            let place = try blocks.place(of: postings.id(order[next]), cursor: cursor)
+            // The pending entries of this block: those below the first id of the next one.
             var end = next
-            while end < order.count, following.map({ postings.id(order[end]) < $0 }) ?? true { end += 1 }
-
-            // Merge the block's entries with the pending ones, in id order.
-            var writer = PostingBlock.Writer()
-            try postings.bytes.withUnsafeBytes { pendingBytes in
-                var stored: PostingBlock.Reader?
-                var current: (id: Id, positions: Range<Int>)?
-                if let block, let blockFirstId {
-                    stored = try index.reader(block.value, firstId: blockFirstId, term: term)
-                    current = try index.next(&stored!, term: term)
-                }
-                var pending = next
-                while current != nil || pending < end {
-                    if let entry = current, pending == end || entry.id < postings.id(order[pending]) {
-                        writer.append(entry.id, positions: UnsafeRawBufferPointer(rebasing: stored!.bytes[entry.positions]))
-                        current = try index.next(&stored!, term: term)
-                        continue
-                    }
-                    let entry = order[pending]
-                    let pendingId = postings.id(entry)
-                    if current?.id == pendingId { current = try index.next(&stored!, term: term) }   // replaced or removed
-                    let range = postings.positions(at: entry)
-                    if !range.isEmpty { writer.append(pendingId, positions: UnsafeRawBufferPointer(rebasing: pendingBytes[range])) }
-                    pending += 1
-                }
-                // Entries of the block after the last pending one must stay below `following`:
-                // they do, the block's ids are below it by the block invariant.
-            }
-            let blocks = writer.finish()
-            if let blockFirstId { try deleteTextKey(index, PostingBlock.key(term, blockFirstId)) }
-            for (firstId, bytes) in blocks { try putTextKey(index, PostingBlock.key(term, firstId), bytes) }
+            while end < order.count, place.following.map({ postings.id(order[end]) < $0 }) ?? true { end += 1 }
+            let merged = try blocks.merge(place, with: postings, order: order, pending: next..<end)
+            if let firstId = place.firstId { try deleteTextKey(index, PostingBlock.key(term, firstId)) }
+            for (firstId, bytes) in merged { try putTextKey(index, PostingBlock.key(term, firstId), bytes) }
             next = end
         }
+    }
+}
+
+/// Where a pending id goes among a term's stored blocks.
+private struct BlockPlace {
+    /// The stored block holding the id's place, and its first id; nil before the first block.
+    var block: Cursor.Entry?
+    var firstId: Id?
+    /// The first id of the block after it; nil after the last block.
+    var following: Id?
+}
+
+/// The stored posting blocks of one term (keys `prefix` + a block's first id), read through
+/// a cursor on the index, and merged with pending postings.
+private struct TermBlocks {
+    let term: String
+    let prefix: [UInt8]
+    let index: TextIndexBinding
+
+    /// The first id of the block `entry` is, or nil when it is no block of this term.
+    @inline(__always)
+    func firstId(_ entry: Cursor.Entry?) throws -> Id? {
+        guard let entry, entry.key.starts(with: prefix) else { return nil }
+        guard let id = PostingBlock.firstId(of: entry.key, prefix: prefix) else { throw index.damage(term: term) }
+        return id
+    }
+
+    /// The block holding `id`'s place: the one that starts at `id`, else the one before
+    /// the first block after `id`.
+    @inline(__always)
+    func place(of id: Id, cursor: Cursor) throws -> BlockPlace {
+        let atOrAfter = try cursor.seek(PostingBlock.key(term, id))
+        if let found = try firstId(atOrAfter), found == id {
+            return BlockPlace(block: atOrAfter, firstId: found, following: try firstId(try cursor.next()))
+        }
+        let following = try firstId(atOrAfter)
+        let before = atOrAfter == nil ? try cursor.last() : try cursor.previous()
+        guard let found = try firstId(before) else { return BlockPlace(block: nil, firstId: nil, following: following) }
+        return BlockPlace(block: before, firstId: found, following: following)
+    }
+
+    /// The entries of `place`'s block merged with the pending ones (`pending`, positions in
+    /// `order`), in id order, cut into blocks: a pending entry replaces the stored one of its
+    /// id, and one without positions removes it.
+    @inline(__always)
+    func merge(_ place: BlockPlace, with postings: TermPostings, order: [Int],
+               pending: Range<Int>) throws -> [(firstId: Id, bytes: [UInt8])] {
+        var writer = PostingBlock.Writer()
+        try postings.bytes.withUnsafeBytes { pendingBytes in
+            var stored: PostingBlock.Reader?
+            var current: (id: Id, positions: Range<Int>)?
+            if let block = place.block, let blockFirstId = place.firstId {
+                stored = try index.reader(block.value, firstId: blockFirstId, term: term)
+                current = try index.next(&stored!, term: term)
+            }
+            var next = pending.lowerBound
+            let end = pending.upperBound
+            while current != nil || next < end {
+                if let entry = current, next == end || entry.id < postings.id(order[next]) {
+                    writer.append(entry.id, positions: UnsafeRawBufferPointer(rebasing: stored!.bytes[entry.positions]))
+                    current = try index.next(&stored!, term: term)
+                    continue
+                }
+                let entry = order[next]
+                let pendingId = postings.id(entry)
+                if current?.id == pendingId { current = try index.next(&stored!, term: term) }   // replaced or removed
+                let range = postings.positions(at: entry)
+                if !range.isEmpty { writer.append(pendingId, positions: UnsafeRawBufferPointer(rebasing: pendingBytes[range])) }
+                next += 1
+            }
+            // Entries of the block after the last pending one must stay below `following`:
+            // they do, the block's ids are below it by the block invariant.
+        }
+        return writer.finish()
     }
 }
 

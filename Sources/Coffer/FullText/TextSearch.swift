@@ -162,6 +162,8 @@ indirect enum TextSearch: Sendable, Equatable {
             }
         }
 
+        /// The search's tokens: phrases, parentheses, `-`, operators, and words (each
+        /// possibly after a `name:`).
         func tokenize() throws -> [Token] {
             var tokens: [Token] = []
             var characters = Array(text)[...]
@@ -169,62 +171,86 @@ indirect enum TextSearch: Sendable, Equatable {
                 if first.isWhitespace {
                     characters.removeFirst()
                 } else if first == "\"" {
+                    tokens.append(try phrase(&characters))
+                } else if let punctuation = Self.punctuation[first] {
                     characters.removeFirst()
-                    guard let end = characters.firstIndex(of: "\"") else { throw failure("a quote is not closed") }
-                    let phrase = String(characters[..<end])
-                    guard phrase.contains(where: { $0.isLetter || $0.isNumber }) else { throw failure("the phrase \"\(phrase)\" has no words") }
-                    tokens.append(.phrase(phrase))
-                    characters = characters[characters.index(after: end)...]
-                } else if first == "(" {
-                    characters.removeFirst()
-                    tokens.append(.open)
-                } else if first == ")" {
-                    characters.removeFirst()
-                    tokens.append(.close)
-                } else if first == "-" {
-                    characters.removeFirst()
-                    tokens.append(.minus)
+                    tokens.append(punctuation)
                 } else {
-                    var word = ""
-                    while let next = characters.first, !next.isWhitespace, !"\"()".contains(next) {
-                        word.append(next)
-                        characters.removeFirst()
-                    }
-                    switch word {
-                    case "AND": tokens.append(.and)
-                    case "OR": tokens.append(.or)
-                    case "NOT": tokens.append(.not)
-                    case "NEAR": tokens.append(.near(TextSearch.defaultNearDistance))
-                    case _ where word.hasPrefix("NEAR/"):
-                        let digits = word.dropFirst(5)
-                        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber),
-                              let distance = Int(digits), distance <= Int(Int32.max) else {
-                            throw failure("'\(word)': NEAR/ needs a distance in terms, a whole number from 0 to \(Int32.max)")
-                        }
-                        tokens.append(.near(distance))
-                    default:
-                        if let colon = word.firstIndex(of: ":"), Self.isFieldName(word[..<colon]) {
-                            tokens.append(.field(String(word[..<colon])))
-                            word = String(word[word.index(after: colon)...])
-                            if word.isEmpty {
-                                // `name:"a phrase"`: the quote follows the colon directly.
-                                guard characters.first == "\"" else {
-                                    throw failure("'\(tokens.last.map(describe) ?? "")' needs a word or phrase right after the colon")
-                                }
-                                continue
-                            }
-                        }
-                        let prefix = word.hasSuffix("*")
-                        let body = prefix ? String(word.dropLast()) : word
-                        guard body.contains(where: { $0.isLetter || $0.isNumber }) else {
-                            throw failure("'\(word)' has no letters or digits to search for")
-                        }
-                        guard !body.contains("*") else { throw failure("'\(word)': '*' may only end a word") }
-                        tokens.append(.word(body, prefix: prefix))
+                    let word = Self.word(&characters)
+                    if let keyword = try keyword(word) {
+                        tokens.append(keyword)
+                    } else {
+                        try appendTerm(word, to: &tokens, followedBy: characters.first)
                     }
                 }
             }
             return tokens
+        }
+
+        /// The characters that are tokens by themselves.
+        static let punctuation: [Character: Token] = ["(": .open, ")": .close, "-": .minus]
+
+        /// The quoted phrase `characters` starts with; it must be closed and hold a word.
+        func phrase(_ characters: inout ArraySlice<Character>) throws -> Token {
+            characters.removeFirst()
+            guard let end = characters.firstIndex(of: "\"") else { throw failure("a quote is not closed") }
+            let phrase = String(characters[..<end])
+            guard phrase.contains(where: { $0.isLetter || $0.isNumber }) else { throw failure("the phrase \"\(phrase)\" has no words") }
+            characters = characters[characters.index(after: end)...]
+            return .phrase(phrase)
+        }
+
+        /// The run of characters up to whitespace, a quote or a parenthesis.
+        static func word(_ characters: inout ArraySlice<Character>) -> String {
+            var word = ""
+            while let next = characters.first, !next.isWhitespace, !"\"()".contains(next) {
+                word.append(next)
+                characters.removeFirst()
+            }
+            return word
+        }
+
+        /// The operator `word` spells (`AND`, `OR`, `NOT`, `NEAR`, `NEAR/n`), or nil for a term.
+        func keyword(_ word: String) throws -> Token? {
+            switch word {
+            case "AND": return .and
+            case "OR": return .or
+            case "NOT": return .not
+            case "NEAR": return .near(TextSearch.defaultNearDistance)
+            case _ where word.hasPrefix("NEAR/"):
+                let digits = word.dropFirst(5)
+                guard !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber),
+                      let distance = Int(digits), distance <= Int(Int32.max) else {
+                    throw failure("'\(word)': NEAR/ needs a distance in terms, a whole number from 0 to \(Int32.max)")
+                }
+                return .near(distance)
+            default:
+                return nil
+            }
+        }
+
+        /// A term: a word or prefix (`word*`), possibly after a property name (`name:word`).
+        /// `name:` alone must be followed directly by a quoted phrase (`next`).
+        func appendTerm(_ word: String, to tokens: inout [Token], followedBy next: Character?) throws {
+            var word = word
+            if let colon = word.firstIndex(of: ":"), Self.isFieldName(word[..<colon]) {
+                tokens.append(.field(String(word[..<colon])))
+                word = String(word[word.index(after: colon)...])
+                if word.isEmpty {
+                    // `name:"a phrase"`: the quote follows the colon directly.
+                    guard next == "\"" else {
+                        throw failure("'\(tokens.last.map(describe) ?? "")' needs a word or phrase right after the colon")
+                    }
+                    return
+                }
+            }
+            let prefix = word.hasSuffix("*")
+            let body = prefix ? String(word.dropLast()) : word
+            guard body.contains(where: { $0.isLetter || $0.isNumber }) else {
+                throw failure("'\(word)' has no letters or digits to search for")
+            }
+            guard !body.contains("*") else { throw failure("'\(word)': '*' may only end a word") }
+            tokens.append(.word(body, prefix: prefix))
         }
 
         /// A property name before `:`: a letter or `_`, then letters, digits or `_` (so

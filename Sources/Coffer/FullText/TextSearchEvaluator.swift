@@ -299,6 +299,7 @@ extension Transaction {
             }
         }
         if !list.isEmpty { lists.append(list) }
+        for list in lists { list.checkInvariants() }
         return PostingList.union(lists)
     }
 

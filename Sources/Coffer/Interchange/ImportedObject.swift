@@ -140,7 +140,6 @@ struct ImportedObject {
         }
     }
 
-    /// The first key an object inside `node` (at any depth) gives twice.
     /// Whether a `.json` property holds a `JSONValue` (any JSON), not an array of embedded
     /// values (stored as a document of the same type).
     static func isJSONValue(_ property: PropertySchema) -> Bool {
@@ -150,6 +149,7 @@ struct ImportedObject {
         return type == "JSONValue"
     }
 
+    /// The first key an object inside `node` (at any depth) gives twice.
     private static func repeatedKey(in node: JSONNode) -> String? {
         switch node {
         case .array(let elements):
@@ -177,37 +177,70 @@ struct ImportedObject {
     }
 
     private static func value(_ node: JSONNode, of property: PropertySchema, schema: EntitySchema) throws(ImportProblem) -> Value {
-        func mismatch(_ wanted: String) -> ImportProblem {
+        try ValueReader(node: node, property: property, schema: schema).read()
+    }
+}
+
+extension ImportedObject {
+    /// Converts one JSON value to the stored value of one property, with the checks the
+    /// property's type needs. Every refusal names the property, its type and the value given
+    /// (the whole value, also when one element of it is wrong).
+    private struct ValueReader {
+        let node: JSONNode
+        let property: PropertySchema
+        let schema: EntitySchema
+
+        func read() throws(ImportProblem) -> Value {
+            if property.flags.contains(.relation) { return try relationTarget() }
+            switch property.type {
+            case .bool: return try bool()
+            case .int8: return .signed(try signed(node, in: Int64(Int8.min)...Int64(Int8.max)))
+            case .int16: return .signed(try signed(node, in: Int64(Int16.min)...Int64(Int16.max)))
+            case .int32: return .signed(try signed(node, in: Int64(Int32.min)...Int64(Int32.max)))
+            case .int64, .int: return .signed(try signed(node, in: Int64.min...Int64.max))
+            case .uint8, .uint16, .uint32, .uint64, .uint: return try unsigned()
+            case .float:
+                // A Float stored from a wider number keeps the nearest Float (as assigning in Swift does).
+                return .float(Float(try double(node)))
+            case .double: return .double(try double(node))
+            case .string: return try text()
+            case .date: return try date()
+            case .data: return try data()
+            case .uuid: return try uuid()
+            case .stringArray: return try strings()
+            case .intArray: return try integers()
+            case .doubleArray: return try doubles()
+            case .json: return try document()
+            case .stringDictionary, .intDictionary, .doubleDictionary, .boolDictionary: return try dictionary()
+            case .boolArray, .int8Array, .int16Array, .int32Array, .int64Array, .uintArray, .uint8Array, .uint16Array,
+                 .uint32Array, .uint64Array, .floatArray, .dateArray, .uuidArray:
+                return try typedArray()
+            }
+        }
+
+        private func mismatch(_ wanted: String) -> ImportProblem {
             ImportProblem("\(schema.name).\(property.storedName) is \(property.swiftType), so it needs \(wanted), not \(node.text)")
         }
-        func signed(_ node: JSONNode, in bounds: ClosedRange<Int64>) throws(ImportProblem) -> Int64 {
+
+        /// A `ToOne`: the target's id.
+        private func relationTarget() throws(ImportProblem) -> Value {
+            guard case .number(let number) = node, let id = number.uint64, id >= 1 else { throw mismatch("the target's id (an integer from 1) or null") }
+            return .unsigned(id)
+        }
+
+        private func bool() throws(ImportProblem) -> Value {
+            guard case .bool(let flag) = node else { throw mismatch("true or false") }
+            return .bool(flag)
+        }
+
+        private func signed(_ node: JSONNode, in bounds: ClosedRange<Int64>) throws(ImportProblem) -> Int64 {
             guard case .number(let number) = node, let integer = number.int64, bounds.contains(integer) else {
                 throw mismatch("an integer within \(bounds.lowerBound)...\(bounds.upperBound)")
             }
             return integer
         }
-        func double(_ node: JSONNode) throws(ImportProblem) -> Double {
-            switch node {
-            case .number(let number): return number.double
-            case .string(let text):
-                guard let number = DocumentCodec.nonFinite(text) else { throw mismatch("a number (or \"nan\", \"inf\", \"-inf\")") }
-                return number
-            default: throw mismatch("a number (or \"nan\", \"inf\", \"-inf\")")
-            }
-        }
-        if property.flags.contains(.relation) {
-            guard case .number(let number) = node, let id = number.uint64, id >= 1 else { throw mismatch("the target's id (an integer from 1) or null") }
-            return .unsigned(id)
-        }
-        switch property.type {
-        case .bool:
-            guard case .bool(let flag) = node else { throw mismatch("true or false") }
-            return .bool(flag)
-        case .int8: return .signed(try signed(node, in: Int64(Int8.min)...Int64(Int8.max)))
-        case .int16: return .signed(try signed(node, in: Int64(Int16.min)...Int64(Int16.max)))
-        case .int32: return .signed(try signed(node, in: Int64(Int32.min)...Int64(Int32.max)))
-        case .int64, .int: return .signed(try signed(node, in: Int64.min...Int64.max))
-        case .uint8, .uint16, .uint32, .uint64, .uint:
+
+        private func unsigned() throws(ImportProblem) -> Value {
             let maximum: UInt64 = switch property.type {
             case .uint8: UInt64(UInt8.max)
             case .uint16: UInt64(UInt16.max)
@@ -218,16 +251,26 @@ struct ImportedObject {
                 throw mismatch("an integer within 0...\(maximum)")
             }
             return .unsigned(integer)
-        case .float:
-            let wide = try double(node)
-            // A Float stored from a wider number keeps the nearest Float (as assigning in Swift does).
-            return .float(Float(wide))
-        case .double:
-            return .double(try double(node))
-        case .string:
+        }
+
+        /// A number, or the string of a non-finite one.
+        private func double(_ node: JSONNode) throws(ImportProblem) -> Double {
+            switch node {
+            case .number(let number): return number.double
+            case .string(let text):
+                guard let number = DocumentCodec.nonFinite(text) else { throw mismatch("a number (or \"nan\", \"inf\", \"-inf\")") }
+                return number
+            default: throw mismatch("a number (or \"nan\", \"inf\", \"-inf\")")
+            }
+        }
+
+        private func text() throws(ImportProblem) -> Value {
             guard case .string(let text) = node else { throw mismatch("a string") }
             return .text(text)
-        case .date:
+        }
+
+        /// ISO 8601 text or seconds since 2001-01-01.
+        private func date() throws(ImportProblem) -> Value {
             switch node {
             case .string(let text):
                 // A date of non-finite seconds is exported as its number's string ("nan").
@@ -238,19 +281,27 @@ struct ImportedObject {
             default:
                 throw mismatch("an ISO 8601 date or seconds since 2001-01-01")
             }
-        case .data:
+        }
+
+        private func data() throws(ImportProblem) -> Value {
             guard case .string(let text) = node, let data = Data(base64Encoded: text) else { throw mismatch("base64 text") }
             return .data(data)
-        case .uuid:
+        }
+
+        private func uuid() throws(ImportProblem) -> Value {
             guard case .string(let text) = node, let uuid = UUID(uuidString: text) else { throw mismatch("a UUID string") }
             return .uuid(uuid)
-        case .stringArray:
+        }
+
+        private func strings() throws(ImportProblem) -> Value {
             guard case .array(let elements) = node else { throw mismatch("an array of strings") }
             return .strings(try elements.map { element throws(ImportProblem) -> String in
                 guard case .string(let text) = element else { throw mismatch("an array of strings") }
                 return text
             })
-        case .intArray:
+        }
+
+        private func integers() throws(ImportProblem) -> Value {
             guard case .array(let elements) = node else { throw mismatch("an array of integers") }
             return .integers(try elements.map { element throws(ImportProblem) -> Int in
                 guard case .number(let number) = element, let integer = number.int64, let exact = Int(exactly: integer) else {
@@ -258,16 +309,20 @@ struct ImportedObject {
                 }
                 return exact
             })
-        case .doubleArray:
+        }
+
+        private func doubles() throws(ImportProblem) -> Value {
             guard case .array(let elements) = node else { throw mismatch("an array of numbers") }
             return .doubles(try elements.map { element throws(ImportProblem) -> Double in try double(element) })
-        case .json:
+        }
+
+        /// A `JSONValue`, or an array of embedded values (stored as a document too).
+        private func document() throws(ImportProblem) -> Value {
             // A key given twice would silently lose a value: refused, as at the top level.
-            if let key = Self.repeatedKey(in: node) { throw mismatch("a document without repeated keys (\(FieldDescription.quoted(key)) is given twice)") }
-            // An array of embedded values is stored as a document too; only an array of
-            // objects can be read back as one (any other shape would store an object no
-            // read could decode).
-            if !Self.isJSONValue(property) {
+            if let key = ImportedObject.repeatedKey(in: node) { throw mismatch("a document without repeated keys (\(FieldDescription.quoted(key)) is given twice)") }
+            // Only an array of objects can be read back as an array of embedded values (any
+            // other shape would store an object no read could decode).
+            if !ImportedObject.isJSONValue(property) {
                 guard case .array(let elements) = node, elements.allSatisfy({ if case .object = $0 { true } else { false } }) else {
                     throw mismatch("an array of objects")
                 }
@@ -277,7 +332,10 @@ struct ImportedObject {
             } catch {
                 throw ImportProblem("\(schema.name).\(property.storedName): \(error.message)")
             }
-        case .stringDictionary, .intDictionary, .doubleDictionary, .boolDictionary:
+        }
+
+        /// A dictionary of strings, integers, numbers or flags: an object of such values.
+        private func dictionary() throws(ImportProblem) -> Value {
             guard case .object(let members) = node else { throw mismatch("an object") }
             var seen = Set<String>()
             return .document(try members.map { member throws(ImportProblem) -> (String, DocumentCodec.Scalar) in
@@ -296,13 +354,17 @@ struct ImportedObject {
                 default: throw mismatch("an object of \(property.swiftType.dropFirst(9).dropLast()) values")
                 }
             })
-        case .boolArray, .int8Array, .int16Array, .int32Array, .int64Array, .uintArray, .uint8Array, .uint16Array,
-             .uint32Array, .uint64Array, .floatArray, .dateArray, .uuidArray:
+        }
+
+        /// An array of another element type: each element read as the single value of the
+        /// element type would be, with the same checks.
+        private func typedArray() throws(ImportProblem) -> Value {
             guard case .array(let elements) = node, let elementType = property.type.elementType else { throw mismatch("an array") }
-            // Each element as the single value of the element type would be, with the same checks.
             let element = PropertySchema(name: property.name, storedName: property.storedName, type: elementType,
                                          swiftType: "an element of \(property.swiftType)")
-            let values = try elements.map { element0 throws(ImportProblem) -> Value in try Self.value(element0, of: element, schema: schema) }
+            let values = try elements.map { node throws(ImportProblem) -> Value in
+                try ValueReader(node: node, property: element, schema: schema).read()
+            }
             switch property.type {
             case .boolArray:
                 return .bools(values.map { if case .bool(let flag) = $0 { return flag } else { return false } })

@@ -53,61 +53,80 @@ extension Store {
         let lines = Self.lineRanges(jsonLines)
         try openTables()   // tables created since the store opened, by any process
         return try performWrite { transaction in
-            let stored = try catalogEntity(named: entity, in: transaction)
-            let schema = EntitySchema(catalog: stored, includingRetired: true)
-            guard let binding = try makeCatalogBinding(schema, in: transaction) else {
-                throw CofferError.invalidOperation(message: "\(entity) has no table in the store at \(path)")
-            }
-            var upsertIndex: IndexBinding?
-            if let upsertBy {
-                guard let position = schema.properties.firstIndex(where: { $0.storedName == upsertBy && !$0.flags.contains(.id) }),
-                      let index = binding.indexes.first(where: { $0.position == position }) else {
-                    throw CofferError.invalidOperation(
-                        message: "\(entity) has no indexed property \(upsertBy); an upsert key must be an @Index or @Unique property")
-                }
-                upsertIndex = index
-            }
+            let target = try importTarget(entity, upsertBy: upsertBy, in: transaction)
             var inserted = 0, updated = 0
             var lastReport = 0
             progress?(0, lines.count)
             for (offset, range) in lines.enumerated() {
-                let lineNumber = range.lineNumber
-                do {
-                    let node = try jsonLines[range.bytes].withUnsafeBytes { try JSONParser.parse(Array($0)) }
-                    let object: ImportedObject
-                    do throws(ImportProblem) {
-                        object = try ImportedObject(node, schema: schema)
-                    } catch {
-                        throw CofferError.invalidImport(line: lineNumber, message: error.message)
-                    }
-                    let encode = { (writer: inout RecordWriter, stamps: PutStamps?) in
-                        object.encode(to: &writer, stamps: stamps, schema: schema)
-                    }
-                    var id: Id = object.id ?? 0
-                    if let upsertIndex {
-                        id = try transaction.upsertTarget(by: upsertIndex, binding: binding, encode: encode) ?? 0
-                    }
-                    let replaced = try transaction.storeObject(id: &id, binding: binding, encode: encode)
-                    for relation in object.relations {
-                        guard let tables = binding.relationTables[relation.position] else { continue }
-                        try transaction.replaceRelations(tables, owner: id, targets: relation.targets)
-                    }
-                    if replaced { updated += 1 } else { inserted += 1 }
-                } catch let error as JSONParser.Failure {
-                    throw CofferError.invalidImport(line: lineNumber, message: "the line is not valid JSON: \(error)")
-                } catch let error as CofferError {
-                    switch error {
-                    // A storage failure (a full map, which the write retries) stays as it is.
-                    case .invalidImport, .storage: throw error
-                    default: throw CofferError.invalidImport(line: lineNumber, message: error.description)
-                    }
+                let replaced = try Self.refusingLine(range.lineNumber) {
+                    try importLine(jsonLines[range.bytes], lineNumber: range.lineNumber, into: target, in: transaction)
                 }
+                if replaced { updated += 1 } else { inserted += 1 }
                 if offset + 1 - lastReport >= 1000 || offset + 1 == lines.count {
                     lastReport = offset + 1
                     progress?(offset + 1, lines.count)
                 }
             }
             return ImportSummary(inserted: inserted, updated: updated)
+        }
+    }
+
+    /// The entity an import writes, read from the catalog (retired properties included),
+    /// and the index of its `upsertBy` key.
+    private func importTarget(_ entity: String, upsertBy: String?, in transaction: Transaction) throws -> ImportTarget {
+        let stored = try catalogEntity(named: entity, in: transaction)
+        let schema = EntitySchema(catalog: stored, includingRetired: true)
+        guard let binding = try makeCatalogBinding(schema, in: transaction) else {
+            throw CofferError.invalidOperation(message: "\(entity) has no table in the store at \(path)")
+        }
+        guard let upsertBy else { return ImportTarget(schema: schema, binding: binding, upsertIndex: nil) }
+        guard let position = schema.properties.firstIndex(where: { $0.storedName == upsertBy && !$0.flags.contains(.id) }),
+              let index = binding.indexes.first(where: { $0.position == position }) else {
+            throw CofferError.invalidOperation(
+                message: "\(entity) has no indexed property \(upsertBy); an upsert key must be an @Index or @Unique property")
+        }
+        return ImportTarget(schema: schema, binding: binding, upsertIndex: index)
+    }
+
+    /// Checks one line against the schema and stores its object (by the same path as
+    /// `Box.put`) and its relations; returns whether it replaced a stored object.
+    private func importLine(_ bytes: Data, lineNumber: Int, into target: ImportTarget, in transaction: Transaction) throws -> Bool {
+        let node = try bytes.withUnsafeBytes { try JSONParser.parse(Array($0)) }
+        let object: ImportedObject
+        do throws(ImportProblem) {
+            object = try ImportedObject(node, schema: target.schema)
+        } catch {
+            throw CofferError.invalidImport(line: lineNumber, message: error.message)
+        }
+        let schema = target.schema
+        let encode = { (writer: inout RecordWriter, stamps: PutStamps?) in
+            object.encode(to: &writer, stamps: stamps, schema: schema)
+        }
+        var id: Id = object.id ?? 0
+        if let upsertIndex = target.upsertIndex {
+            id = try transaction.upsertTarget(by: upsertIndex, binding: target.binding, encode: encode) ?? 0
+        }
+        let replaced = try transaction.storeObject(id: &id, binding: target.binding, encode: encode)
+        for relation in object.relations {
+            guard let tables = target.binding.relationTables[relation.position] else { continue }
+            try transaction.replaceRelations(tables, owner: id, targets: relation.targets)
+        }
+        return replaced
+    }
+
+    /// Runs `body` for the line `lineNumber`: what it throws becomes
+    /// ``CofferError/invalidImport(line:message:)`` naming the line, except a storage
+    /// failure (a full map, which the write retries), which stays as it is.
+    private static func refusingLine<T>(_ lineNumber: Int, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as JSONParser.Failure {
+            throw CofferError.invalidImport(line: lineNumber, message: "the line is not valid JSON: \(error)")
+        } catch let error as CofferError {
+            switch error {
+            case .invalidImport, .storage: throw error
+            default: throw CofferError.invalidImport(line: lineNumber, message: error.description)
+            }
         }
     }
 
@@ -134,7 +153,7 @@ extension Store {
                 throw CofferError.invalidOperation(message: "the store at \(path) already has \(entity); import into it directly")
             }
             _ = try register(EntitySchema(catalog: original, includingRetired: true), in: transaction)
-            transaction.incomingRelations.removeAll()  // the new entity may link to others
+            transaction.incomingRelations.forget()  // the new entity may link to others
         }
         try openTables()
     }
@@ -172,4 +191,12 @@ extension Store {
         add(data.endIndex)
         return ranges
     }
+}
+
+/// The entity an import writes: its catalog schema and binding, and the index of the
+/// `upsertBy` key when there is one.
+private struct ImportTarget {
+    let schema: EntitySchema
+    let binding: EntityBinding
+    let upsertIndex: IndexBinding?
 }

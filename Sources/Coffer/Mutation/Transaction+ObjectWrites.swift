@@ -42,21 +42,21 @@ extension Transaction {
         // The object a write walk is visiting: when its decode read the very bytes stored
         // and met nothing this build does not declare, there is nothing to carry.
         var previousHasNothingToCarry = false
-        let visit = walkVisit
-        walkVisit = nil  // consumed: only the first put of the visit may rely on it
+        let visit = writes.walkVisit
+        writes.walkVisit = nil  // consumed: only the first put of the visit may rely on it
         if isNew {
             (id, canAppend) = try nextId(for: binding)
         } else {
             try noteStoredId(id, for: binding)
             let cursor = try writeCursor(of: binding)
             if let bytes = try seekRecord(id, cursor: cursor, of: binding) {
-                previous = RecordFields(bytes: bytes, binding: binding, id: id)
+                previous = RecordFields(bytes: bytes, layout: binding, id: id)
                 cursorOnPrevious = cursor
-                previousHasNothingToCarry = visit?.hasNothingToCarry(bytes, of: id, in: binding.table, cursorMoves: cursorMoves) ?? false
+                previousHasNothingToCarry = visit?.hasNothingToCarry(bytes, of: id, in: binding.table, cursorMoves: writes.cursorMoves) ?? false
             }
         }
         let indexes = binding.indexes
-        prepareKeyBuffers(count: indexes.count)
+        writes.prepareKeyBuffers(count: indexes.count)
         // A damaged previous record cannot say which index entries it has: they are found
         // by id instead, so overwriting damage repairs the indexes too.
         var previousIsDamaged = false
@@ -91,7 +91,7 @@ extension Transaction {
             let property = binding.schema.properties.indices.contains(field) ? binding.schema.properties[field].name : "#\(field)"
             throw CofferError.documentTooDeep(entity: name, property: property, depth: depth, limit: DocumentCodec.maximumDepth)
         }
-        let record = RecordFields(bytes: writer.bytes, binding: binding, id: id)
+        let record = RecordFields(bytes: writer.bytes, layout: binding, id: id)
         let uniqueCandidates = binding.hasUniqueIndex ? indexes : []  // empty: no retain per index
         for index in uniqueCandidates where index.isUnique {
             guard try record.field(index.storedId) != nil else { continue }  // nil never collides
@@ -108,7 +108,7 @@ extension Transaction {
                     guard let again = try self.record(id, table: binding.table, entity: name) else {
                         throw CofferError.corruptRecord(entity: name, id: id, reason: "the object disappeared while a unique conflict was replaced")
                     }
-                    previous = RecordFields(bytes: again, binding: binding, id: id)
+                    previous = RecordFields(bytes: again, layout: binding, id: id)
                 }
             case .update:
                 guard !redirected else {
@@ -127,7 +127,7 @@ extension Transaction {
             // release per index and put otherwise).
             unowned(unsafe) let index = indexes[position]
             let newField = try record.field(index.storedId)
-            let pair = keyPair(position)
+            let pair = writes.keyPair(position)
             pair.pointee.isUnchanged = false
             if let previous, !previousIsDamaged {
                 // The usual update: the old record is byte for byte the new one up to the end
@@ -151,27 +151,14 @@ extension Transaction {
         // a `.replace` above may have moved its page.
         let hasTextIndexes = !binding.textIndexes.isEmpty
         let oldPostings = hasTextIndexes ? try textPostings(of: previous == nil ? nil : id, binding: binding) : nil
-        var key = IdKey(id)
-        let storedId = id
-        try key.withVal { keyVal in
-            var value = MDB_val(record.bytes)
-            if let cursor = cursorOnPrevious {
-                // In place: LMDB leaves the cursor on the record (a walk steps on from it).
-                try check(mdb_cursor_put(cursor, &keyVal, &value, UInt32(MDB_CURRENT)), "storing \(name) \(storedId)")
-            } else {
-                noteTableChange()
-                // A new id above every stored key can be appended without a search.
-                let flags = canAppend ? UInt32(MDB_APPEND) : 0
-                try check(mdb_put(txn, binding.table, &keyVal, &value, flags), "storing \(name) \(storedId)")
-            }
-        }
-        wroteRecords = true
+        let placement: RecordPlacement = cursorOnPrevious.map { .atCursor($0) } ?? (canAppend ? .appended : .byKey)
+        try putRecord(record.bytes, id: id, table: binding.table, placement: placement, "storing \(name) \(id)")
         changes.recordPut(binding, id, isInsert: previous == nil)
         for position in indexes.indices {
             // Borrowed: `indexes` holds every index for the whole call (a retain and a
             // release per index and put otherwise).
             unowned(unsafe) let index = indexes[position]
-            let pair = keyPair(position)
+            let pair = writes.keyPair(position)
             if previousIsDamaged {
                 try deleteIndexEntries(index, of: id, entity: name)
             } else if previous != nil {
@@ -189,19 +176,14 @@ extension Transaction {
     /// left to LMDB to close with the transaction.
     func writeCursor(of binding: EntityBinding) throws -> OpaquePointer {
         let table = binding.table
-        if let last = lastWriteCursor, last.table == table { return last.cursor }
-        if let cursor = writeCursors[table] {
-            lastWriteCursor = (table, cursor)
-            return cursor
-        }
+        if let cursor = writes.writeCursor(on: table) { return cursor }
         var handle: OpaquePointer?
         let rc = mdb_cursor_open(txn, table, &handle)
         guard rc == 0, let handle else {
             let code = rc == 0 ? EINVAL : rc
             throw CofferError.storage(code: code, message: "updating \(binding.schema.name): cannot open a cursor: \(LMDB.message(code))")
         }
-        writeCursors[table] = handle
-        lastWriteCursor = (table, handle)
+        writes.keepWriteCursor(handle, on: table)
         return handle
     }
 
@@ -210,7 +192,7 @@ extension Transaction {
     /// visits walks with this cursor), no search is made.
     func seekRecord(_ id: Id, cursor: OpaquePointer, of binding: EntityBinding) throws -> UnsafeRawBufferPointer? {
         if let here = recordHere(id, cursor: cursor) { return here }
-        noteTableChange()
+        writes.noteTableChange()
         var key = IdKey(id)
         return try key.withVal { keyVal in
             var value = MDB_val()
@@ -258,7 +240,7 @@ extension Transaction {
     /// index entries found by id.
     func removeObject(_ id: Id, binding: EntityBinding) throws -> Bool {
         var name: String { binding.schema.name }  // for messages (see `storeObject`)
-        noteTableChange()
+        writes.noteTableChange()
         // With indexes the record is read first, through the table cursor, which then
         // deletes it in place (one search instead of two).
         var cursorOnRecord: OpaquePointer?
@@ -270,7 +252,7 @@ extension Transaction {
             // All keys first: deleting changes pages and invalidates the record's bytes.
             var isDamaged = false
             do {
-                try readOldKeys(of: RecordFields(bytes: bytes, binding: binding, id: id), binding: binding)
+                try readOldKeys(of: RecordFields(bytes: bytes, layout: binding, id: id), binding: binding)
             } catch CofferError.corruptRecord {
                 isDamaged = true
             }
@@ -281,28 +263,15 @@ extension Transaction {
                 if isDamaged {
                     try deleteIndexEntries(index, of: id, entity: name)
                 } else {
-                    try deleteIndexEntries(index, keys: keyPair(position).pointee.old.bytes, id: id)
+                    try deleteIndexEntries(index, keys: writes.keyPair(position).pointee.old.bytes, id: id)
                 }
             }
         }
         // Read before the record's page changes; nil when nothing was stored.
         let oldPostings = try textPostings(of: id, binding: binding)
-        var key = IdKey(id)
-        let removed: Bool
-        if let cursor = cursorOnRecord {
-            // Index entries live in other databases: deleting them left this cursor on the record.
-            try check(mdb_cursor_del(cursor, 0), "removing \(name) \(id)")
-            removed = true
-        } else {
-            removed = try key.withVal { keyVal in
-                let rc = mdb_del(txn, binding.table, &keyVal, nil)
-                if rc == MDB_NOTFOUND { return false }
-                try check(rc, "removing \(name) \(id)")
-                return true
-            }
-        }
+        // Index entries live in other databases: deleting them left the cursor on the record.
+        let removed = try deleteRecord(id, table: binding.table, at: cursorOnRecord, "removing \(name) \(id)")
         if removed {
-            wroteRecords = true
             try applyTextPostings(of: id, binding: binding, old: oldPostings, new: nil)
             changes.recordRemove(binding, id)
             let incoming = try store.incomingLinks(to: binding.schema.storedName, in: self)
@@ -310,6 +279,24 @@ extension Transaction {
             if !incoming.manyToMany.isEmpty || !binding.relationTables.isEmpty { try removeManyToMany(of: id, binding: binding) }
         }
         return removed
+    }
+
+    /// Removes every object of an entity with the links pointing at them, their relation
+    /// rows, index entries and full-text postings (pending ones too). The caller records
+    /// the change (it knows the ids only when a change handler listens).
+    func removeAllObjects(binding: EntityBinding) throws {
+        writes.noteTableChange()
+        try clearAllLinks(of: binding)
+        try dropManyToMany(of: binding)
+        try deleteAllRecords(of: binding)
+        for index in binding.indexes {
+            try check(mdb_drop(txn, index.database, 0), "clearing the index on \(index.property.name)")
+        }
+        for index in binding.textIndexes {
+            // Pending postings of this transaction go with the rest.
+            pendingText.discard(index.database)
+            try check(mdb_drop(txn, index.database, 0), "clearing the full-text index on \(index.propertyName)")
+        }
     }
 
     /// Makes the relation rows of `owner` in `tables` exactly `targets` (both directions).

@@ -9,7 +9,7 @@ import CLMDB
 /// new record.
 ///
 /// Invariant: the reader read the stored record exactly when the put finds the record at
-/// the reader's address and length and `Transaction.cursorMoves` still equals
+/// the reader's address and length and `WriteScratch.cursorMoves` still equals
 /// `cursorMoves`. Every write to an entity table except one (a rewrite in place through a
 /// cursor already on the record), and every step of a walk, adds one to `cursorMoves`; so
 /// the table's records have not changed since the reader was made, and bytes at the same
@@ -32,15 +32,5 @@ struct WalkVisit {
         let reader = reader.pointee
         return reader.base == bytes.baseAddress && reader.end == bytes.count
             && reader.offset == reader.end && !reader.skippedUnknownField
-    }
-}
-
-extension Transaction {
-    /// Notes a write to an entity table that may move its cursor or change stored records
-    /// (see `WalkVisit`): a visit can no longer be relied on.
-    @inline(__always)
-    func noteTableChange() {
-        walkVisit = nil
-        cursorMoves &+= 1
     }
 }

@@ -53,7 +53,7 @@ public struct BoxChanges<E: Entity>: AsyncSequence, Sendable {
             self.channel = channel
             subscription = StoreSubscription(store: store, channel: channel) { changes in
                 // A set without ids comes from a transaction that began before this
-                // subscription: not observed (see `Store+Observation`).
+                // subscription: not observed (see `CommitPublisher`).
                 if let own = changes.entities[entity], !own.isEmpty { channel.send(own) }
             }
         }

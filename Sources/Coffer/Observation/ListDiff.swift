@@ -58,6 +58,42 @@ struct ListDiff {
         for (position, pair) in common.enumerated() where !staying.contains(position) {
             moved.append((pair.old, pair.new))
         }
+        checkInvariants(old: old, new: new)
+    }
+
+    /// The list a view gets by applying the diff to `old`, as described above: the rows at
+    /// `deleted` and at moves' old indices removed, then the rows at `inserted` (ids from
+    /// `new`) and at moves' new indices (the moved ids) inserted in ascending new index.
+    /// Equal to `new` for the lists the diff was made from.
+    func applied(to old: [Id], new: [Id]) -> [Id] {
+        var removed = Set(deleted)
+        for move in moved { removed.insert(move.from) }
+        var staying = old.indices.lazy.filter { !removed.contains($0) }.map { old[$0] }.makeIterator()
+        var arriving: [Int: Id] = [:]
+        for index in inserted { arriving[index] = new[index] }
+        for move in moved { arriving[move.to] = old[move.from] }
+        // Inserting in ascending new index puts each arriving row exactly at its index.
+        var rows: [Id] = []
+        rows.reserveCapacity(old.count - removed.count + arriving.count)
+        for index in 0..<(old.count - removed.count + arriving.count) {
+            if let id = arriving[index] {
+                rows.append(id)
+            } else if let id = staying.next() {
+                rows.append(id)
+            }
+        }
+        return rows
+    }
+
+    /// Checks the invariants above in debug builds (nothing in release): the index lists
+    /// ascend and the diff turns `old` into `new`.
+    func checkInvariants(old: [Id], new: [Id]) {
+        #if DEBUG
+        assert(zip(deleted, deleted.dropFirst()).allSatisfy { $0 < $1 }, "deleted indices ascend")
+        assert(zip(inserted, inserted.dropFirst()).allSatisfy { $0 < $1 }, "inserted indices ascend")
+        assert(moved.allSatisfy { old[$0.from] == new[$0.to] }, "a move keeps its object")
+        assert(applied(to: old, new: new) == new, "applying the diff to the old list gives the new list")
+        #endif
     }
 
     /// The old index of the object at `newIndex` (whose id is `id`) when it is in both

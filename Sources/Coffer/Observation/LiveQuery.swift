@@ -98,50 +98,80 @@ final class LiveQuery<E: Entity> {
             let chosen = choose(tracker.entries[...])
             let current = chosen.map(\.id)
             let diff = ListDiff(old: slice, new: current)
-            // Fingerprints are updated only for ids that entered, left or were rewritten
-            // (all of them after a re-run), and stored only once `body` succeeded.
-            var changed = Set<Id>()
-            var updates: [(id: Id, fingerprint: Int?)] = []
-            var rebuilt: [Id: Int]?
-            var rewrittenPositions: [Id: Int]?
+            let prints: FingerprintChanges
             if let rewritten, let binding {
-                for index in diff.deleted { updates.append((slice[index], nil)) }
-                for index in diff.inserted { updates.append((current[index], try fingerprint(of: current[index], in: transaction, binding: binding))) }
-                var positions: [Id: Int] = [:]
-                for id in rewritten {
-                    guard let position = tracker.position(of: id, binding: binding), chosen.indices.contains(position) else { continue }
-                    positions[id] = position - chosen.startIndex
-                    guard let old = fingerprints[id] else { continue }   // entered: done above
-                    let now = try fingerprint(of: id, in: transaction, binding: binding)
-                    if now != old {
-                        changed.insert(id)
-                        updates.append((id, now))
-                    }
-                }
-                rewrittenPositions = positions
+                prints = try fingerprintChanges(rewritten: rewritten, diff: diff, chosen: chosen, current: current,
+                                                in: transaction, binding: binding)
             } else {
-                var all: [Id: Int] = [:]
-                all.reserveCapacity(current.count)
-                for id in current {
-                    let now = try fingerprint(of: id, in: transaction, binding: binding)
-                    all[id] = now
-                    if let old = fingerprints[id], old != now { changed.insert(id) }
-                }
-                rebuilt = all
+                prints = try allFingerprints(of: current, in: transaction, binding: binding)
             }
-            let update = SliceUpdate(previous: slice, current: current, diff: diff, changed: changed, rewritten: rewritten,
-                                     rewrittenPositions: rewrittenPositions, windowChanged: taken.windowChanged, isFirst: !hasLooked)
+            let update = SliceUpdate(previous: slice, current: current, diff: diff, changed: prints.changed, rewritten: rewritten,
+                                     rewrittenPositions: prints.rewrittenPositions, windowChanged: taken.windowChanged, isFirst: !hasLooked)
             let result = try body(update, transaction, binding)
             // Only after `body` succeeded: a failed look leaves the last delivered state.
-            slice = current
-            if let rebuilt {
-                fingerprints = rebuilt
-            } else {
-                for (id, fingerprint) in updates { fingerprints[id] = fingerprint }
-            }
-            hasLooked = true
+            remember(current, prints)
             return result
         }
+    }
+
+    /// How the fingerprints of a look change the ones kept: computed inside the snapshot,
+    /// stored only once the look's `body` succeeded.
+    private struct FingerprintChanges {
+        /// Ids in the slice before and after whose watched fields changed.
+        var changed = Set<Id>()
+        /// New fingerprints of single ids (nil: the id left the slice).
+        var updates: [(id: Id, fingerprint: Int?)] = []
+        /// Every fingerprint of the slice, replacing the kept ones (after a re-run).
+        var rebuilt: [Id: Int]?
+        /// Positions in the slice of the rewritten ids it holds.
+        var rewrittenPositions: [Id: Int]?
+    }
+
+    /// After an incremental apply: fingerprints only for ids that entered, left or were
+    /// rewritten.
+    private func fingerprintChanges(rewritten: Set<Id>, diff: ListDiff, chosen: ArraySlice<MatchTracker.Entry>, current: [Id],
+                                    in transaction: Transaction, binding: EntityBinding) throws -> FingerprintChanges {
+        var prints = FingerprintChanges()
+        for index in diff.deleted { prints.updates.append((slice[index], nil)) }
+        for index in diff.inserted { prints.updates.append((current[index], try fingerprint(of: current[index], in: transaction, binding: binding))) }
+        var positions: [Id: Int] = [:]
+        for id in rewritten {
+            guard let position = tracker.position(of: id, binding: binding), chosen.indices.contains(position) else { continue }
+            positions[id] = position - chosen.startIndex
+            guard let old = fingerprints[id] else { continue }   // entered: done above
+            let now = try fingerprint(of: id, in: transaction, binding: binding)
+            if now != old {
+                prints.changed.insert(id)
+                prints.updates.append((id, now))
+            }
+        }
+        prints.rewrittenPositions = positions
+        return prints
+    }
+
+    /// After a re-run (or without a table): the fingerprint of every id in the slice.
+    private func allFingerprints(of current: [Id], in transaction: Transaction, binding: EntityBinding?) throws -> FingerprintChanges {
+        var prints = FingerprintChanges()
+        var all: [Id: Int] = [:]
+        all.reserveCapacity(current.count)
+        for id in current {
+            let now = try fingerprint(of: id, in: transaction, binding: binding)
+            all[id] = now
+            if let old = fingerprints[id], old != now { prints.changed.insert(id) }
+        }
+        prints.rebuilt = all
+        return prints
+    }
+
+    /// Keeps the slice and fingerprints a look delivered.
+    private func remember(_ current: [Id], _ prints: FingerprintChanges) {
+        slice = current
+        if let rebuilt = prints.rebuilt {
+            fingerprints = rebuilt
+        } else {
+            for (id, fingerprint) in prints.updates { fingerprints[id] = fingerprint }
+        }
+        hasLooked = true
     }
 
     /// The hash of the watched fields of the record of `id`.
@@ -179,7 +209,7 @@ final class LiveQuery<E: Entity> {
 
     /// Decodes the object with `id` in `transaction`.
     static func decode(_ id: Id, in transaction: Transaction, binding: EntityBinding) throws -> E {
-        var reader = try RecordReader(bytes: try record(id, in: transaction, binding: binding), binding: binding, id: id)
+        var reader = try RecordReader(bytes: try record(id, in: transaction, binding: binding), layout: binding, id: id)
         return try E._cofferDecode(id: id, from: &reader)
     }
 }

@@ -71,6 +71,7 @@ struct MatchTracker {
             entries.sort { sorter.precedes($0.id, $0.keys, $1.id, $1.keys) }
         }
         isLoaded = true
+        checkInvariants(sorter)
     }
 
     /// Brings the matches up to date with `changes`, read in `transaction` (whose snapshot
@@ -116,7 +117,32 @@ struct MatchTracker {
             entries.insert(entry, at: insertionPoint(entry.id, entry.keys, sorter))
             keysById[entry.id] = entry.keys
         }
+        checkInvariants(sorter)
         return own.put
+    }
+
+    /// Checks the invariants above that concern the tracker's own state, in debug builds
+    /// (nothing in release): `entries` in the query's order without repeats, and `keysById`
+    /// holding exactly the entries' ids with their keys. Matching itself is what the tests
+    /// compare with `find()`.
+    func checkInvariants(_ sorter: QuerySorter) {
+        #if DEBUG
+        assert(entries.count == keysById.count, "keysById holds one entry per match")
+        for (index, entry) in entries.enumerated() {
+            guard let keys = keysById[entry.id] else {
+                assertionFailure("match \(entry.id) has no keys in keysById")
+                return
+            }
+            // Equal keys: neither precedes the other for the same id.
+            assert(!sorter.precedes(entry.id, keys, entry.id, entry.keys) && !sorter.precedes(entry.id, entry.keys, entry.id, keys),
+                   "keysById holds other keys than the entry of \(entry.id)")
+            if index > 0 {
+                let previous = entries[index - 1]
+                assert(sorter.precedes(previous.id, previous.keys, entry.id, entry.keys),
+                       "matches out of the query's order at \(index)")
+            }
+        }
+        #endif
     }
 
     /// The position of the entry of `id` in `entries`, or nil when it does not match.

@@ -52,16 +52,32 @@ struct ConditionEvaluator {
         }
     }
 
+    /// A leaf: a numeric comparison takes the inline path; every other operator becomes a
+    /// test (``OperandTest``) on the operand the field holds, read as the property's type.
     private static func compile(_ leaf: ConditionLeaf, binding: EntityBinding) throws -> Node {
         let property = binding.schema.properties[leaf.position]
-        let type = property.type
         let isId = property.flags.contains(.id)
         // A property the stored catalog does not know has no values yet: every record is nil.
         let storedId: UInt16? = isId ? nil : binding.storedIds[leaf.position]
         let entity = binding.schema.name
-        let path = leaf.path
+        let values = leaf.values.map { Self.prepare($0, caseSensitive: leaf.caseSensitive) }
+        if let storedId, !property.type.isDocument,
+           let test = NumberTest(leaf.op, values, type: property.type, property: property, entity: entity) {
+            return .number(storedId: storedId, test)
+        }
+        let read = operandReader(property: property, isId: isId, path: leaf.path, entity: entity)
+        let body = try OperandTest.make(leaf, values: values, entity: entity, property: property)
+        return .leaf(storedId: storedId, test: { id, field in body(try read(id, field)) })
+    }
+
+    /// Reads the operand a leaf tests from a record's field: the id itself for the id
+    /// property, the value at the leaf's path for a document, the field's value otherwise
+    /// (nil when the record has no value). A value the property's type cannot hold is damage.
+    private static func operandReader(property: PropertySchema, isId: Bool, path: [String],
+                                      entity: String) -> (Id, RecordFields.Field?) throws -> FieldOperand? {
+        let type = property.type
         let isDocument = type.isDocument
-        let read: (Id, RecordFields.Field?) throws -> FieldOperand? = { id, field in
+        return { id, field in
             if isId { return .number(.unsigned(id)) }
             guard let field else { return nil }
             if isDocument, field.kind == .document {
@@ -78,167 +94,6 @@ struct ConditionEvaluator {
                                                 reason: "property \(property.name) holds a \(field.kind) value, which a \(property.swiftType) cannot hold")
             }
             return operand
-        }
-        let sensitive = leaf.caseSensitive
-        let values = leaf.values.map { Self.prepare($0, caseSensitive: sensitive) }
-        if let storedId, !isDocument, let test = NumberTest(leaf.op, values, type: type, property: property, entity: entity) {
-            return .number(storedId: storedId, test)
-        }
-        func test(_ body: @escaping (FieldOperand?) -> Bool) -> Node {
-            .leaf(storedId: storedId, test: { id, field in body(try read(id, field)) })
-        }
-        // A condition whose operand does not fit the operator is refused, never "matches all".
-        func unusable(_ what: String) -> CofferError {
-            CofferError.invalidOperation(message: "\(entity).\(property.name): \(what)")
-        }
-        switch leaf.op {
-        case .compare(let comparison):
-            let value = values[0]
-            return test { operand in
-                if case .list(let items)? = operand {
-                    // Values inside a document array: one element must hold (`!=`: none equals).
-                    if comparison == .notEqual { return !items.contains { $0.order(value, caseSensitive: sensitive) == 0 } }
-                    return items.contains { item in item.order(value, caseSensitive: sensitive).map(comparison.holds) ?? false }
-                }
-                guard let operand, let order = operand.order(value, caseSensitive: sensitive) else {
-                    return comparison == .notEqual
-                }
-                return comparison.holds(order)
-            }
-        case .between(let lowerInclusive, let upperInclusive):
-            var low = values[0], high = values[1]
-            // Bounds in any order: `isBetween(18, and: 10)` means 10...18.
-            if let order = PreparedValue.order(low, high), order > 0 { swap(&low, &high) }
-            let (lo, hi) = (low, high)
-            return test { operand in
-                guard let operand,
-                      let lower = operand.order(lo, caseSensitive: sensitive),
-                      let upper = operand.order(hi, caseSensitive: sensitive) else { return false }
-                return (lowerInclusive ? lower >= 0 : lower > 0) && (upperInclusive ? upper <= 0 : upper < 0)
-            }
-        case .inList, .notInList:
-            let negate: Bool
-            if case .notInList = leaf.op { negate = true } else { negate = false }
-            // Long lists of non-negative integers (the ids link steps and full-text matches
-            // resolve to) are looked up in a hash set: a linear search per record made such
-            // queries quadratic. Integer operands compare equal exactly when equal as numbers.
-            let integers = leaf.values.compactMap { value -> UInt64? in
-                switch value {
-                case .unsigned(let number): return number
-                case .signed(let number) where number >= 0: return UInt64(number)
-                default: return nil
-                }
-            }
-            if integers.count > 8, integers.count == leaf.values.count {
-                let members = Set(integers)
-                return test { operand in
-                    let found: Bool
-                    switch operand {
-                    case .number(.unsigned(let number))?: found = members.contains(number)
-                    case .number(.signed(let number))?: found = number >= 0 && members.contains(UInt64(number))
-                    case nil: found = false
-                    case let operand?: found = values.contains { operand.order($0, caseSensitive: sensitive) == 0 }
-                    }
-                    return found != negate
-                }
-            }
-            return test { operand in
-                let found = operand.map { operand in values.contains { operand.order($0, caseSensitive: sensitive) == 0 } } ?? false
-                return found != negate
-            }
-        case .isNil:
-            return test { $0 == nil }
-        case .isNotNil:
-            return test { $0 != nil }
-        case .startsWith, .endsWith, .contains:
-            let needle = values[0]
-            let op = leaf.op
-            return test { operand in
-                guard case .string(let bytes)? = operand, case .string(let prepared) = needle else { return false }
-                if sensitive {
-                    let pattern = prepared.bytes
-                    return CanonicalString.withCanonicalUTF8(bytes) { bytes in
-                        switch op {
-                        case .startsWith: return bytes.starts(with: pattern)
-                        case .endsWith: return bytes.count >= pattern.count && bytes.suffix(pattern.count).elementsEqual(pattern)
-                        default: return pattern.isEmpty || ByteSearch.contains(bytes, pattern)
-                        }
-                    }
-                }
-                let text = CaseFolding.fold(String(decoding: bytes, as: UTF8.self))
-                let folded = prepared.folded
-                switch op {
-                case .startsWith: return text.unicodeScalars.starts(with: folded.unicodeScalars)
-                case .endsWith: return text.unicodeScalars.reversed().starts(with: folded.unicodeScalars.reversed())
-                default: return folded.isEmpty || text.contains(folded)
-                }
-            }
-        case .elementMatch(let comparisons):
-            let wanted = values
-            return test { operand in
-                guard let operand else { return false }
-                return operand.elements.contains { element in
-                    zip(comparisons, wanted).allSatisfy { comparison, value in
-                        element.order(value, caseSensitive: true).map(comparison.holds) ?? (comparison == .notEqual)
-                    }
-                }
-            }
-        case .regex(let pattern):
-            return test { operand in
-                guard case .string(let bytes)? = operand else { return false }
-                return pattern.matches(String(decoding: bytes, as: UTF8.self))
-            }
-        case .like:
-            guard case .string(let prepared) = values[0] else { throw unusable("like needs a string pattern") }
-            let pattern = LikePattern(sensitive ? prepared.raw : prepared.folded)
-            return test { operand in
-                guard case .string(let bytes)? = operand else { return false }
-                let text = String(decoding: bytes, as: UTF8.self)
-                return pattern.matches(sensitive ? CanonicalString.string(text) : CaseFolding.fold(text))
-            }
-        case .equalWithTolerance(let tolerance):
-            guard case .number(.double(let target)) = values[0] else { throw unusable("isEqual(to:tolerance:) needs a floating-point value") }
-            return test { operand in
-                guard case .number(let number)? = operand else { return false }
-                return abs(number.doubleValue - target) <= tolerance
-            }
-        case .containsElement:
-            let element = values[0]
-            return test { operand in
-                guard let operand else { return false }
-                return operand.elements.contains { $0.order(element, caseSensitive: true) == 0 }
-            }
-        case .count(let comparison):
-            guard case .number(.signed(let wanted)) = values[0] else { throw unusable("an element count needs an integer") }
-            return test { operand in
-                // nil counts 0 (the typed `count`); a value that is no array (a scalar at a
-                // document path) has no count.
-                if let operand, !operand.isArray { return false }
-                let count = Int64(operand?.elementCount ?? 0)
-                return comparison.holds(count < wanted ? -1 : (count == wanted ? 0 : 1))
-            }
-        case .modulo(let divisor, let comparison):
-            guard case .number(.signed(let wanted)) = values[0] else { throw unusable("modulo needs an integer remainder") }
-            guard divisor != 0 else { throw unusable("modulo by zero") }
-            return test { operand in
-                guard case .number(let number)? = operand else { return false }
-                // Truncating remainder, as Swift's %; computed on magnitudes so that
-                // Int64.min % -1 (which traps in Swift) gives 0.
-                let remainder: Int64
-                switch number {
-                case .signed(let value):
-                    let magnitude = Int64(truncatingIfNeeded: value.magnitude % divisor.magnitude)
-                    remainder = value < 0 ? -magnitude : magnitude
-                case .unsigned(let value): remainder = Int64(truncatingIfNeeded: value % divisor.magnitude)
-                case .double(let value):
-                    // Truncated to an integer first (Cloudant's rule); NaN, infinities and
-                    // values beyond Int64 have no integer and match nothing.
-                    guard let integer = Int64(exactly: value.rounded(.towardZero)) else { return false }
-                    let magnitude = Int64(truncatingIfNeeded: integer.magnitude % divisor.magnitude)
-                    remainder = integer < 0 ? -magnitude : magnitude
-                }
-                return comparison.holds(remainder == wanted ? 0 : 1)
-            }
         }
     }
 

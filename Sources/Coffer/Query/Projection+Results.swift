@@ -17,7 +17,7 @@ extension Projection {
         var rows: [(repeat each Value)] = []
         rows.reserveCapacity(ids.count)
         for id in ids {
-            rows.append(try row(from: try RecordReader(bytes: try LiveQuery<E>.record(id, in: transaction, binding: binding), binding: binding, id: id)))
+            rows.append(try row(from: try RecordReader(bytes: try LiveQuery<E>.record(id, in: transaction, binding: binding), layout: binding, id: id)))
         }
         return rows
     }

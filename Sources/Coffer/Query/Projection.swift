@@ -123,7 +123,7 @@ extension Array: ProjectableValue where Element: RecordArrayElement {}
 extension RecordReader {
     /// Reads one property of this reader's record for a projection.
     func project<V: ProjectableValue>(_ type: V.Type, position: Int) throws -> V {
-        let binding = self.binding.takeUnretainedValue()
+        let binding = self.binding
         if binding.schema.properties[position].flags.contains(.id) {
             guard let id = id as? V else { throw mismatch(String(describing: V.self)) }
             return id
@@ -136,6 +136,6 @@ extension RecordReader {
                 throw corrupt("no stored value for the selected property \(binding.schema.properties[position].name)")
             }
         }
-        return try V.cofferProject(from: RecordReader(field: field, position: position, binding: binding, id: id))
+        return try V.cofferProject(from: RecordReader(field: field, position: position, layout: binding, id: id))
     }
 }

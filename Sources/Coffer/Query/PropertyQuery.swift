@@ -72,7 +72,7 @@ public struct PropertyQuery<E: Entity, Value: RecordValue & Hashable>: Sendable 
                     continue
                 }
                 guard let field = try RecordFields(bytes: match.record, entity: binding.schema.name, id: match.id).field(storedId) else { continue }
-                let reader = RecordReader(field: field, position: position, binding: binding, id: match.id)
+                let reader = RecordReader(field: field, position: position, layout: binding, id: match.id)
                 guard let value = Value.cofferRead(from: reader) else { throw reader.mismatch(String(describing: Value.self)) }
                 values.append(value)
             }

@@ -75,6 +75,21 @@ extension Query {
     private enum Target {
         case property(Int)
         case alias(String)
+
+        func matches(_ leaf: ConditionLeaf) -> Bool {
+            switch self {
+            case .property(let position): return leaf.position == position
+            case .alias(let alias): return leaf.alias == alias
+            }
+        }
+
+        /// The parameter's name in an error.
+        func name(in schema: EntitySchema) -> String {
+            switch self {
+            case .property(let position): return "\(schema.name).\(schema.properties[position].name)"
+            case .alias(let alias): return alias
+            }
+        }
     }
 
     /// Replaces the values of the one leaf `target` names. The success path formats no
@@ -93,48 +108,54 @@ extension Query {
             condition = .leaf(only)
             return
         }
-        let schema = E._cofferSchema
-        func matches(_ leaf: ConditionLeaf) -> Bool {
-            switch target {
-            case .property(let position): return leaf.position == position
-            case .alias(let alias): return leaf.alias == alias
-            }
-        }
-        func name() -> String {
-            switch target {
-            case .property(let position): return "\(schema.name).\(schema.properties[position].name)"
-            case .alias(let alias): return alias
-            }
-        }
+        let (found, count) = leaves(matching: target)
+        try Self.check(values, arity: arity, for: found, count: count, target: target)
+        replaceValues(matching: target, with: values)
+    }
+
+    /// The first leaf `target` names, and how many it names.
+    private func leaves(matching target: Target) -> (first: ConditionLeaf?, count: Int) {
         var found: ConditionLeaf?
         var count = 0
         if case .leaf(let only)? = condition {
             // The common shape (one condition), without a walk.
-            if matches(only) { found = only; count = 1 }
+            if target.matches(only) { found = only; count = 1 }
         } else {
             condition?.forEachLeaf { leaf in
-                guard matches(leaf) else { return }
+                guard target.matches(leaf) else { return }
                 if found == nil { found = leaf }
                 count += 1
             }
         }
+        return (found, count)
+    }
+
+    /// Throws unless `target` names exactly one leaf (`found`, of `count`) whose operator
+    /// takes `values`: as many as it has, each of a type it compares with.
+    private static func check(_ values: [QueryValue], arity: ConditionOp.Arity, for found: ConditionLeaf?, count: Int,
+                              target: Target) throws {
+        let schema = E._cofferSchema
         guard let leaf = found else {
-            throw CofferError.parameterNotFound(entity: schema.name, parameter: name())
+            throw CofferError.parameterNotFound(entity: schema.name, parameter: target.name(in: schema))
         }
         guard count == 1 else {
             throw CofferError.parameterNotFound(
-                entity: schema.name, parameter: "\(name()) (used by \(count) conditions; name each with an alias)")
+                entity: schema.name, parameter: "\(target.name(in: schema)) (used by \(count) conditions; name each with an alias)")
         }
         guard leaf.op.arity == arity else {
-            throw CofferError.parameterTypeMismatch(entity: schema.name, parameter: name(),
+            throw CofferError.parameterTypeMismatch(entity: schema.name, parameter: target.name(in: schema),
                                                     expected: Self.describe(leaf.op.arity), actual: Self.describe(arity))
         }
         let property = schema.properties[leaf.position]
         for value in values {
             guard let expected = Self.mismatch(value, for: leaf, property: property) else { continue }
-            throw CofferError.parameterTypeMismatch(entity: schema.name, parameter: name(),
+            throw CofferError.parameterTypeMismatch(entity: schema.name, parameter: target.name(in: schema),
                                                     expected: expected, actual: "\(value.familyName) \(value)")
         }
+    }
+
+    /// Gives the leaves `target` names the new `values`.
+    private mutating func replaceValues(matching target: Target, with values: [QueryValue]) {
         if case .leaf(var only)? = condition {
             // The common shape (one condition): change it in place.
             condition = nil
@@ -143,7 +164,7 @@ extension Query {
             return
         }
         condition = condition?.mapLeaves { candidate in
-            guard matches(candidate) else { return candidate }
+            guard target.matches(candidate) else { return candidate }
             var changed = candidate
             changed.values = values
             return changed
@@ -170,13 +191,13 @@ extension Query {
             return "a String"
         default: break
         }
-        let family = Store.keyFamily(property.type)
+        let family = property.type.indexKeyFamily
         switch (family, value) {
-        case ("signed", .signed), ("signed", .unsigned), ("unsigned", .unsigned), ("unsigned", .signed),
-             ("double", .double), ("double", .signed), ("double", .unsigned),
-             ("bool", .bool), ("string", .string), ("uuid", .uuid):
+        case (.signedInteger, .signed), (.signedInteger, .unsigned), (.unsignedInteger, .unsigned), (.unsignedInteger, .signed),
+             (.floatingPoint, .double), (.floatingPoint, .signed), (.floatingPoint, .unsigned),
+             (.bool, .bool), (.string, .string), (.uuid, .uuid):
             return nil
-        case ("stringArray", .string), ("intArray", .signed), ("doubleArray", .double), ("doubleArray", .signed):
+        case (.other(.stringArray), .string), (.other(.intArray), .signed), (.other(.doubleArray), .double), (.other(.doubleArray), .signed):
             return nil
         case (_, .null) where property.isOptional:
             return nil

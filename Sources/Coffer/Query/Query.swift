@@ -38,8 +38,7 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
 
     /// The query's condition. A look-up keeps its value apart (see `lookUpPosition`), so
     /// that a loop of `setParameter` and `findFirst` neither copies nor rebuilds the
-    /// condition tree (that cost about 660 instructions per look-up); reading the condition
-    /// puts the value back into its leaf.
+    /// condition tree per look-up; reading the condition puts the value back into its leaf.
     var condition: ConditionNode? {
         get { ConditionNode.withLookUpValue(builtCondition, position: lookUpPosition, value: lookUpValue) }
         set {
@@ -233,7 +232,7 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
             guard visiting && transaction.isWrite else {
                 try QueryExecutor.forEachMatch(of: condition, orders: orders, memo: planMemo, store: store, binding: binding,
                                                in: transaction, offset: offset, limit: limit) { match in
-                    var reader = try RecordReader(bytes: match.record, binding: binding, id: match.id)
+                    var reader = try RecordReader(bytes: match.record, layout: binding, id: match.id)
                     try body(&reader)
                 }
                 return
@@ -242,7 +241,7 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
                                                     in: transaction, offset: offset, limit: limit)
             for match in matches {
                 guard let current = try transaction.record(match.id, table: binding.table, entity: binding.schema.name) else { continue }
-                var reader = try RecordReader(bytes: current, binding: binding, id: match.id)
+                var reader = try RecordReader(bytes: current, layout: binding, id: match.id)
                 try body(&reader)
             }
         }
@@ -254,14 +253,14 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     @usableFromInline
     func withFirstMatch(_ body: (inout RecordReader) throws -> Void) throws {
         guard limit != 0 else { return }
-        // The closure captures these, not `self`: capturing the generic query made every
-        // call look up `Query<E>`'s type metadata (about 330 instructions per look-up).
+        // The closure captures these, not `self`: capturing the generic query makes every
+        // call look up `Query<E>`'s type metadata at run time.
         let built = builtCondition, position = lookUpPosition, value = lookUpValue
         let orders = orders, skip = skip, planMemo = planMemo, store = box.store
         try box.reading(empty: ()) { transaction, binding in
             guard let match = try QueryExecutor.first(of: built, lookUpPosition: position, value: value, orders: orders, memo: planMemo,
                                                       store: store, binding: binding, in: transaction, offset: skip) else { return }
-            var reader = try RecordReader(bytes: match.record, binding: binding, id: match.id)
+            var reader = try RecordReader(bytes: match.record, layout: binding, id: match.id)
             try body(&reader)
         }
     }
@@ -302,7 +301,7 @@ extension Transaction {
             try withCursor(index.database, "reading the index on \(entity).\(index.property.name)") { cursor in
                 var current = try cursor.seek(lower)
                 while let raw = current {
-                    let entry = try IndexEntry.decode(raw.key, index: index, entity: entity)
+                    let entry = try IndexEntry.decode(raw.key, property: index.property.name, entity: entity)
                     // Inclusive: cut strings equal to a cut bound are candidates, rechecked later.
                     if let upper, upper.withUnsafeBytes({ ByteSearch.order(entry.value, $0) }) > 0 { return }
                     guard try body(entry.id) else { return }
@@ -319,7 +318,7 @@ extension Transaction {
         try withCursor(index.database, "reading the index on \(entity).\(index.property.name)") { cursor in
             var current = try cursor.seek(prefix)
             while let raw = current {
-                let entry = try IndexEntry.decode(raw.key, index: index, entity: entity)
+                let entry = try IndexEntry.decode(raw.key, property: index.property.name, entity: entity)
                 let inSpan = exact
                     ? entry.value.count == prefix.count && ByteSearch.order(entry.value, prefix) == 0
                     : entry.value.starts(with: prefix)
@@ -340,7 +339,7 @@ extension Transaction {
         try withCursor(index.database, "reading the index on \(entity).\(index.property.name)") { cursor in
             var current = try cursor.first()
             while let raw = current {
-                guard try body(try IndexEntry.decode(raw.key, index: index, entity: entity).id) else { return }
+                guard try body(try IndexEntry.decode(raw.key, property: index.property.name, entity: entity).id) else { return }
                 current = try cursor.next()
             }
         }

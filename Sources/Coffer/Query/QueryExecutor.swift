@@ -77,9 +77,9 @@ struct QueryExecutor {
             // The look-up loop (a one-leaf condition has no link steps to resolve): the key
             // encoded into the transaction's reusable bytes, then straight to the index's
             // first entry for it when the index answers alone (no condition is needed).
-            transaction.lookUpKey.removeAll()
-            if IndexKey.encode(value, type: known.type, into: &transaction.lookUpKey) {
-                let key = transaction.lookUpKey.bytes
+            transaction.lookUp.key.removeAll()
+            if IndexKey.encode(value, type: known.type, into: &transaction.lookUp.key) {
+                let key = transaction.lookUp.key.bytes
                 if !(known.isStringKey && IndexKey.isTruncatedString(key)) {
                     return try QueryExecutor(binding: binding, condition: nil, orders: [])
                         .firstIndexed(known.index, exactKey: key, in: transaction)
@@ -136,7 +136,7 @@ struct QueryExecutor {
     func firstIndexed(_ index: IndexBinding, span: IndexSpan, in transaction: Transaction) throws -> Match? {
         var found: Match?
         try transaction.forEachIndexId(index, span: span, entity: binding.schema.name) { id in
-            found = Match(id: id, record: try indexedRecord(id, index: index, transaction: transaction))
+            found = Match(id: id, record: try Self.indexedRecord(id, index: index, binding: binding, transaction: transaction))
             return false
         }
         return found
@@ -146,7 +146,7 @@ struct QueryExecutor {
     func firstIndexed(_ index: IndexBinding, exactKey: UnsafeRawBufferPointer, in transaction: Transaction) throws -> Match? {
         var found: Match?
         try transaction.forEachIndexId(index, prefix: exactKey, exact: true, entity: binding.schema.name) { id in
-            found = Match(id: id, record: try indexedRecord(id, index: index, transaction: transaction))
+            found = Match(id: id, record: try Self.indexedRecord(id, index: index, binding: binding, transaction: transaction))
             return false
         }
         return found
@@ -200,86 +200,31 @@ struct QueryExecutor {
         if limit == 0 { return }
         // An exact plan needs no check (and a long id list no hash set).
         let evaluator = plan.isExact ? nil : try ConditionEvaluator(condition, binding: binding)
-        let name = binding.schema.name
-        // The walk's counters, in a reference that the per-record closures below share: a
-        // `var` captured by a local function was checked for exclusive access at run time
-        // on every record (about 80 instructions each).
-        let page = PageCounter(skipping: skipping, limit: limit)
-        // Takes a match: passes over it while the offset lasts, else emits it; returns
-        // whether to go on.
-        @inline(__always)
-        func take(_ id: Id, _ record: UnsafeRawBufferPointer) throws -> Bool {
-            if page.toSkip > 0 {
-                page.toSkip &-= 1
-                return true
-            }
-            try emit(Match(id: id, record: record))
-            page.remaining &-= 1
-            return page.remaining > 0
-        }
-        // Checks a candidate and takes it when it matches; returns whether to go on.
-        @inline(__always)
-        func consider(_ id: Id, _ record: UnsafeRawBufferPointer) throws -> Bool {
-            guard try evaluator?.matches(id: id, record: RecordFields(bytes: record, binding: binding, id: id)) ?? true else { return true }
-            return try take(id, record)
-        }
+        let walk = CandidateWalk(evaluator: evaluator, binding: binding, page: PageCounter(skipping: skipping, limit: limit))
         switch plan.source {
         case .scan:
             if let evaluator, case .number(let storedId, let test) = evaluator.root {
-                // One numeric comparison (the usual scan condition): tested inline per
-                // record, without the evaluator's tree walk. An integer range is tested
-                // on copies of its bounds, as `NumberTest.holds` does: reading them from
-                // the test object in the loop made the compiler retain and release it
-                // around every record (about 45 instructions), because `emit` is opaque.
-                let (integerRange, lowest, highest) = (test.hasIntegerRange, test.lowest, test.highest)
-                let shortcut = RecordFields.Shortcut()
-                try transaction.forEachRecord(binding) { id, record in
-                    let field = try RecordFields(bytes: record, binding: binding, id: id).inlinedField(storedId, shortcut: shortcut)
-                    if integerRange, let field, let value = field.signedInteger {
-                        guard lowest <= value && value <= highest else { return true }
-                    } else {
-                        guard try test.holds(for: field, id: id) else { return true }
-                    }
-                    return try take(id, record)
-                }
+                try walk.scan(in: transaction, testing: test, storedId: storedId, emit)
             } else {
-                try transaction.forEachRecord(binding) { id, record in try consider(id, record) }
+                try walk.scan(in: transaction, emit)
             }
         case .ids(let ids):
-            // Link steps and full-text matches give ascending ids already.
-            let ordered = zip(ids, ids.dropFirst()).allSatisfy { $0 < $1 } ? ids : Set(ids).sorted()
-            let missing: ((Id) throws -> Void)? = plan.leaf?.idsAreStored == true ? { id in
-                throw CofferError.corruptRecord(entity: name, id: id, reason: "the full-text index lists this id, which is not stored")
-            } : nil
-            try transaction.forEachRecord(binding, ids: ordered, missing: missing) { id, record in try consider(id, record) }
+            try walk.visit(ids, listedByIndex: plan.leaf?.idsAreStored == true, in: transaction, emit)
         case .idRange(let lower, let upper):
-            try transaction.forEachRecord(binding, from: lower) { id, record in
-                try id <= upper && consider(id, record)
-            }
+            try walk.visit(from: lower, through: upper, in: transaction, emit)
         case .index(let index, let spans) where spans.count == 1 && spans[0].isWholeValue:
-            // One whole value (a look-up): its entries are in id order, so the records are
-            // read as the index walk reaches them, and the walk stops at the page's end.
-            try transaction.forEachIndexId(index, span: spans[0], entity: name) { id in
-                try consider(id, try indexedRecord(id, index: index, transaction: transaction))
-            }
+            try walk.lookUp(spans[0], in: index, transaction: transaction, emit)
         case .index(let index, let spans):
-            var ids: [Id] = []
-            for span in spans { try transaction.collectIndexIds(index, span: span, entity: name, into: &ids) }
-            // Several spans or a range list their ids in key order: visit them in id order.
-            ids = Set(ids).sorted()
-            for id in ids {
-                if try !consider(id, try indexedRecord(id, index: index, transaction: transaction)) { break }
-            }
+            try walk.visit(spans, of: index, in: transaction, emit)
         case .indexOrder(let index):
-            try transaction.walkIndex(index, entity: name) { id in
-                try consider(id, try indexedRecord(id, index: index, transaction: transaction))
-            }
+            try walk.visitInOrder(of: index, in: transaction, emit)
         }
     }
 
     /// The record an index entry points to; an entry without a record is damage (index and
     /// table change in one transaction, so they always agree in an intact store).
-    private func indexedRecord(_ id: Id, index: IndexBinding, transaction: Transaction) throws -> UnsafeRawBufferPointer {
+    fileprivate static func indexedRecord(_ id: Id, index: IndexBinding, binding: EntityBinding,
+                                          transaction: Transaction) throws -> UnsafeRawBufferPointer {
         guard let record = try transaction.record(id, table: binding.table, entity: binding.schema.name) else {
             throw CofferError.corruptRecord(entity: binding.schema.name, id: id,
                                             reason: "the index on \(index.property.name) lists this id, which is not stored")
@@ -288,7 +233,121 @@ struct QueryExecutor {
     }
 }
 
-/// The counters of one walk over a query's candidates (see `QueryExecutor.walk`).
+/// One walk over a query's candidates, one function per kind of plan source: the check
+/// each candidate gets (`consider`) and the page it fills (`take`).
+///
+/// `emit` is handed down, not stored, so it stays a non-escaping closure; `take` and
+/// `consider` are direct, inlined calls in every loop.
+private struct CandidateWalk {
+    typealias Emit = (QueryExecutor.Match) throws -> Void
+
+    let evaluator: ConditionEvaluator?
+    let binding: EntityBinding
+    /// The walk's counters, in a reference that the per-record closures share: a `var`
+    /// captured by a local function is checked for exclusive access at run time on every
+    /// record.
+    let page: PageCounter
+
+    /// Takes a match: passes over it while the offset lasts, else emits it; returns
+    /// whether to go on.
+    @inline(__always)
+    func take(_ id: Id, _ record: UnsafeRawBufferPointer, _ emit: Emit) throws -> Bool {
+        assert(page.toSkip >= 0 && page.remaining > 0, "a walk goes on only while it wants matches")
+        if page.toSkip > 0 {
+            page.toSkip &-= 1
+            return true
+        }
+        try emit(QueryExecutor.Match(id: id, record: record))
+        page.remaining &-= 1
+        return page.remaining > 0
+    }
+
+    /// Checks a candidate and takes it when it matches; returns whether to go on.
+    @inline(__always)
+    func consider(_ id: Id, _ record: UnsafeRawBufferPointer, _ emit: Emit) throws -> Bool {
+        guard try evaluator?.matches(id: id, record: RecordFields(bytes: record, layout: binding, id: id)) ?? true else { return true }
+        return try take(id, record, emit)
+    }
+
+    /// Every record of the table, in id order.
+    @inline(__always)
+    func scan(in transaction: Transaction, _ emit: Emit) throws {
+        try transaction.forEachRecord(binding) { id, record in try consider(id, record, emit) }
+    }
+
+    /// A scan whose condition is one numeric comparison (the usual scan condition): tested
+    /// inline per record, without the evaluator's tree walk. An integer range is tested on
+    /// copies of its bounds, as `NumberTest.holds` does: reading them from the test object
+    /// in the loop makes the compiler retain and release it around every record, because
+    /// `take`'s `emit` is opaque.
+    @inline(__always)
+    func scan(in transaction: Transaction, testing test: NumberTest, storedId: UInt16, _ emit: Emit) throws {
+        let (integerRange, lowest, highest) = (test.hasIntegerRange, test.lowest, test.highest)
+        let shortcut = RecordFields.Shortcut()
+        try transaction.forEachRecord(binding) { id, record in
+            let field = try RecordFields(bytes: record, layout: binding, id: id).inlinedField(storedId, shortcut: shortcut)
+            if integerRange, let field, let value = field.signedInteger {
+                guard lowest <= value && value <= highest else { return true }
+            } else {
+                guard try test.holds(for: field, id: id) else { return true }
+            }
+            return try take(id, record, emit)
+        }
+    }
+
+    /// The records of a list of ids, in id order. Ids a full-text index lists must be
+    /// stored: a missing one is damage.
+    @inline(__always)
+    func visit(_ ids: [Id], listedByIndex: Bool, in transaction: Transaction, _ emit: Emit) throws {
+        let name = binding.schema.name
+        // Link steps and full-text matches give ascending ids already.
+        let ordered = zip(ids, ids.dropFirst()).allSatisfy { $0 < $1 } ? ids : Set(ids).sorted()
+        let missing: ((Id) throws -> Void)? = listedByIndex ? { id in
+            throw CofferError.corruptRecord(entity: name, id: id, reason: "the full-text index lists this id, which is not stored")
+        } : nil
+        try transaction.forEachRecord(binding, ids: ordered, missing: missing) { id, record in try consider(id, record, emit) }
+    }
+
+    /// A range of the table's keys (inclusive bounds).
+    @inline(__always)
+    func visit(from lower: Id, through upper: Id, in transaction: Transaction, _ emit: Emit) throws {
+        try transaction.forEachRecord(binding, from: lower) { id, record in
+            try id <= upper && consider(id, record, emit)
+        }
+    }
+
+    /// One whole value of an index (a look-up): its entries are in id order, so the records
+    /// are read as the index walk reaches them, and the walk stops at the page's end.
+    @inline(__always)
+    func lookUp(_ span: IndexSpan, in index: IndexBinding, transaction: Transaction, _ emit: Emit) throws {
+        try transaction.forEachIndexId(index, span: span, entity: binding.schema.name) { id in
+            try consider(id, try QueryExecutor.indexedRecord(id, index: index, binding: binding, transaction: transaction), emit)
+        }
+    }
+
+    /// Several spans of an index, or a range: they list their ids in key order, so the ids
+    /// are collected and visited in id order.
+    @inline(__always)
+    func visit(_ spans: [IndexSpan], of index: IndexBinding, in transaction: Transaction, _ emit: Emit) throws {
+        let name = binding.schema.name
+        var ids: [Id] = []
+        for span in spans { try transaction.collectIndexIds(index, span: span, entity: name, into: &ids) }
+        ids = Set(ids).sorted()
+        for id in ids {
+            if try !consider(id, try QueryExecutor.indexedRecord(id, index: index, binding: binding, transaction: transaction), emit) { break }
+        }
+    }
+
+    /// The whole index in value order (the query's order).
+    @inline(__always)
+    func visitInOrder(of index: IndexBinding, in transaction: Transaction, _ emit: Emit) throws {
+        try transaction.walkIndex(index, entity: binding.schema.name) { id in
+            try consider(id, try QueryExecutor.indexedRecord(id, index: index, binding: binding, transaction: transaction), emit)
+        }
+    }
+}
+
+/// The counters of one walk over a query's candidates (see `CandidateWalk`).
 ///
 /// Invariant: `toSkip >= 0`, and `remaining > 0` while the walk goes on; the walk stops at
 /// the first match that brings `remaining` to 0.

@@ -96,7 +96,7 @@ final class QueryPlanMemo: @unchecked Sendable {
         let plan = QueryPlanner.plan(condition: condition, orders: orders, binding: binding, transaction: transaction)
         if case .index(let index, let spans) = plan.source, !index.isElementIndex, spans.count == 1, spans[0].isWholeValue {
             // Exactness without the cut check: the same for every value of this leaf.
-            let isStringKey = Store.keyFamily(index.property.type) == "string"
+            let isStringKey = index.property.type.indexKeyFamily == .string
             let exact = isStringKey ? leaf.caseSensitive : QueryPlanner.isExact(plan.source, for: leaf, binding: binding)
             let remembered = Entry(binding: binding, position: leaf.position, index: index,
                                    type: binding.schema.properties[leaf.position].type,

@@ -81,9 +81,9 @@ enum QueryPlanner {
         case .index(let index, let spans):
             guard case .compare(.equal) = leaf.op, leaf.path.isEmpty, !index.isElementIndex, spans.count == 1,
                   case .prefix(let key, exact: true) = spans[0] else { return false }
-            switch Store.keyFamily(index.property.type) {
-            case "signed", "unsigned", "bool", "uuid": return true
-            case "string": return leaf.caseSensitive && !IndexKey.isTruncatedString(key[...])
+            switch index.property.type.indexKeyFamily {
+            case .signedInteger, .unsignedInteger, .bool, .uuid: return true
+            case .string: return leaf.caseSensitive && !IndexKey.isTruncatedString(key[...])
             default: return false
             }
         default: return false
@@ -96,44 +96,96 @@ enum QueryPlanner {
 
     /// A plan for one leaf with its score (lower is more selective), or nil.
     private static func plan(for leaf: ConditionLeaf, binding: EntityBinding, transaction: Transaction) -> QueryPlan? {
-        let text = leaf
-        if binding.schema.properties[leaf.position].flags.contains(.id) {
-            let ids = leaf.values.compactMap(idValue)
-            switch leaf.op {
-            case .compare(.equal) where ids.count == 1: return QueryPlan(source: .ids(ids), leaf: text, score: 0)
-            case .inList where ids.count == leaf.values.count: return QueryPlan(source: .ids(ids), leaf: text, score: 1)
-            case .between where ids.count == 2:
-                return QueryPlan(source: .idRange(lower: min(ids[0], ids[1]), upper: max(ids[0], ids[1])), leaf: text, score: 5)
-            case .compare(.greater), .compare(.greaterOrEqual):
-                guard let id = ids.first else { return nil }
-                return QueryPlan(source: .idRange(lower: id, upper: .max), leaf: text, score: 5)
-            case .compare(.less), .compare(.lessOrEqual):
-                guard let id = ids.first else { return nil }
-                return QueryPlan(source: .idRange(lower: 0, upper: id), leaf: text, score: 5)
-            default: return nil
-            }
-        }
+        if binding.schema.properties[leaf.position].flags.contains(.id) { return idPlan(for: leaf) }
         guard let index = usableIndex(leaf.position, binding: binding, transaction: transaction) else { return nil }
         let type = binding.schema.properties[leaf.position].type
-        if index.isElementIndex {
-            // Entries per element: only "holds this element" can use them.
-            guard case .containsElement = leaf.op, let elementType = type.elementType,
-                  let value = leaf.values.first, let encoded = IndexKey.encode(value, type: elementType) else { return nil }
-            if IndexKey.isZero(value, type: elementType) {
-                // Both zeros' keys (see below), rechecked on the records.
-                guard let low = IndexKey.encode(.double(-0.0), type: elementType),
-                      let high = IndexKey.encode(.double(0.0), type: elementType) else { return nil }
-                return QueryPlan(source: .index(index, [.range(lower: low, upper: high)]), leaf: text, score: 1)
-            }
-            return QueryPlan(source: .index(index, [.prefix(encoded, exact: true)]), leaf: text, score: 1)
+        if index.isElementIndex { return elementPlan(for: leaf, index: index, type: type) }
+        return valuePlan(for: leaf, index: index, keys: ValueKeys(type: type))
+    }
+
+    /// A leaf on the id: look-ups of the ids, or a range of the table's keys.
+    @inline(__always)
+    private static func idPlan(for leaf: ConditionLeaf) -> QueryPlan? {
+        let ids = leaf.values.compactMap(idValue)
+        switch leaf.op {
+        case .compare(.equal) where ids.count == 1: return QueryPlan(source: .ids(ids), leaf: leaf, score: 0)
+        case .inList where ids.count == leaf.values.count: return QueryPlan(source: .ids(ids), leaf: leaf, score: 1)
+        case .between where ids.count == 2:
+            return QueryPlan(source: .idRange(lower: min(ids[0], ids[1]), upper: max(ids[0], ids[1])), leaf: leaf, score: 5)
+        case .compare(.greater), .compare(.greaterOrEqual):
+            guard let id = ids.first else { return nil }
+            return QueryPlan(source: .idRange(lower: id, upper: .max), leaf: leaf, score: 5)
+        case .compare(.less), .compare(.lessOrEqual):
+            guard let id = ids.first else { return nil }
+            return QueryPlan(source: .idRange(lower: 0, upper: id), leaf: leaf, score: 5)
+        default: return nil
         }
-        let isString = type == .string
+    }
+
+    /// A leaf on an array's element index: entries per element, so only "holds this
+    /// element" can use them.
+    @inline(__always)
+    private static func elementPlan(for leaf: ConditionLeaf, index: IndexBinding, type: PropertyType) -> QueryPlan? {
+        guard case .containsElement = leaf.op, let elementType = type.elementType,
+              let value = leaf.values.first, let encoded = IndexKey.encode(value, type: elementType) else { return nil }
+        if IndexKey.isZero(value, type: elementType) {
+            // Both zeros' keys (see `ValueKeys`), rechecked on the records.
+            guard let low = IndexKey.encode(.double(-0.0), type: elementType),
+                  let high = IndexKey.encode(.double(0.0), type: elementType) else { return nil }
+            return QueryPlan(source: .index(index, [.range(lower: low, upper: high)]), leaf: leaf, score: 1)
+        }
+        return QueryPlan(source: .index(index, [.prefix(encoded, exact: true)]), leaf: leaf, score: 1)
+    }
+
+    /// A leaf on a value index: whole values, nil, string prefixes or ranges. A string index
+    /// holds case-sensitive keys, so only case-sensitive string conditions use it.
+    @inline(__always)
+    private static func valuePlan(for leaf: ConditionLeaf, index: IndexBinding, keys: ValueKeys) -> QueryPlan? {
+        let isString = keys.type == .string
+        switch leaf.op {
+        case .compare(.equal) where !isString || leaf.caseSensitive:
+            guard let value = leaf.values.first, let span = keys.span(equalTo: value) else { return nil }
+            return QueryPlan(source: .index(index, [span]), leaf: leaf, score: 1)
+        case .inList where !isString || leaf.caseSensitive:
+            let spans = leaf.values.compactMap { keys.span(equalTo: $0) }
+            guard spans.count == leaf.values.count else { return nil }
+            return QueryPlan(source: .index(index, spans), leaf: leaf, score: 2)
+        case .isNil:
+            return QueryPlan(source: .index(index, [.prefix([IndexKey.nilTag], exact: true)]), leaf: leaf, score: 3)
+        case .startsWith where isString && leaf.caseSensitive:
+            guard case .string(let prefix)? = leaf.values.first else { return nil }
+            return QueryPlan(source: .index(index, [.prefix(IndexKey.stringPrefix(prefix), exact: false)]), leaf: leaf, score: 4)
+        case .like where isString && leaf.caseSensitive:
+            guard case .string(let pattern)? = leaf.values.first else { return nil }
+            let literal = LikePattern(pattern).literalPrefix
+            guard !literal.isEmpty else { return nil }
+            return QueryPlan(source: .index(index, [.prefix(IndexKey.stringPrefix(literal), exact: false)]), leaf: leaf, score: 4)
+        case .between, .compare(.less), .compare(.lessOrEqual), .compare(.greater), .compare(.greaterOrEqual):
+            if isString && !leaf.caseSensitive { return nil }
+            guard let span = keys.range(leaf.op, leaf.values) else { return nil }
+            return QueryPlan(source: .index(index, [span]), leaf: leaf, score: 5)
+        default:
+            return nil
+        }
+    }
+
+    /// The keys of query values in a value index of `type`.
+    ///
+    /// -0.0 and 0.0 are one value to every comparison but have neighbouring keys (-0.0's
+    /// first): a zero's span covers both, a zero bound reaches past its neighbour, and the
+    /// records are rechecked (floating-point spans are never exact).
+    private struct ValueKeys {
+        let type: PropertyType
+
+        @inline(__always)
         func key(_ value: QueryValue) -> [UInt8]? { IndexKey.encode(value, type: type) }
-        // -0.0 and 0.0 are one value to every comparison but have neighbouring keys (-0.0's
-        // first): a zero's span covers both, a zero bound reaches past its neighbour, and the
-        // records are rechecked (floating-point spans are never exact).
+        @inline(__always)
         func lowKey(_ value: QueryValue) -> [UInt8]? { key(IndexKey.isZero(value, type: type) ? .double(-0.0) : value) }
+        @inline(__always)
         func highKey(_ value: QueryValue) -> [UInt8]? { key(IndexKey.isZero(value, type: type) ? .double(0.0) : value) }
+
+        /// The entries equal to `value`.
+        @inline(__always)
         func span(equalTo value: QueryValue) -> IndexSpan? {
             if IndexKey.isZero(value, type: type) {
                 guard let low = lowKey(value), let high = highKey(value) else { return nil }
@@ -141,44 +193,25 @@ enum QueryPlanner {
             }
             return key(value).map { .prefix($0, exact: true) }
         }
-        switch leaf.op {
-        case .compare(.equal) where !isString || leaf.caseSensitive:
-            guard let value = leaf.values.first, let span = span(equalTo: value) else { return nil }
-            return QueryPlan(source: .index(index, [span]), leaf: text, score: 1)
-        case .inList where !isString || leaf.caseSensitive:
-            let spans = leaf.values.compactMap(span(equalTo:))
-            guard spans.count == leaf.values.count else { return nil }
-            return QueryPlan(source: .index(index, spans), leaf: text, score: 2)
-        case .isNil:
-            return QueryPlan(source: .index(index, [.prefix([IndexKey.nilTag], exact: true)]), leaf: text, score: 3)
-        case .startsWith where isString && leaf.caseSensitive:
-            guard case .string(let prefix)? = leaf.values.first else { return nil }
-            return QueryPlan(source: .index(index, [.prefix(IndexKey.stringPrefix(prefix), exact: false)]), leaf: text, score: 4)
-        case .like where isString && leaf.caseSensitive:
-            guard case .string(let pattern)? = leaf.values.first else { return nil }
-            let literal = LikePattern(pattern).literalPrefix
-            guard !literal.isEmpty else { return nil }
-            return QueryPlan(source: .index(index, [.prefix(IndexKey.stringPrefix(literal), exact: false)]), leaf: text, score: 4)
-        case .between, .compare(.less), .compare(.lessOrEqual), .compare(.greater), .compare(.greaterOrEqual):
-            if isString && !leaf.caseSensitive { return nil }
-            let keys = leaf.values.compactMap(key)
-            guard keys.count == leaf.values.count, !keys.isEmpty else { return nil }
-            let span: IndexSpan
-            switch leaf.op {
+
+        /// The entries `op` (`between` or an order comparison) accepts: bounds in either
+        /// order for `between`; nil when a value has no key.
+        @inline(__always)
+        func range(_ op: ConditionOp, _ values: [QueryValue]) -> IndexSpan? {
+            let keys = values.compactMap { key($0) }
+            guard keys.count == values.count, !keys.isEmpty else { return nil }
+            switch op {
             case .between:
-                let (low, high) = ByteSearch.order(keys[0], keys[1]) <= 0 ? (leaf.values[0], leaf.values[1]) : (leaf.values[1], leaf.values[0])
+                let (low, high) = ByteSearch.order(keys[0], keys[1]) <= 0 ? (values[0], values[1]) : (values[1], values[0])
                 guard let lower = lowKey(low), let upper = highKey(high) else { return nil }
-                span = .range(lower: lower, upper: upper)
+                return .range(lower: lower, upper: upper)
             case .compare(.less), .compare(.lessOrEqual):
-                guard let upper = highKey(leaf.values[0]) else { return nil }
-                span = .range(lower: [IndexKey.valueTag], upper: upper)
+                guard let upper = highKey(values[0]) else { return nil }
+                return .range(lower: [IndexKey.valueTag], upper: upper)
             default:
-                guard let lower = lowKey(leaf.values[0]) else { return nil }
-                span = .range(lower: lower, upper: nil)
+                guard let lower = lowKey(values[0]) else { return nil }
+                return .range(lower: lower, upper: nil)
             }
-            return QueryPlan(source: .index(index, [span]), leaf: text, score: 5)
-        default:
-            return nil
         }
     }
 
@@ -210,28 +243,28 @@ extension IndexKey {
             return true
         }
         let bits: UInt64
-        switch (Store.keyFamily(type), value) {
-        case ("bool", .bool(let flag)):
+        switch (type.indexKeyFamily, value) {
+        case (.bool, .bool(let flag)):
             key.append(valueTag)
             key.append(flag ? 1 : 0)
             return true
-        case ("signed", .signed(let number)):
+        case (.signedInteger, .signed(let number)):
             bits = UInt64(bitPattern: number) ^ (1 << 63)
-        case ("signed", .unsigned(let number)):
+        case (.signedInteger, .unsigned(let number)):
             guard let signed = Int64(exactly: number) else { return false }
             bits = UInt64(bitPattern: signed) ^ (1 << 63)
-        case ("unsigned", .unsigned(let number)):
+        case (.unsignedInteger, .unsigned(let number)):
             bits = number
-        case ("unsigned", .signed(let number)):
+        case (.unsignedInteger, .signed(let number)):
             guard let unsigned = UInt64(exactly: number) else { return false }
             bits = unsigned
-        case ("double", .double(let number)):
+        case (.floatingPoint, .double(let number)):
             bits = orderedBits(type == .float ? Double(Float(number)) : number)
-        case ("double", .signed(let number)):
+        case (.floatingPoint, .signed(let number)):
             bits = orderedBits(Double(number))
-        case ("double", .unsigned(let number)):
+        case (.floatingPoint, .unsigned(let number)):
             bits = orderedBits(Double(number))
-        case ("uuid", .uuid(let uuid)):
+        case (.uuid, .uuid(let uuid)):
             key.append(valueTag)
             withUnsafeBytes(of: uuid.uuid) { key.append(contentsOf: $0) }
             return true
@@ -246,7 +279,7 @@ extension IndexKey {
     /// Whether `value` is a zero compared with a floating-point property (`Float`, `Double`,
     /// `Date`): -0.0 and 0.0 are one value to comparisons but two neighbouring keys.
     static func isZero(_ value: QueryValue, type: PropertyType) -> Bool {
-        guard Store.keyFamily(type) == "double" else { return false }
+        guard type.indexKeyFamily == .floatingPoint else { return false }
         switch value {
         case .double(let number): return number == 0
         case .signed(let number): return number == 0
@@ -258,7 +291,7 @@ extension IndexKey {
     /// For the key of a floating-point zero (`type` `Float`, `Double` or `Date`), the key of
     /// the zero of the other sign; else nil.
     static func otherZeroKey(_ key: [UInt8], type: PropertyType) -> [UInt8]? {
-        guard Store.keyFamily(type) == "double", let positive = encode(.double(0.0), type: type),
+        guard type.indexKeyFamily == .floatingPoint, let positive = encode(.double(0.0), type: type),
               let negative = encode(.double(-0.0), type: type) else { return nil }
         if key == positive { return negative }
         if key == negative { return positive }

@@ -188,7 +188,7 @@ extension ToMany {
     /// ```
     @_spi(CofferGenerated)
     public static func cofferBacklink<Owner: Entity>(_ link: Property<Target, ToOne<Owner>>, from reader: _RecordReader) -> ToMany {
-        let store = reader.binding.takeUnretainedValue().store
+        let store = reader.binding.store
         let ownerId = reader.id
         let position = link.index
         return ToMany {
@@ -206,7 +206,7 @@ extension ToMany {
     /// ```
     @_spi(CofferGenerated)
     public static func cofferManyToMany(position: Int, from reader: _RecordReader) -> ToMany {
-        let binding = reader.binding.takeUnretainedValue()
+        let binding = reader.binding
         let store = binding.store
         let ownerId = reader.id
         guard let tables = binding.relationTables[position] else { return [] }
@@ -224,7 +224,7 @@ extension ToMany {
     /// ```
     @_spi(CofferGenerated)
     public static func cofferBacklink<Owner: Entity>(_ link: Property<Target, ToMany<Owner>>, from reader: _RecordReader) -> ToMany {
-        let store = reader.binding.takeUnretainedValue().store
+        let store = reader.binding.store
         let ownerId = reader.id
         let position = link.index
         return ToMany {

@@ -134,7 +134,7 @@ extension ToOne: RecordValue {
     @_spi(CofferGenerated)
     public static func cofferRead(from reader: _RecordReader) -> ToOne? {
         guard let id = reader.unsignedValue else { return nil }
-        return ToOne(id: id, store: reader.binding.takeUnretainedValue().store)
+        return ToOne(id: id, store: reader.binding.store)
     }
 }
 

@@ -20,24 +20,16 @@ extension Store {
     func incomingLinks(to target: String, in transaction: Transaction) throws -> IncomingRelations {
         // Bulk removals ask once per object: answer from the transaction after the first
         // time, and from the last answer without hashing the name when it is asked again.
-        if let last = transaction.lastIncomingRelations, last.target == target { return last.relations }
-        if let known = transaction.incomingRelations[target] {
-            transaction.lastIncomingRelations = (target, known)
-            return known
-        }
+        if let known = transaction.incomingRelations.relations(to: target) { return known }
         let relations = try loadIncomingLinks(to: target, in: transaction)
-        transaction.incomingRelations[target] = relations
-        transaction.lastIncomingRelations = (target, relations)
+        transaction.incomingRelations.remember(relations, to: target)
         return relations
     }
 
     private func loadIncomingLinks(to target: String, in transaction: Transaction) throws -> IncomingRelations {
-        stateLock.lock()
-        let cached = linkCache.generation == catalogGeneration ? linkCache.links[target] : nil
-        let generation = catalogGeneration
-        stateLock.unlock()
+        let (cached, generation) = registry.cachedIncomingLinks(to: target)
         // A registration inside this transaction is not in the cache yet.
-        if let cached, transaction.newBindings.isEmpty { return cached }
+        if let cached, transaction.bindings.created.isEmpty { return cached }
         guard let catalog = catalogDatabase else { return IncomingRelations() }
         var links = IncomingRelations()
         var openedHere = false
@@ -59,11 +51,8 @@ extension Store {
             }
         }
         // Handles this transaction opened die with it if it aborts: not kept beyond it.
-        if transaction.newBindings.isEmpty && !openedHere {
-            stateLock.lock()
-            if linkCache.generation != generation { linkCache = (generation, [:]) }
-            linkCache.links[target] = links
-            stateLock.unlock()
+        if transaction.bindings.created.isEmpty && !openedHere {
+            registry.cacheIncomingLinks(links, to: target, generation: generation)
         }
         return links
     }
@@ -73,7 +62,7 @@ extension Store {
     /// `openedHere` is set for a handle opened by `transaction` (valid only if it commits).
     private func database(_ name: String, in transaction: Transaction, openedHere: inout Bool) throws -> MDB_dbi? {
         if let known = storedDatabase(name) { return known }
-        for binding in transaction.newBindings.values {
+        for binding in transaction.bindings.created.values {
             if Catalog.tableName(binding.entityId) == name { return binding.table }
             for (position, tables) in binding.relationTables {
                 guard let stored = binding.catalog.anyProperty(named: binding.schema.properties[position].storedName) else { continue }
@@ -113,18 +102,12 @@ extension Transaction {
                     throw CofferError.corruptRecord(entity: link.ownerName, id: owner,
                                                     reason: "the index on \(link.index.property.name) lists an object that is not stored")
                 }
-                var rewritten = try RecordFields(bytes: record, entity: link.ownerName, id: owner).removing(link.index.storedId)
-                var ownerKey = IdKey(owner)
-                noteTableChange()
-                try ownerKey.withVal { keyVal in
-                    try rewritten.withUnsafeMutableBytes { raw in
-                        var value = MDB_val(UnsafeRawBufferPointer(raw))
-                        try check(mdb_put(txn, link.ownerTable, &keyVal, &value, 0), "clearing \(link.ownerName).\(link.index.property.name) of \(owner)")
-                    }
+                let rewritten = try RecordFields(bytes: record, entity: link.ownerName, id: owner).removing(link.index.storedId)
+                try rewritten.withUnsafeBytes { bytes in
+                    try storeRewrittenRecord(bytes, id: owner, table: link.ownerTable, entity: link.ownerName,
+                                             index: link.index, from: key, to: [IndexKey.nilTag],
+                                             "clearing \(link.ownerName).\(link.index.property.name) of \(owner)")
                 }
-                changes.recordPut(link.ownerName, owner, isInsert: false)
-                try deleteIndexEntry(link.index, key: key, id: owner)
-                try insertIndexEntry(link.index, key: [IndexKey.nilTag], id: owner)
             }
         }
     }
@@ -139,24 +122,6 @@ extension Transaction {
             return true
         }
         return entries
-    }
-
-    /// Removes every entry of object `id` from an index, whatever its key: for records too
-    /// damaged to say which key they were indexed under. Walks the whole index.
-    func deleteIndexEntries(_ index: IndexBinding, of id: Id, entity: String) throws {
-        var keys: [[UInt8]] = []
-        try withCursor(index.database, "repairing the index on \(entity).\(index.property.name)") { cursor in
-            var current = try cursor.first()
-            while let raw = current {
-                // A key too short to name an object cannot be this object's: leave it to `verify`.
-                if raw.key.count >= 9 {
-                    let entry = try IndexEntry.decode(raw.key, index: index, entity: entity)
-                    if entry.id == id { keys.append(Array(entry.value)) }
-                }
-                current = try cursor.next()
-            }
-        }
-        for key in keys { try deleteIndexEntry(index, key: key, id: id) }
     }
 }
 

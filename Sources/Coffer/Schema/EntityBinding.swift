@@ -1,9 +1,9 @@
 import CLMDB
 
-/// An entity's schema bound to one store: its table and the mapping between schema
-/// positions (what generated code uses) and the catalog's stable property ids (what records
-/// hold).
-final class EntityBinding: @unchecked Sendable {
+/// An entity's schema bound to one store: its table, its indexes and relation tables, and
+/// (as a `RecordLayout`) the mapping between schema positions (what generated code uses)
+/// and the catalog's stable property ids (what records hold).
+final class EntityBinding: RecordLayout, @unchecked Sendable {
     let schema: EntitySchema
     let catalog: CatalogEntity
     /// The store, for links loaded from records (a binding never outlives its store).
@@ -18,15 +18,6 @@ final class EntityBinding: @unchecked Sendable {
     /// maintains exactly the indexes the catalog lists and no read uses an index the catalog
     /// no longer lists.
     let catalogGeneration: UInt64
-    /// Stored property id for each schema position (`id`'s slot is unused).
-    let storedIds: UnsafeMutablePointer<UInt16>
-    /// For each schema position, the format 2 tag of its property without the kind bits
-    /// (`storedId << 5`), or `1 << 16` for an id that needs the escape: no two-byte tag equals
-    /// that with any kind added, so the straight path leaves such fields to the general one.
-    let tagBases: UnsafeMutablePointer<UInt32>
-    /// Schema position for each stored property id, -1 for ids the schema does not have.
-    let positionsByStoredId: UnsafeMutablePointer<Int16>
-    let positionCount: Int
     /// The entity's property indexes (unique ones included). Filled while the binding is
     /// registered, before any other thread can see it; read-only afterwards.
     @exclusivity(unchecked) var indexes: [IndexBinding] = [] {
@@ -62,35 +53,15 @@ final class EntityBinding: @unchecked Sendable {
         putChangesOnlyIds = schema.putChangesOnlyIds
         createdAtStoredId = schema.properties.first { $0.flags.contains(.createdAt) }
             .flatMap { catalog.anyProperty(named: $0.storedName)?.id }
-        storedIds = .allocate(capacity: max(schema.properties.count, 1))
-        storedIds.initialize(repeating: 0, count: max(schema.properties.count, 1))
-        tagBases = .allocate(capacity: max(schema.properties.count, 1))
-        tagBases.initialize(repeating: 1 << 16, count: max(schema.properties.count, 1))
-        positionCount = Int(catalog.lastPropertyId) + 1
-        positionsByStoredId = .allocate(capacity: positionCount)
-        positionsByStoredId.initialize(repeating: -1, count: positionCount)
+        super.init(entityName: schema.name, propertyNames: schema.properties.map(\.name),
+                   positionCount: Int(catalog.lastPropertyId) + 1)
         for (position, property) in schema.properties.enumerated() where property.flags.isDisjoint(with: [.id, .backlink]) {
             // A catalog not yet reconciled (read before this build first writes) may still
             // hold the property under its `@Renamed(from:)` name.
             guard let stored = catalog.anyProperty(named: property.storedName)
                 ?? property.renamedFrom.flatMap({ catalog.anyProperty(named: $0) }) else { continue }
-            storedIds[position] = stored.id
-            tagBases[position] = Int(stored.id) < escapedPropertyId ? UInt32(stored.id) << 5 : 1 << 16
-            // `CatalogEntity.validate` guarantees the bound; checked again because it guards a write.
-            if Int(stored.id) < positionCount { positionsByStoredId[Int(stored.id)] = Int16(position) }
+            map(position, to: stored.id)
         }
-    }
-
-    deinit {
-        storedIds.deallocate()
-        tagBases.deallocate()
-        positionsByStoredId.deallocate()
-    }
-
-    /// Whether the running build declares the property stored under `storedId`.
-    @inline(__always)
-    func declares(_ storedId: UInt16) -> Bool {
-        Int(storedId) < positionCount && positionsByStoredId[Int(storedId)] >= 0
     }
 
     /// Whether `transaction` can see this entity's table.
@@ -110,5 +81,16 @@ struct RelationTables: Sendable {
 
     static func names(entity: UInt32, property: UInt16) -> (forward: String, reverse: String) {
         ("relation.\(entity).\(property)", "relation.\(entity).\(property).reverse")
+    }
+}
+
+extension RecordReader {
+    /// The binding of the entity whose record this reader reads, for the layers above
+    /// encoding (links and relations need the store and the relation tables). Every layout a
+    /// reader is made with is an entity binding: the schema layer is the only one that makes
+    /// layouts.
+    @inline(__always)
+    var binding: EntityBinding {
+        unsafeDowncast(layout.takeUnretainedValue(), to: EntityBinding.self)
     }
 }

@@ -71,107 +71,6 @@ final class IndexBinding: @unchecked Sendable {
 }
 
 extension Transaction {
-    /// The fields of a stored record that belong to properties `binding` does not declare
-    /// (retired here, or added by a newer build), to be carried into the record that
-    /// replaces it. Walks the whole record, so it throws `corruptRecord` at any damage.
-    func fieldsToCarry(from record: RecordFields, binding: EntityBinding) throws -> [(UInt16, RecordFields.Field)] {
-        var carried: [(UInt16, RecordFields.Field)] = []
-        var walk = try record.walk()
-        while let (fieldId, field) = try walk.next() {
-            if !binding.declares(fieldId) { carried.append((fieldId, field)) }
-        }
-        return carried
-    }
-
-    /// Writes the index key of each of `binding`'s indexes for a stored record into
-    /// `oldKeys`, before the record is removed. Each look-up stops at its field, so it throws
-    /// `corruptRecord` at damage that could make a key wrong: in or before an indexed field,
-    /// or anywhere when an indexed field is missing (see `RecordFields.field`).
-    func readOldKeys(of record: RecordFields, binding: EntityBinding) throws {
-        let indexes = binding.indexes
-        prepareKeyBuffers(count: indexes.count)
-        for (position, index) in indexes.enumerated() {
-            let pair = keyPair(position)
-            pair.pointee.old.removeAll()
-            try index.writeKey(of: try record.field(index.storedId), in: record, to: &pair.pointee.old)
-        }
-    }
-}
-
-extension Transaction {
-    /// Adds `key ‖ id` to an index.
-    ///
-    /// Values often arrive in ascending order (sequential names, timestamps), so the entry is
-    /// first appended without a search; when that fails once (`MDB_KEYEXIST`, which leaves the
-    /// transaction intact), this transaction stops trying for that index.
-    func insertIndexEntry(_ index: IndexBinding, key: [UInt8], id: Id) throws {
-        try key.withUnsafeBytes { try insertIndexEntry(index, key: $0, id: id) }
-    }
-
-    /// The same, for a key in raw memory (a transaction's key slot).
-    func insertIndexEntry(_ index: IndexBinding, key: UnsafeRawBufferPointer, id: Id) throws {
-        var entry = entryKey(key, id)
-        var empty = MDB_val(mv_size: 0, mv_data: nil)
-        if !unorderedIndexes.contains(index.database) {
-            let rc = mdb_put(txn, index.database, &entry, &empty, UInt32(MDB_APPEND))
-            if rc != MDB_KEYEXIST { return try check(rc, "updating the index on \(index.property.name)") }
-            unorderedIndexes.append(index.database)
-        }
-        try check(mdb_put(txn, index.database, &entry, &empty, 0), "updating the index on \(index.property.name)")
-    }
-
-    /// Adds the entries of `keys` (one key, or an element index's key set) for `id`.
-    func insertIndexEntries(_ index: IndexBinding, keys: UnsafeRawBufferPointer, id: Id) throws {
-        guard index.isElementIndex else { return try insertIndexEntry(index, key: keys, id: id) }
-        for key in IndexKeySet.keys(Array(keys)) { try insertIndexEntry(index, key: key, id: id) }
-    }
-
-    /// Removes the entries of `keys` (one key, or an element index's key set) for `id`.
-    func deleteIndexEntries(_ index: IndexBinding, keys: UnsafeRawBufferPointer, id: Id) throws {
-        guard index.isElementIndex else { return try deleteIndexEntry(index, key: keys, id: id) }
-        for key in IndexKeySet.keys(Array(keys)) { try deleteIndexEntry(index, key: key, id: id) }
-    }
-
-    /// Moves `id`'s entries from `old` keys to `new` ones, touching only what changed.
-    func updateIndexEntries(_ index: IndexBinding, old: UnsafeRawBufferPointer, new: UnsafeRawBufferPointer, id: Id) throws {
-        guard index.isElementIndex else {
-            try deleteIndexEntry(index, key: old, id: id)
-            return try insertIndexEntry(index, key: new, id: id)
-        }
-        let before = Set(IndexKeySet.keys(Array(old))), after = Set(IndexKeySet.keys(Array(new)))
-        for key in before.subtracting(after) { try deleteIndexEntry(index, key: key, id: id) }
-        for key in after.subtracting(before) { try insertIndexEntry(index, key: key, id: id) }
-    }
-
-    /// Removes `key ‖ id` from an index (absent entries are ignored).
-    func deleteIndexEntry(_ index: IndexBinding, key: [UInt8], id: Id) throws {
-        try key.withUnsafeBytes { try deleteIndexEntry(index, key: $0, id: id) }
-    }
-
-    /// The same, for a key in raw memory (a transaction's key slot).
-    func deleteIndexEntry(_ index: IndexBinding, key: UnsafeRawBufferPointer, id: Id) throws {
-        var entry = entryKey(key, id)
-        let rc = mdb_del(txn, index.database, &entry, nil)
-        if rc != MDB_NOTFOUND { try check(rc, "updating the index on \(index.property.name)") }
-    }
-
-    /// `key ‖ id` assembled in the transaction's scratch memory (`entryScratch`), valid until
-    /// the next call: LMDB copies the key it is given. (A temporary allocation and a closure
-    /// per entry cost an insert about 200 instructions.)
-    private func entryKey(_ key: UnsafeRawBufferPointer, _ id: Id) -> MDB_val {
-        let size = key.count + 8
-        if size > entryScratch.count { growEntryScratch(to: size) }
-        let base = entryScratch.baseAddress.unsafelyUnwrapped  // non-empty after the line above
-        if let source = key.baseAddress { base.copyMemory(from: source, byteCount: key.count) }
-        base.storeBytes(of: id.bigEndian, toByteOffset: key.count, as: UInt64.self)
-        return MDB_val(mv_size: size, mv_data: base)
-    }
-
-    private func growEntryScratch(to size: Int) {
-        entryScratch.deallocate()
-        entryScratch = .allocate(byteCount: Swift.max(size, 64), alignment: 8)
-    }
-
     /// The ids of index entries whose key is `prefix` followed by an id, in key order.
     func indexIds(_ index: IndexBinding, prefix: [UInt8], entity: String) throws -> [Id] {
         var ids: [Id] = []
@@ -189,7 +88,7 @@ extension Transaction {
         try withCursor(index.database, "reading the index on \(entity).\(index.property.name)") { cursor in
             var current = try cursor.seek(prefix)
             while let raw = current, raw.key.starts(with: prefix) {
-                let entry = try IndexEntry.decode(raw.key, index: index, entity: entity)
+                let entry = try IndexEntry.decode(raw.key, property: index.property.name, entity: entity)
                 // A shorter value whose id bytes happen to continue the prefix is not a match.
                 if entry.value.count >= prefix.count {
                     guard try body(entry) else { return }
@@ -220,7 +119,7 @@ extension Transaction {
         }
         // NaN equals nothing, itself included (as in queries): it never clashes with a
         // stored value and an upsert by it finds no target.
-        if Store.keyFamily(index.property.type) == "double", let field = try record.field(index.storedId),
+        if index.property.type.indexKeyFamily == .floatingPoint, let field = try record.field(index.storedId),
            FieldValue.double(field.kind, field.payload)?.isNaN == true {
             return []
         }
@@ -242,5 +141,13 @@ extension Transaction {
             }
         }
         return candidates
+    }
+}
+
+extension RecordFields {
+    /// The value of an indexed property in the record, for error messages.
+    func describe(_ index: IndexBinding) throws -> String {
+        guard let field = try field(index.storedId) else { return "nil" }
+        return FieldDescription.json(field, type: index.property.type)
     }
 }

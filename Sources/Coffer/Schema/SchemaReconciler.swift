@@ -129,8 +129,8 @@ enum SchemaReconciler {
     /// and for strings the current key version.
     static func indexIsReusable(stored: CatalogProperty, declared: PropertyType) -> Bool {
         guard PropertyFlags(rawValue: stored.flags).contains(.indexed),
-              Store.keyFamily(stored.type) == Store.keyFamily(declared) else { return false }
-        return Store.keyFamily(declared) != "string" || stored.keys == IndexKey.version
+              stored.type.indexKeyFamily == declared.indexKeyFamily else { return false }
+        return declared.indexKeyFamily != .string || stored.keys == IndexKey.version
     }
 
     /// Throws unless every stored property the schema declares can be read as declared.

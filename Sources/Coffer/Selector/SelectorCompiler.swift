@@ -268,101 +268,33 @@ struct SelectorCompiler {
         .leaf(ConditionLeaf(position: position, op: op, values: values, caseSensitive: true))
     }
 
+    /// One field operator (`"$gt": 7`) on the property at `position` (or `declared`, a
+    /// document path's stand-in), as a condition node.
     private func fieldOperator(_ position: Int, _ op: String, _ value: JSONNode, path: String,
                                as declared: PropertySchema? = nil) throws -> ConditionNode {
         let property = declared ?? schema.properties[position]
-        let array = isArray(property)
         switch op {
         case "$eq":
-            if case .null = value { return leaf(position, .isNil) }
-            if array { return leaf(position, .containsElement, [try element(value, of: property, path: path)]) }
-            return leaf(position, .compare(.equal), [try scalar(value, of: property, path: path)])
+            return try equality(position, value, of: property, path: path)
         case "$ne":
             return .not(try fieldOperator(position, "$eq", value, path: path, as: declared))
         case "$lt", "$lte", "$gt", "$gte":
-            let comparison: Comparison = ["$lt": .less, "$lte": .lessOrEqual, "$gt": .greater, "$gte": .greaterOrEqual][op] ?? .equal
-            if case .null = value { throw error(path, "\(op) cannot compare with null") }
-            // On an array, Cloudant's rule: the object matches when an element does.
-            if array { return leaf(position, .elementMatch([comparison]), [try element(value, of: property, path: path)]) }
-            return leaf(position, .compare(comparison), [try scalar(value, of: property, path: path)])
+            return try ordering(op, position, value, of: property, path: path)
         case "$in", "$all":
-            guard case .array(let candidates) = value, !candidates.isEmpty else {
-                throw error(path, "\(op) needs a non-empty array of values, not \(value.text)")
-            }
-            if op == "$all" {
-                guard array else { throw error(path, "$all needs an array property; \(property.storedName) is not one") }
-                let nodes = try candidates.map { leaf(position, .containsElement, [try element($0, of: property, path: path)]) }
-                return nodes.count == 1 ? nodes[0] : .and(nodes)
-            }
-            if array {
-                let nodes = try candidates.map { leaf(position, .containsElement, [try element($0, of: property, path: path)]) }
-                return nodes.count == 1 ? nodes[0] : .or(nodes)
-            }
-            let values = try candidates.filter { $0 != .null }.map { try scalar($0, of: property, path: path) }
-            var nodes: [ConditionNode] = values.isEmpty ? [] : [leaf(position, .inList, values)]
-            if candidates.contains(.null) { nodes.append(leaf(position, .isNil)) }
-            return nodes.count == 1 ? nodes[0] : .or(nodes)
+            return try membership(op, position, value, of: property, path: path)
         case "$nin":
             return .not(try fieldOperator(position, "$in", value, path: path, as: declared))
         case "$exists":
             guard case .bool(let exists) = value else { throw error(path, "$exists needs true or false, not \(value.text)") }
             return leaf(position, exists ? .isNotNil : .isNil)
         case "$size":
-            // Cloudant's answers: a property that is no array, and a count no array has
-            // (negative, fractional, not a number), match nothing; `$not` of them everything.
-            guard array || property.type == .json, case .number(let number) = value, let count = number.int64, count >= 0 else {
-                return nothing(position)
-            }
-            // A missing array (nil) has no size: only a stored array matches (the typed
-            // `count` reads nil as 0, so the presence is a condition of its own).
-            return .and([leaf(position, .isNotNil), leaf(position, .count(.equal), [.signed(count)])])
+            return size(position, value, of: property)
         case "$mod":
-            guard case .array(let operands) = value, operands.count == 2,
-                  case .number(let divisorNumber) = operands[0], case .number(let remainderNumber) = operands[1] else {
-                throw error(path, "$mod needs [divisor, remainder], two numbers, not \(value.text)")
-            }
-            guard let divisor = Self.truncated(divisorNumber), let remainder = Self.truncated(remainderNumber) else {
-                throw error(path, "$mod operands must fit a 64-bit integer: \(value.text)")
-            }
-            guard divisor != 0 else { throw error(path, "$mod divides by zero: \(value.text)") }
-            // Numbers only (floating-point ones truncated toward zero first, see the
-            // evaluator); on any other kind of property, as in Cloudant, nothing matches.
-            guard !array, Self.isInteger(property.type) || [.float, .double, .json].contains(property.type) else {
-                return nothing(position)
-            }
-            return leaf(position, .modulo(divisor, .equal), [.signed(remainder)])
+            return try modulo(position, value, of: property, path: path)
         case "$regex":
-            guard !array, property.type == .string else {
-                throw error(path, "$regex needs a String property; \(property.storedName) is \(property.swiftType)")
-            }
-            guard case .string(let source) = value else { throw error(path, "$regex needs a pattern string, not \(value.text)") }
-            do {
-                return leaf(position, .regex(try RegexPattern(source)))
-            } catch {
-                throw self.error(path, "\(value.text) is not a valid regular expression: \(error)")
-            }
+            return try regex(position, value, of: property, path: path)
         case "$elemMatch":
-            guard array else { throw error(path, "$elemMatch needs an array property; \(property.storedName) is not one") }
-            guard case .object(let members) = value, !members.isEmpty else {
-                throw error(path, "$elemMatch needs an object of operators, not \(value.text)")
-            }
-            if members.count == 1, members[0].key == "$in" || members[0].key == "$eq" {
-                return try fieldOperator(position, members[0].key, members[0].value, path: joined(path, members[0].key), as: declared)
-            }
-            // One element must satisfy every comparison.
-            var comparisons: [Comparison] = []
-            var values: [QueryValue] = []
-            for member in members {
-                let at = joined(path, member.key)
-                let table: [String: Comparison] = ["$eq": .equal, "$ne": .notEqual, "$lt": .less, "$lte": .lessOrEqual, "$gt": .greater, "$gte": .greaterOrEqual]
-                guard let comparison = table[member.key] else {
-                    throw error(at, "inside $elemMatch on an array of values, the operators are $eq, $ne, $lt, $lte, $gt, $gte (or $in alone)")
-                }
-                if case .null = member.value { throw error(at, "\(member.key) cannot compare an element with null") }
-                comparisons.append(comparison)
-                values.append(try element(member.value, of: property, path: at))
-            }
-            return leaf(position, .elementMatch(comparisons), values)
+            return try elementMatch(position, value, of: property, path: path, as: declared)
         case "$not":
             guard case .object(let members) = value, !members.isEmpty, members.allSatisfy({ $0.key.hasPrefix("$") }) else {
                 throw error(path, "$not on a field needs an object of operators, not \(value.text)")
@@ -372,6 +304,113 @@ struct SelectorCompiler {
         default:
             throw error(path, "unknown field operator \(op) (field operators are $eq, $ne, $lt, $lte, $gt, $gte, $in, $nin, $all, $elemMatch, $exists, $size, $mod, $regex and $not)")
         }
+    }
+
+    /// `$eq`: nil for null, an element for an array property, the value otherwise.
+    private func equality(_ position: Int, _ value: JSONNode, of property: PropertySchema, path: String) throws -> ConditionNode {
+        if case .null = value { return leaf(position, .isNil) }
+        if isArray(property) { return leaf(position, .containsElement, [try element(value, of: property, path: path)]) }
+        return leaf(position, .compare(.equal), [try scalar(value, of: property, path: path)])
+    }
+
+    /// `$lt`, `$lte`, `$gt`, `$gte` (never with null).
+    private func ordering(_ op: String, _ position: Int, _ value: JSONNode, of property: PropertySchema, path: String) throws -> ConditionNode {
+        let comparison: Comparison = ["$lt": .less, "$lte": .lessOrEqual, "$gt": .greater, "$gte": .greaterOrEqual][op] ?? .equal
+        if case .null = value { throw error(path, "\(op) cannot compare with null") }
+        // On an array, Cloudant's rule: the object matches when an element does.
+        if isArray(property) { return leaf(position, .elementMatch([comparison]), [try element(value, of: property, path: path)]) }
+        return leaf(position, .compare(comparison), [try scalar(value, of: property, path: path)])
+    }
+
+    /// `$in` (one of the values; on an array, one of them is an element) and `$all` (on an
+    /// array, every one is an element).
+    private func membership(_ op: String, _ position: Int, _ value: JSONNode, of property: PropertySchema, path: String) throws -> ConditionNode {
+        guard case .array(let candidates) = value, !candidates.isEmpty else {
+            throw error(path, "\(op) needs a non-empty array of values, not \(value.text)")
+        }
+        let array = isArray(property)
+        if op == "$all" {
+            guard array else { throw error(path, "$all needs an array property; \(property.storedName) is not one") }
+            let nodes = try candidates.map { leaf(position, .containsElement, [try element($0, of: property, path: path)]) }
+            return nodes.count == 1 ? nodes[0] : .and(nodes)
+        }
+        if array {
+            let nodes = try candidates.map { leaf(position, .containsElement, [try element($0, of: property, path: path)]) }
+            return nodes.count == 1 ? nodes[0] : .or(nodes)
+        }
+        let values = try candidates.filter { $0 != .null }.map { try scalar($0, of: property, path: path) }
+        var nodes: [ConditionNode] = values.isEmpty ? [] : [leaf(position, .inList, values)]
+        if candidates.contains(.null) { nodes.append(leaf(position, .isNil)) }
+        return nodes.count == 1 ? nodes[0] : .or(nodes)
+    }
+
+    /// `$size`: the element count of a stored array.
+    private func size(_ position: Int, _ value: JSONNode, of property: PropertySchema) -> ConditionNode {
+        // Cloudant's answers: a property that is no array, and a count no array has
+        // (negative, fractional, not a number), match nothing; `$not` of them everything.
+        guard isArray(property) || property.type == .json, case .number(let number) = value, let count = number.int64, count >= 0 else {
+            return nothing(position)
+        }
+        // A missing array (nil) has no size: only a stored array matches (the typed
+        // `count` reads nil as 0, so the presence is a condition of its own).
+        return .and([leaf(position, .isNotNil), leaf(position, .count(.equal), [.signed(count)])])
+    }
+
+    /// `$mod: [divisor, remainder]`, both truncated toward zero.
+    private func modulo(_ position: Int, _ value: JSONNode, of property: PropertySchema, path: String) throws -> ConditionNode {
+        guard case .array(let operands) = value, operands.count == 2,
+              case .number(let divisorNumber) = operands[0], case .number(let remainderNumber) = operands[1] else {
+            throw error(path, "$mod needs [divisor, remainder], two numbers, not \(value.text)")
+        }
+        guard let divisor = Self.truncated(divisorNumber), let remainder = Self.truncated(remainderNumber) else {
+            throw error(path, "$mod operands must fit a 64-bit integer: \(value.text)")
+        }
+        guard divisor != 0 else { throw error(path, "$mod divides by zero: \(value.text)") }
+        // Numbers only (floating-point ones truncated toward zero first, see the
+        // evaluator); on any other kind of property, as in Cloudant, nothing matches.
+        guard !isArray(property), Self.isInteger(property.type) || [.float, .double, .json].contains(property.type) else {
+            return nothing(position)
+        }
+        return leaf(position, .modulo(divisor, .equal), [.signed(remainder)])
+    }
+
+    /// `$regex` on a string property.
+    private func regex(_ position: Int, _ value: JSONNode, of property: PropertySchema, path: String) throws -> ConditionNode {
+        guard !isArray(property), property.type == .string else {
+            throw error(path, "$regex needs a String property; \(property.storedName) is \(property.swiftType)")
+        }
+        guard case .string(let source) = value else { throw error(path, "$regex needs a pattern string, not \(value.text)") }
+        do {
+            return leaf(position, .regex(try RegexPattern(source)))
+        } catch {
+            throw self.error(path, "\(value.text) is not a valid regular expression: \(error)")
+        }
+    }
+
+    /// `$elemMatch` on an array of values: one element satisfies every comparison (`$in`
+    /// or `$eq` alone is the operator itself).
+    private func elementMatch(_ position: Int, _ value: JSONNode, of property: PropertySchema, path: String,
+                              as declared: PropertySchema?) throws -> ConditionNode {
+        guard isArray(property) else { throw error(path, "$elemMatch needs an array property; \(property.storedName) is not one") }
+        guard case .object(let members) = value, !members.isEmpty else {
+            throw error(path, "$elemMatch needs an object of operators, not \(value.text)")
+        }
+        if members.count == 1, members[0].key == "$in" || members[0].key == "$eq" {
+            return try fieldOperator(position, members[0].key, members[0].value, path: joined(path, members[0].key), as: declared)
+        }
+        var comparisons: [Comparison] = []
+        var values: [QueryValue] = []
+        for member in members {
+            let at = joined(path, member.key)
+            let table: [String: Comparison] = ["$eq": .equal, "$ne": .notEqual, "$lt": .less, "$lte": .lessOrEqual, "$gt": .greater, "$gte": .greaterOrEqual]
+            guard let comparison = table[member.key] else {
+                throw error(at, "inside $elemMatch on an array of values, the operators are $eq, $ne, $lt, $lte, $gt, $gte (or $in alone)")
+            }
+            if case .null = member.value { throw error(at, "\(member.key) cannot compare an element with null") }
+            comparisons.append(comparison)
+            values.append(try element(member.value, of: property, path: at))
+        }
+        return leaf(position, .elementMatch(comparisons), values)
     }
 
     static func isInteger(_ type: PropertyType) -> Bool {
@@ -398,6 +437,7 @@ struct SelectorCompiler {
         try convert(value, to: property.type, property: property, path: path)
     }
 
+    /// A selector value as a query value of `type`, checked against its range.
     private func convert(_ value: JSONNode, to type: PropertyType, property: PropertySchema, path: String) throws -> QueryValue {
         func mismatch(_ wanted: String) -> CofferError {
             error(path, "\(property.storedName) is \(property.swiftType), so it needs \(wanted), not \(value.text)")
@@ -407,29 +447,9 @@ struct SelectorCompiler {
             guard case .bool(let flag) = value else { throw mismatch("true or false") }
             return .bool(flag)
         case .int8, .int16, .int32, .int64, .int:
-            guard case .number(let number) = value else { throw mismatch("an integer") }
-            guard let integer = number.int64 else { throw mismatch("an integer within Int64") }
-            let bounds: ClosedRange<Int64>
-            switch type {
-            case .int8: bounds = Int64(Int8.min)...Int64(Int8.max)
-            case .int16: bounds = Int64(Int16.min)...Int64(Int16.max)
-            case .int32: bounds = Int64(Int32.min)...Int64(Int32.max)
-            default: bounds = Int64.min...Int64.max
-            }
-            guard bounds.contains(integer) else { throw mismatch("an integer within \(bounds.lowerBound)...\(bounds.upperBound)") }
-            return .signed(integer)
+            return .signed(try Self.signedInteger(value, as: type, mismatch: mismatch))
         case .uint8, .uint16, .uint32, .uint64, .uint:
-            guard case .number(let number) = value else { throw mismatch("a non-negative integer") }
-            guard let integer = number.uint64 else { throw mismatch("a non-negative integer within UInt64") }
-            let maximum: UInt64
-            switch type {
-            case .uint8: maximum = UInt64(UInt8.max)
-            case .uint16: maximum = UInt64(UInt16.max)
-            case .uint32: maximum = UInt64(UInt32.max)
-            default: maximum = UInt64.max
-            }
-            guard integer <= maximum else { throw mismatch("an integer within 0...\(maximum)") }
-            return .unsigned(integer)
+            return .unsigned(try Self.unsignedInteger(value, as: type, mismatch: mismatch))
         case .double:
             guard case .number(let number) = value else { throw mismatch("a number") }
             return .double(number.double)
@@ -460,6 +480,36 @@ struct SelectorCompiler {
         default:
             throw error(path, "\(property.storedName) is \(property.swiftType), which selectors cannot compare")
         }
+    }
+
+    /// An integral number within the range of the signed integer `type`.
+    private static func signedInteger(_ value: JSONNode, as type: PropertyType, mismatch: (String) -> CofferError) throws -> Int64 {
+        guard case .number(let number) = value else { throw mismatch("an integer") }
+        guard let integer = number.int64 else { throw mismatch("an integer within Int64") }
+        let bounds: ClosedRange<Int64>
+        switch type {
+        case .int8: bounds = Int64(Int8.min)...Int64(Int8.max)
+        case .int16: bounds = Int64(Int16.min)...Int64(Int16.max)
+        case .int32: bounds = Int64(Int32.min)...Int64(Int32.max)
+        default: bounds = Int64.min...Int64.max
+        }
+        guard bounds.contains(integer) else { throw mismatch("an integer within \(bounds.lowerBound)...\(bounds.upperBound)") }
+        return integer
+    }
+
+    /// A non-negative integral number within the range of the unsigned integer `type`.
+    private static func unsignedInteger(_ value: JSONNode, as type: PropertyType, mismatch: (String) -> CofferError) throws -> UInt64 {
+        guard case .number(let number) = value else { throw mismatch("a non-negative integer") }
+        guard let integer = number.uint64 else { throw mismatch("a non-negative integer within UInt64") }
+        let maximum: UInt64
+        switch type {
+        case .uint8: maximum = UInt64(UInt8.max)
+        case .uint16: maximum = UInt64(UInt16.max)
+        case .uint32: maximum = UInt64(UInt32.max)
+        default: maximum = UInt64.max
+        }
+        guard integer <= maximum else { throw mismatch("an integer within 0...\(maximum)") }
+        return integer
     }
 }
 

@@ -99,8 +99,8 @@ extension Transaction {
     func withCursor<T>(_ database: MDB_dbi, _ what: @autoclosure () -> String, _ body: (Cursor) throws -> T) throws -> T {
         let handle = try acquireCursor(database, what())
         defer { releaseCursor(handle, database) }
-        // `describingFailures` spelled out: calling it here cost each look-up about 250
-        // instructions (measured), as the description had to become a closure again.
+        // `describingFailures` spelled out: calling it would turn the autoclosure
+        // description into a closure again, built on every look-up instead of on failure.
         do {
             return try body(Cursor(handle: handle, transaction: self))
         } catch let failure as Cursor.Failure {
@@ -120,9 +120,7 @@ extension Transaction {
 
     /// An idle cursor of this read transaction on `database`, or a new one.
     private func acquireCursor(_ database: MDB_dbi, _ what: @autoclosure () -> String) throws -> OpaquePointer {
-        if !isWrite, let idle = idleReadCursors.lastIndex(where: { $0.database == database }) {
-            return idleReadCursors.remove(at: idle).cursor
-        }
+        if !isWrite, let idle = idleReadCursors.take(database) { return idle }
         var opened: OpaquePointer?
         let rc = mdb_cursor_open(txn, database, &opened)
         guard rc == 0, let opened else {
@@ -133,7 +131,7 @@ extension Transaction {
     }
 
     private func releaseCursor(_ handle: OpaquePointer, _ database: MDB_dbi) {
-        if isWrite { mdb_cursor_close(handle) } else { idleReadCursors.append((database, handle)) }
+        if isWrite { mdb_cursor_close(handle) } else { idleReadCursors.give(handle, on: database) }
     }
 }
 
@@ -156,11 +154,11 @@ struct IndexEntry {
     /// Splits an index key (`tag ‖ value ‖ id`); a key too short to hold a tag and an id is
     /// damage.
     @inline(__always)
-    static func decode(_ key: UnsafeRawBufferPointer, index: IndexBinding, entity: @autoclosure () -> String) throws -> IndexEntry {
+    static func decode(_ key: UnsafeRawBufferPointer, property: @autoclosure () -> String, entity: @autoclosure () -> String) throws -> IndexEntry {
         guard key.count >= 9 else {
             throw CofferError.corruptRecord(
                 entity: entity(), id: 0,
-                reason: "an entry of the index on \(index.property.name) has \(key.count) bytes, too short for a value and an id")
+                reason: "an entry of the index on \(property()) has \(key.count) bytes, too short for a value and an id")
         }
         let split = key.count - 8
         return IndexEntry(value: UnsafeRawBufferPointer(rebasing: key[..<split]),

@@ -144,9 +144,7 @@ extension Store {
     }
 
     func storedDatabase(_ name: String) -> MDB_dbi? {
-        stateLock.lock()
-        defer { stateLock.unlock() }
-        return databases[name]
+        registry.storedDatabase(name)
     }
 
     /// The relation tables of `entity`'s to-many properties, by stored property name: their

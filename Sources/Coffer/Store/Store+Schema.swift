@@ -10,15 +10,15 @@ extension Store {
 
     /// Creates the catalog and its meta entry if the store has none yet.
     private func createCatalog() throws {
-        writerLock.lock()
-        defer { writerLock.unlock() }
+        environment.writerLock.lock()
+        defer { environment.writerLock.unlock() }
         var begun: OpaquePointer?
-        var begin = mdb_txn_begin(env, nil, 0, &begun)
+        var begin = mdb_txn_begin(environment.env, nil, 0, &begun)
         while begin == MDB_MAP_RESIZED {
             // Another process grew the map since this one mapped it (no transaction of this
             // store is open yet, so the size can be adopted at once).
             try adoptMapSizeOfOtherProcess()
-            begin = mdb_txn_begin(env, nil, 0, &begun)
+            begin = mdb_txn_begin(environment.env, nil, 0, &begun)
         }
         try LMDB.check(begin, "cannot open the store at \(path)")
         guard let txn = begun else { return }
@@ -49,18 +49,18 @@ extension Store {
         // Inside a transaction of this thread the writer lock may be ours: new tables wait
         // for the next top-level call.
         guard Transaction.current(for: self) == nil else { return }
-        writerLock.lock()
-        defer { writerLock.unlock() }
+        environment.writerLock.lock()
+        defer { environment.writerLock.unlock() }
         while true {
-            gate.lockShared()
+            environment.gate.lockShared()
             let resized: Bool
             do {
                 resized = try openTablesUnderGate()
             } catch {
-                gate.unlock()
+                environment.gate.unlock()
                 throw error
             }
-            gate.unlock()
+            environment.gate.unlock()
             guard resized else { return }
             // Another process grew the map: adopt its size (which needs the gate to itself)
             // and read again, as every transaction does.
@@ -71,9 +71,9 @@ extension Store {
     /// One attempt of `openTables`, holding the writer lock and the gate; returns true when
     /// LMDB reported that another process grew the map.
     private func openTablesUnderGate() throws -> Bool {
-        guard !isClosed else { throw CofferError.storeClosed(path: path) }
+        guard !environment.isClosed else { throw CofferError.storeClosed(path: path) }
         var begun: OpaquePointer?
-        let begin = mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &begun)
+        let begin = mdb_txn_begin(environment.env, nil, UInt32(MDB_RDONLY), &begun)
         if begin == MDB_MAP_RESIZED { return true }
         try LMDB.check(begin, "cannot read the catalog of \(path)")
         guard let txn = begun else { return false }
@@ -116,10 +116,7 @@ extension Store {
                 }
             }
             try LMDB.check(mdb_txn_commit(txn), "cannot read the catalog of \(path)")
-            stateLock.lock()
-            catalogHandle = catalog
-            databases.merge(opened) { old, _ in old }
-            stateLock.unlock()
+            registry.adoptOpened(catalog: catalog, databases: opened)
             return false
         } catch {
             mdb_txn_abort(txn)
@@ -132,10 +129,7 @@ extension Store {
     /// opens the catalog's new tables. Never writes; takes the writer lock only to open new
     /// handles (LMDB allows no handle opens beside a transaction that opened some).
     func prepareForReading<E: Entity>(_ type: E.Type) throws {
-        stateLock.lock()
-        let known = bindings[ObjectIdentifier(type)] != nil || readBindings[ObjectIdentifier(type)] != nil
-        stateLock.unlock()
-        guard !known else { return }
+        guard !registry.isBound(ObjectIdentifier(type)) else { return }
         let needsTables: Bool = try performRead { transaction in
             guard let catalog = catalogDatabase else { return true }
             guard let stored = try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(E._cofferSchema.storedName),
@@ -150,56 +144,38 @@ extension Store {
     func binding<E: Entity>(for type: E.Type, in transaction: Transaction) throws -> EntityBinding? {
         let key = ObjectIdentifier(type)
         // A loop of box calls asks for the same entity each time: answered without hashing.
-        if let last = transaction.lastCachedBinding, last.key == key { return last.binding }
-        if let known = transaction.bindingCache[key] {
-            transaction.lastCachedBinding = (key, known)
-            return known
-        }
+        if let known = transaction.bindings.cachedBinding(key) { return known }
         // A binding serves only transactions whose snapshot has the catalog generation it
         // was made at: after a schema change (by anyone) the entity binds again.
         let generation = transaction.catalogGeneration
-        stateLock.lock()
-        let cached = bindings[key]
-        stateLock.unlock()
+        let cached = registry.binding(key)
         if let cached, cached.catalogGeneration == generation {
             guard cached.isVisible(in: transaction) else { return nil }
-            transaction.bindingCache[key] = cached
+            transaction.bindings.cache(cached, for: key)
             return cached
         }
-        if let pending = transaction.newBindings[key], pending.catalogGeneration == generation { return pending }
+        if let pending = transaction.bindings.createdBinding(key), pending.catalogGeneration == generation { return pending }
         try claimStoredName(E._cofferSchema)
         if !transaction.isWrite {
-            stateLock.lock()
-            let readable = readBindings[key]
-            stateLock.unlock()
+            let readable = registry.readBinding(key)
             if let readable, readable.catalogGeneration == generation {
-                transaction.bindingCache[key] = readable
+                transaction.bindings.cache(readable, for: key)
                 return readable
             }
         }
         if transaction.isWrite {
             let binding = try register(E._cofferSchema, in: transaction)
-            transaction.newBindings[key] = binding
-            transaction.incomingRelations.removeAll()  // the new entity may link to others
+            transaction.bindings.noteCreated(binding, for: key)
+            transaction.incomingRelations.forget()  // the new entity may link to others
             return binding
         }
         return try readOnlyBinding(E._cofferSchema, key: key, in: transaction)
     }
 
-    /// Records that `schema`'s type uses its stored entity with this store. Two types may
-    /// share a stored entity only when one of them says so with `@StoredAs`: two unrelated
-    /// types with the same simple name (`Shop.Item`, `Inventory.Item`) would otherwise read
-    /// and overwrite each other's objects.
+    /// Records that `schema`'s type uses its stored entity with this store (see
+    /// `SchemaRegistry.claimStoredName`).
     func claimStoredName(_ schema: EntitySchema) throws {
-        stateLock.lock()
-        defer { stateLock.unlock() }
-        let claims = storedNameClaims[schema.storedName] ?? []
-        guard !claims.contains(where: { $0.type == schema.name }) else { return }
-        if let other = claims.first(where: { !$0.explicit && !schema.storedNameIsExplicit }) {
-            throw CofferError.invalidOperation(
-                message: "\(schema.name) and \(other.type) are both stored as \(schema.storedName) in \(path): give one of them its own name with @StoredAs(\"...\"), or write @StoredAs(\"\(schema.storedName)\") on the one that is meant to share it")
-        }
-        storedNameClaims[schema.storedName] = claims + [(schema.name, schema.storedNameIsExplicit)]
+        try registry.claimStoredName(schema, path: path)
     }
 
     /// A binding that must exist: registers the entity in a write transaction.
@@ -321,9 +297,8 @@ extension Store {
         try Catalog.setGeneration(generation, dbi: catalog, in: transaction)
         transaction.catalogGeneration = generation
         transaction.changedSchema = true
-        transaction.bindingCache.removeAll()
-        transaction.lastCachedBinding = nil
-        transaction.incomingRelations.removeAll()
+        transaction.bindings.forgetCached()
+        transaction.incomingRelations.forget()
     }
 
     /// Takes the indexes on `schema`'s property at `position` (value and full-text) out of
@@ -421,7 +396,7 @@ extension Store {
         let rc = mdb_dbi_open(transaction.txn, name, 0, &database)
         if rc == MDB_NOTFOUND { return }
         try transaction.check(rc, "opening the dropped index \(name)")
-        transaction.discardTextBuffer(database)
+        transaction.pendingText.discard(database)
         try transaction.check(mdb_drop(transaction.txn, database, 0), "emptying the dropped index \(name)")
     }
 
@@ -448,24 +423,12 @@ extension Store {
         }
     }
 
-    /// Types whose index keys share an encoding: an index survives a change within a family.
-    static func keyFamily(_ type: PropertyType) -> String {
-        switch type {
-        case .int8, .int16, .int32, .int64, .int: return "signed"
-        case .uint8, .uint16, .uint32, .uint64, .uint: return "unsigned"
-        case .float, .double, .date: return "double"
-        default: return type.rawValue
-        }
-    }
-
     /// A binding built from the catalog in a read transaction, without changing anything.
     private func readOnlyBinding(_ schema: EntitySchema, key: ObjectIdentifier, in transaction: Transaction) throws -> EntityBinding? {
         guard let binding = try makeCatalogBinding(schema, in: transaction) else { return nil }
         // Kept for later reads until this process registers the entity for writing.
-        stateLock.lock()
-        readBindings[key] = binding
-        stateLock.unlock()
-        transaction.bindingCache[key] = binding
+        registry.keepReadBinding(binding, for: key)
+        transaction.bindings.cache(binding, for: key)
         return binding
     }
 
@@ -546,42 +509,6 @@ extension Store {
         if rc == MDB_NOTFOUND { return nil }
         try transaction.check(rc, "opening \(name) in \(path)")
         return database
-    }
-
-    /// Makes the bindings a committed transaction created visible to everyone.
-    func adoptBindings(of transaction: Transaction) {
-        guard !transaction.newBindings.isEmpty else { return }
-        stateLock.lock()
-        catalogGeneration += 1
-        for (key, binding) in transaction.newBindings {
-            // A binding made before a later schema change of the same transaction is stale
-            // (its handles are not: they are kept below).
-            if binding.catalogGeneration == transaction.catalogGeneration {
-                // Another declaration of the same stored entity (a version type) was bound
-                // to the catalog as it was before: it registers again on its next use.
-                for (other, existing) in bindings where other != key && existing.schema.storedName == binding.schema.storedName {
-                    bindings[other] = nil
-                }
-                for (other, existing) in readBindings where existing.schema.storedName == binding.schema.storedName {
-                    readBindings[other] = nil
-                }
-                bindings[key] = binding
-            }
-            databases[Catalog.tableName(binding.entityId)] = binding.table
-            for index in binding.indexes {
-                databases[IndexBinding.databaseName(entity: binding.entityId, property: index.storedId)] = index.database
-            }
-            for index in binding.textIndexes {
-                databases[TextIndexBinding.databaseName(entity: binding.entityId, property: index.storedId)] = index.database
-            }
-            for (position, tables) in binding.relationTables {
-                guard let storedProperty = binding.catalog.anyProperty(named: binding.schema.properties[position].storedName) else { continue }
-                let names = RelationTables.names(entity: binding.entityId, property: storedProperty.id)
-                databases[names.forward] = tables.forward
-                databases[names.reverse] = tables.reverse
-            }
-        }
-        stateLock.unlock()
     }
 }
 

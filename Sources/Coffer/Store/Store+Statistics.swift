@@ -13,9 +13,9 @@ extension Store {
         try openTables()   // tables created since the store opened, by any process
         return try performRead { transaction in
             var info = MDB_envinfo()
-            var environment = MDB_stat()
-            try transaction.check(mdb_env_info(env, &info), "reading the environment of \(path)")
-            try transaction.check(mdb_env_stat(env, &environment), "reading the environment of \(path)")
+            var mainStat = MDB_stat()
+            try transaction.check(mdb_env_info(environment.env, &info), "reading the environment of \(path)")
+            try transaction.check(mdb_env_stat(environment.env, &mainStat), "reading the environment of \(path)")
             // The main database's keys are the names of the named databases.
             var names: [String] = []
             try transaction.withCursor(1, "listing the databases of \(path)") { cursor in
@@ -25,9 +25,7 @@ extension Store {
                     current = try cursor.next()
                 }
             }
-            stateLock.lock()
-            var known = databases
-            stateLock.unlock()
+            var known = registry.openedDatabases
             if let catalog = catalogDatabase { known[Catalog.databaseName] = catalog }
             let databases = try names.compactMap { name -> DatabaseStatistics? in
                 guard let database = known[name] else { return nil }   // not opened by this build
@@ -53,7 +51,7 @@ extension Store {
                     current = try cursor.next()
                 }
             }
-            return StoreStatistics(pageSize: Int(environment.ms_psize), mapSize: info.me_mapsize,
+            return StoreStatistics(pageSize: Int(mainStat.ms_psize), mapSize: info.me_mapsize,
                                    pagesUsed: info.me_last_pgno + 1, freePages: freePages,
                                    readersUsed: Int(info.me_numreaders), maximumReaders: Int(info.me_maxreaders),
                                    databases: databases)
@@ -62,10 +60,13 @@ extension Store {
 
     /// Writes a compacted copy of the store into the directory `destination` (created when
     /// missing; it must not hold a store): free pages are left out and pages renumbered, so
-    /// the copy is as small as the data. A consistent snapshot; writers go on meanwhile.
+    /// the copy is as small as the data. The copy is one consistent snapshot, taken while
+    /// the store stays in use (writers go on meanwhile), and a complete store: open it with
+    /// `Store(directory:)`. A copy that fails leaves no partial file behind, or its error
+    /// names the partial file it could not remove.
     ///
     /// ```swift
-    /// try store.copy(to: "/backups/coffer-2026-11-22")
+    /// try store.backup(to: "/backups/coffer-2026-11-22")
     /// let copy = try Store(directory: "/backups/coffer-2026-11-22")
     /// ```
     ///
@@ -75,7 +76,7 @@ extension Store {
     /// - Throws: ``CofferError/invalidOperation(message:)`` when `destination` already holds
     ///   a data file, or inside `store.write { }` (the copy could not hold the write's own
     ///   changes); ``CofferError/storage(code:message:)`` when LMDB cannot write it.
-    public func copy(to destination: String) throws {
+    public func backup(to destination: String) throws {
         if Transaction.current(for: self)?.isWrite == true {
             throw CofferError.invalidOperation(
                 message: "cannot copy the store at \(path) inside store.write { }: its changes are not committed; copy after the write returns")
@@ -88,10 +89,10 @@ extension Store {
         // behind a waiting map growth or close, which waits for this read: a deadlock.
         let holdsGate = Transaction.current(for: self) != nil
         while true {
-            if !holdsGate { gate.lockShared() }
-            let closed = isClosed
-            let rc = closed ? 0 : mdb_env_copy2(env, destination, UInt32(MDB_CP_COMPACT))
-            if !holdsGate { gate.unlock() }
+            if !holdsGate { environment.gate.lockShared() }
+            let closed = environment.isClosed
+            let rc = closed ? 0 : mdb_env_copy2(environment.env, destination, UInt32(MDB_CP_COMPACT))
+            if !holdsGate { environment.gate.unlock() }
             if closed { throw CofferError.storeClosed(path: path) }
             if rc == 0 { return }
             // LMDB leaves the file it created (exclusively) behind: a failed copy leaves none,

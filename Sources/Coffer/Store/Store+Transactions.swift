@@ -75,7 +75,7 @@ extension Store {
     }
 
     /// Runs `body` in a new read transaction. When `observing`, `atSnapshot` runs under
-    /// `publishLock` together with the start of the snapshot (see `Store+Observation`).
+    /// the publisher's `publishLock` together with the start of the snapshot (see `CommitPublisher`).
     ///
     /// When the body met an entity whose table another process created after this store
     /// opened its tables (`Transaction.needsNewTables`), the transaction ends, the new
@@ -85,29 +85,29 @@ extension Store {
     func performNewRead<T>(observing: Bool, atSnapshot: () -> Void, _ body: (Transaction) throws -> T) throws -> T {
         var reruns = 0
         while true {
-            gate.lockShared()
-            if isClosed {
-                gate.unlock()
+            environment.gate.lockShared()
+            if environment.isClosed {
+                environment.gate.unlock()
                 throw CofferError.storeClosed(path: path)
             }
-            if observing { publishLock.lock() }
+            if observing { publisher.publishLock.lock() }
             let txn: OpaquePointer
             let known: KnownGeneration
             do {
-                (txn, known) = try acquireReader()
+                (txn, known) = try environment.acquireReader()
             } catch CofferError.storage(let code, _) where code == MDB_MAP_RESIZED {
-                if observing { publishLock.unlock() }
-                gate.unlock()
-                try adoptMapSizeOfOtherProcess()
+                if observing { publisher.publishLock.unlock() }
+                environment.gate.unlock()
+                try environment.adoptMapSizeOfOtherProcess()
                 continue
             } catch {
-                if observing { publishLock.unlock() }
-                gate.unlock()
+                if observing { publisher.publishLock.unlock() }
+                environment.gate.unlock()
                 throw error
             }
             if observing {
                 atSnapshot()
-                publishLock.unlock()
+                publisher.publishLock.unlock()
             }
             let transaction = Transaction(store: self, txn: txn, isWrite: false)
             Transaction.push(transaction)
@@ -116,8 +116,8 @@ extension Store {
                 return try body(transaction)
             }
             Transaction.pop()
-            releaseReader(txn)
-            gate.unlock()
+            environment.releaseReader(txn)
+            environment.gate.unlock()
             if transaction.needsNewTables, reruns < 8, Transaction.current(for: self) == nil {
                 reruns += 1
                 do {
@@ -142,7 +142,7 @@ extension Store {
             return try performNewRead(observing: false, atSnapshot: {}, body)
         }
         var begun: OpaquePointer?
-        let rc = mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &begun)
+        let rc = mdb_txn_begin(environment.env, nil, UInt32(MDB_RDONLY), &begun)
         guard rc == 0, let txn = begun else {
             let hint = rc == MDB_MAP_RESIZED ? " (another process grew the map; retry outside store.read { })" : ""
             throw CofferError.storage(code: rc, message: "cannot begin a read transaction on \(path): \(LMDB.message(rc))\(hint)")
@@ -151,10 +151,7 @@ extension Store {
         let transaction = Transaction(store: self, txn: txn, isWrite: false)
         Transaction.push(transaction)
         defer { Transaction.pop() }
-        stateLock.lock()
-        let known = knownGeneration
-        stateLock.unlock()
-        transaction.catalogGeneration = try catalogGeneration(of: transaction, known: known)
+        transaction.catalogGeneration = try catalogGeneration(of: transaction, known: environment.lastKnownGeneration)
         return try body(transaction)
     }
 
@@ -166,9 +163,7 @@ extension Store {
         if known.committed == committed { return known.generation }
         guard let catalog = catalogDatabase else { return 0 }
         let generation = try Catalog.generation(dbi: catalog, in: transaction)
-        stateLock.lock()
-        knownGeneration = KnownGeneration(committed: committed, generation: generation)
-        stateLock.unlock()
+        environment.remember(KnownGeneration(committed: committed, generation: generation))
         return generation
     }
 
@@ -186,91 +181,120 @@ extension Store {
         guard !options.readOnly else { throw CofferError.readOnly(path: path, operation: "write") }
         let (value, changes) = try runWriteTransaction(body)
         // After the commit and outside the writer lock: handlers never run inside a write.
-        // `runWriteTransaction` returned holding `publishLock`; `publish` releases it.
-        publish(changes)
+        // `runWriteTransaction` returned holding the publish lock; `publish` releases it.
+        publisher.publish(changes)
         return value
     }
 
     /// Begins, runs and commits one top-level write transaction under the writer lock,
     /// rerunning it after map growth; returns the body's value and what the commit changed.
     ///
-    /// On success it returns holding `publishLock`, taken before the commit, so that commits
-    /// publish in commit order and an observer's snapshot never holds a commit whose change
-    /// set it has not received (see `Store+Observation`).
+    /// On success it returns holding the publisher's `publishLock`, taken before the commit,
+    /// so that commits publish in commit order and an observer's snapshot never holds a
+    /// commit whose change set it has not received (see `CommitPublisher`).
     private func runWriteTransaction<T>(_ body: (Transaction) throws -> T) throws -> (T, ChangeLog) {
-        writerLock.lock()
-        defer { writerLock.unlock() }
+        environment.writerLock.lock()
+        defer { environment.writerLock.unlock() }
         while true {
-            gate.lockShared()
-            if isClosed {
-                gate.unlock()
-                throw CofferError.storeClosed(path: path)
-            }
-            var begun: OpaquePointer?
-            let rc = mdb_txn_begin(env, nil, 0, &begun)
-            if rc == MDB_MAP_RESIZED {
-                gate.unlock()
-                try adoptMapSizeOfOtherProcess()
-                continue
-            }
-            guard rc == 0, let txn = begun else {
-                gate.unlock()
-                throw CofferError.storage(code: rc, message: "cannot begin a write transaction on \(path): \(LMDB.message(rc))")
-            }
+            // Each phase below that cannot go on releases the gate itself.
+            guard let txn = try beginWriteTransaction() else { continue }
             let transaction = Transaction(store: self, txn: txn, isWrite: true, recordsChanges: hasChangeHandlers)
-            Transaction.push(transaction)
-            let outcome = Result { () throws -> T in
-                try refreshBindingsIfCatalogChanged(in: transaction)
-                let value = try body(transaction)
-                try transaction.flushTextIndexes()
-                try flushSequences(of: transaction)
-                return value
-            }
-            Transaction.pop()
-            if transaction.needsLargerMap {
-                // The rerun must hand out the same ids: reserve nothing yet.
-                mdb_txn_abort(txn)
-                gate.unlock()
-                try growMapOrGiveUp(transaction)
-                continue
-            }
-            let value: T
-            switch outcome {
-            case .failure(let error):
-                mdb_txn_abort(txn)
-                gate.unlock()
-                // Rolled back: the ids it handed out are still never handed out again.
-                reserveIds(of: transaction)
-                throw error
-            case .success(let result):
-                value = result
-            }
-            publishLock.lock()
-            let commit = mdb_txn_commit(txn)
-            gate.unlock()
-            if commit == MDB_MAP_FULL {
-                publishLock.unlock()
-                try growMapOrGiveUp(transaction)
-                continue
-            }
-            reserveIds(of: transaction)
-            guard commit == 0 else {
-                publishLock.unlock()
-                throw CofferError.storage(code: commit, message: "cannot commit a write transaction on \(path): \(LMDB.message(commit))")
-            }
-            adoptBindings(of: transaction)
-            if let generation = transaction.catalogGeneration {
-                stateLock.lock()
-                boundCatalogGeneration = generation
-                // A transaction that wrote something committed as transaction `snapshotId`
-                // (reads of that snapshot then skip the catalog); one that wrote nothing
-                // committed no transaction, and that id may become another process's.
-                if transaction.changedSchema || transaction.wroteRecords {
-                    knownGeneration = KnownGeneration(committed: transaction.snapshotId, generation: generation)
-                }
-                stateLock.unlock()
-            }
+            let outcome = runWriteBody(body, in: transaction)
+            guard let value = try finishWriteBody(outcome, of: transaction) else { continue }
+            guard try commitWriteTransaction(transaction) else { continue }
+            adoptCommittedState(of: transaction)
             return (value, transaction.changes)
+        }
+    }
+
+    /// Takes the gate shared and begins an LMDB write transaction; nil (the gate released)
+    /// when another process grew the map, which was adopted: begin again.
+    private func beginWriteTransaction() throws -> OpaquePointer? {
+        environment.gate.lockShared()
+        if environment.isClosed {
+            environment.gate.unlock()
+            throw CofferError.storeClosed(path: path)
+        }
+        var begun: OpaquePointer?
+        let rc = mdb_txn_begin(environment.env, nil, 0, &begun)
+        if rc == MDB_MAP_RESIZED {
+            environment.gate.unlock()
+            try environment.adoptMapSizeOfOtherProcess()
+            return nil
+        }
+        guard rc == 0, let txn = begun else {
+            environment.gate.unlock()
+            throw CofferError.storage(code: rc, message: "cannot begin a write transaction on \(path): \(LMDB.message(rc))")
+        }
+        return txn
+    }
+
+    /// Runs the body in `transaction` as the calling thread's transaction, then writes what
+    /// the transaction kept pending (full-text postings, id sequences).
+    private func runWriteBody<T>(_ body: (Transaction) throws -> T, in transaction: Transaction) -> Result<T, Error> {
+        Transaction.push(transaction)
+        defer { Transaction.pop() }
+        return Result {
+            try refreshBindingsIfCatalogChanged(in: transaction)
+            let value = try body(transaction)
+            try transaction.flushTextIndexes()
+            try flushSequences(of: transaction)
+            return value
+        }
+    }
+
+    /// The body's value, to be committed; nil (the transaction aborted, the gate released,
+    /// the map grown) when LMDB ran out of map: run again. A failed body aborts and throws.
+    private func finishWriteBody<T>(_ outcome: Result<T, Error>, of transaction: Transaction) throws -> T? {
+        if transaction.needsLargerMap {
+            // The rerun must hand out the same ids: reserve nothing yet.
+            mdb_txn_abort(transaction.txn)
+            environment.gate.unlock()
+            try growMapOrGiveUp(transaction)
+            return nil
+        }
+        switch outcome {
+        case .failure(let error):
+            mdb_txn_abort(transaction.txn)
+            environment.gate.unlock()
+            // Rolled back: the ids it handed out are still never handed out again.
+            registry.reserve(transaction.ids)
+            throw error
+        case .success(let value):
+            return value
+        }
+    }
+
+    /// Commits, taking the publish lock first and releasing the gate; returns true holding
+    /// the publish lock, or false (the map grown) when the commit ran out of map: run again.
+    private func commitWriteTransaction(_ transaction: Transaction) throws -> Bool {
+        publisher.beginCommit()
+        let commit = mdb_txn_commit(transaction.txn)
+        environment.gate.unlock()
+        if commit == MDB_MAP_FULL {
+            publisher.abandonCommit()
+            try growMapOrGiveUp(transaction)
+            return false
+        }
+        registry.reserve(transaction.ids)
+        guard commit == 0 else {
+            publisher.abandonCommit()
+            throw CofferError.storage(code: commit, message: "cannot commit a write transaction on \(path): \(LMDB.message(commit))")
+        }
+        return true
+    }
+
+    /// Makes what a committed transaction learned the store's: its bindings and handles, and
+    /// the catalog generation of the state it committed.
+    private func adoptCommittedState(of transaction: Transaction) {
+        registry.adopt(transaction.bindings.created, generation: transaction.catalogGeneration)
+        guard let generation = transaction.catalogGeneration else { return }
+        registry.noteBoundGeneration(generation)
+        // A transaction that wrote something committed as transaction `snapshotId` (reads of
+        // that snapshot then skip the catalog); one that wrote nothing committed no
+        // transaction, and that id may become another process's.
+        if transaction.changedSchema || transaction.wroteRecords {
+            environment.remember(KnownGeneration(committed: transaction.snapshotId, generation: generation))
         }
     }
 
@@ -281,92 +305,25 @@ extension Store {
     /// now. Reads the catalog only when a commit happened since the last known generation.
     private func refreshBindingsIfCatalogChanged(in transaction: Transaction) throws {
         guard catalogDatabase != nil else { return }
-        stateLock.lock()
-        let known = knownGeneration
-        stateLock.unlock()
-        let current = try catalogGeneration(of: transaction, known: known)
+        let current = try catalogGeneration(of: transaction, known: environment.lastKnownGeneration)
         transaction.catalogGeneration = current
-        stateLock.lock()
-        defer { stateLock.unlock() }
-        guard let bound = boundCatalogGeneration else {
-            boundCatalogGeneration = current
-            return
-        }
-        guard bound != current else { return }
-        bindings.removeAll()
-        readBindings.removeAll()
-        catalogGeneration += 1   // the cached incoming links too
+        registry.bindAtGeneration(current)
     }
 
     /// Grows the map for a rerun of `transaction`; when it cannot grow, the transaction is
     /// over and its ids are reserved like those of any other rolled-back transaction.
     private func growMapOrGiveUp(_ transaction: Transaction) throws {
         do {
-            try growMap()
+            try environment.growMap()
         } catch {
-            reserveIds(of: transaction)
+            registry.reserve(transaction.ids)
             throw error
         }
     }
 
-    /// A read transaction from the pool (renewed) or a new one, and the last known catalog
-    /// generation (taken under the same lock, so a read costs no extra lock).
-    private func acquireReader() throws -> (OpaquePointer, KnownGeneration) {
-        stateLock.lock()
-        let pooled = readers.popLast()
-        let known = knownGeneration
-        stateLock.unlock()
-        if let pooled {
-            let rc = mdb_txn_renew(pooled)
-            if rc == 0 { return (pooled, known) }
-            mdb_txn_abort(pooled)
-            throw CofferError.storage(code: rc, message: "cannot renew a read transaction on \(path): \(LMDB.message(rc))")
-        }
-        var begun: OpaquePointer?
-        let rc = mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &begun)
-        guard rc == 0, let txn = begun else {
-            throw CofferError.storage(code: rc, message: "cannot begin a read transaction on \(path): \(LMDB.message(rc))")
-        }
-        return (txn, known)
-    }
-
-    private func releaseReader(_ txn: OpaquePointer) {
-        mdb_txn_reset(txn)
-        stateLock.lock()
-        if readers.count < 32 {
-            readers.append(txn)
-            stateLock.unlock()
-        } else {
-            stateLock.unlock()
-            mdb_txn_abort(txn)
-        }
-    }
-
-    /// Grows the map (doubling up to 1 GiB, then by 1 GiB) while no transaction is open.
-    private func growMap() throws {
-        gate.lockExclusive()
-        defer { gate.unlock() }
-        guard !isClosed else { throw CofferError.storage(code: MDB_MAP_FULL, message: "store at \(path) closed while growing") }
-        var info = MDB_envinfo()
-        mdb_env_info(env, &info)
-        let current = info.me_mapsize
-        var grown = current < 1 << 30 ? current * 2 : current + (1 << 30)
-        if let limit = options.maxSize {
-            guard current < limit else {
-                throw CofferError.storage(
-                    code: MDB_MAP_FULL,
-                    message: "the store at \(path) is full: it reached its maxSize of \(limit) bytes; the transaction was rolled back")
-            }
-            grown = min(grown, limit)
-        }
-        try LMDB.check(mdb_env_set_mapsize(env, grown), "cannot grow the map of \(path) to \(grown) bytes")
-    }
-
     /// Another process grew the map: adopt its size.
     func adoptMapSizeOfOtherProcess() throws {
-        gate.lockExclusive()
-        defer { gate.unlock() }
-        try LMDB.check(mdb_env_set_mapsize(env, 0), "cannot adopt the new map size of \(path)")
+        try environment.adoptMapSizeOfOtherProcess()
     }
 
     /// Writes the ids handed out in `transaction` back to the catalog.

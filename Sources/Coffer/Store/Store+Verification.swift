@@ -124,19 +124,6 @@ extension Store {
         }
         throw CofferError.storage(code: EBUSY, message: "cannot verify \(path): other processes commit too often; retry when the store is quieter")
     }
-
-    /// Writes a compacted copy of the store (free pages left out) into `directory`, which
-    /// must be empty or not exist; safe while the store is in use (it copies one snapshot).
-    /// The copy is a complete store: open it with `Store(directory:)`.
-    ///
-    /// ```swift
-    /// try store.backup(to: "backups/2026-11-22.coffer")
-    /// ```
-    ///
-    /// The same as ``copy(to:)``.
-    public func backup(to directory: String) throws {
-        try copy(to: directory)
-    }
 }
 
 /// The content checks of `Store.verify()`, on one read snapshot and the catalog alone.

@@ -34,60 +34,19 @@ public final class Store: @unchecked Sendable {
     /// ```
     public let options: StoreOptions
 
-    let env: OpaquePointer
+    /// The LMDB environment: the gate, the writer lock, read transactions, map growth.
+    let environment: StoreEnvironment
     /// The store directory's device and inode.
     let identity: DirectoryIdentity
-    /// Held shared by every transaction; held exclusively to resize the map or close.
-    let gate = ReadWriteGate()
-    /// Serialises this process's write transactions before they touch LMDB, so a waiting
-    /// writer holds no gate share that a resizing writer would wait for.
-    let writerLock = NSLock()
-    /// Guards `bindings`, `readers`, `databases` and `reservedIds`.
-    let stateLock = NSLock()
-    /// Set (under the exclusive gate) by `close()`.
-    var isClosed = false
-    /// The catalog database handle, or nil in a read-only store that has never been
-    /// written. Guarded by `stateLock` (a read-only store may learn it later).
-    var catalogHandle: MDB_dbi?
-    var catalogDatabase: MDB_dbi? {
-        stateLock.lock(); defer { stateLock.unlock() }
-        return catalogHandle
-    }
-    /// Entity bindings of this store, by entity type.
-    var bindings: [ObjectIdentifier: EntityBinding] = [:]
-    /// Bindings built from the catalog for reading, before (or without) any write of the
-    /// entity by this process; replaced by the registered binding when it writes.
-    var readBindings: [ObjectIdentifier: EntityBinding] = [:]
-    /// Entity tables and indexes opened at start or created since, by database name.
-    var databases: [String: MDB_dbi] = [:]
-    /// Bumped whenever a commit registered entities, which may add links.
-    var catalogGeneration = 0
-    /// `ToOne` properties by target entity, valid for one catalog generation.
-    var linkCache: (generation: Int, links: [String: IncomingRelations]) = (-1, [:])
-    /// The highest id handed out per entity id by any transaction of this process, committed
-    /// or not: never handed out again (see `Transaction+Sequences`).
-    var reservedIds: [UInt32: Id] = [:]
-    /// The entity types that used each stored entity name with this store, and whether
-    /// they named it with `@StoredAs` (see `claimStoredName`).
-    var storedNameClaims: [String: [(type: String, explicit: Bool)]] = [:]
-    /// The catalog generation the store's bindings were made for (see
-    /// `Store.refreshBindingsIfCatalogChanged`).
-    var boundCatalogGeneration: UInt64?
-    /// The catalog generation of the last committed state this process read it in, by that
-    /// state's LMDB transaction id: a transaction starting from the same state has the same
-    /// generation without reading the catalog (see `catalogGeneration(of:known:)`).
-    var knownGeneration = KnownGeneration(committed: -1, generation: 0)
-    /// Receivers of committed change sets, by registration token (see `Store+Observation`).
-    var changeHandlers: [Int: ChangeHandler] = [:]
-    var nextChangeHandler = 0
-    /// Held from just before a commit until its change set is published, and by observers
-    /// while they take their pending changes and begin their snapshot: commits publish in
-    /// commit order, and a snapshot holds exactly the commits an observer has received.
-    /// Lock order: gate, then publishLock, then stateLock.
-    let publishLock = NSLock()
-    /// Reset read transactions waiting to be renewed (about 3x cheaper than a new one).
-    var readers: [OpaquePointer] = []
-    /// Scratch memory for encoding records; used under `writerLock` only.
+    /// Bindings, database handles, catalog generation, stored-name claims, reserved ids.
+    let registry = SchemaRegistry()
+    /// Change handlers and the lock that orders publishing commits to them.
+    let publisher = CommitPublisher()
+    /// The catalog database handle, or nil in a read-only store that has never been written.
+    var catalogDatabase: MDB_dbi? { registry.catalogDatabase }
+    /// The database handles this store opened, by name (a copy).
+    var databases: [String: MDB_dbi] { registry.openedDatabases }
+    /// Scratch memory for encoding records; used under the writer lock only.
     let recordBuffer = RecordBuffer()
     /// The one thread-hopping-free queue async writes run on.
     let writeQueue = DispatchQueue(label: "coffer.store.writer", qos: .userInitiated)
@@ -136,7 +95,7 @@ public final class Store: @unchecked Sendable {
             if options.verifyOnOpen, FileManager.default.fileExists(atPath: path + "/data.mdb") {
                 try Self.verifyBeforeOpening(path)
             }
-            env = try Self.openEnvironment(at: path, options: options)
+            environment = try StoreEnvironment(path: path, options: options)
         } catch {
             OpenStores.shared.release(identity)
             throw error
@@ -157,33 +116,6 @@ public final class Store: @unchecked Sendable {
         guard report.isIntact else {
             throw CofferError.storage(code: MDB_CORRUPTED, message: "the store at \(path) is damaged: " + report.problems.prefix(3).joined(separator: "; "))
         }
-    }
-
-    /// Creates and opens the LMDB environment; closes it again on any failure.
-    private static func openEnvironment(at path: String, options: StoreOptions) throws -> OpaquePointer {
-        var created: OpaquePointer?
-        var rc = mdb_env_create(&created)
-        guard rc == 0, let env = created else {
-            throw CofferError.storage(code: rc, message: "cannot create an LMDB environment: \(LMDB.message(rc))")
-        }
-        var flags = UInt32(MDB_NOTLS)
-        if options.readOnly { flags |= UInt32(MDB_RDONLY) }
-        switch options.durability {
-        case .full: break
-        case .noMetaSync: flags |= UInt32(MDB_NOMETASYNC)
-        case .noSync: flags |= UInt32(MDB_NOSYNC)
-        }
-        let initial = options.maxSize.map { min($0, options.initialMapSize) } ?? options.initialMapSize
-        mdb_env_set_maxdbs(env, MDB_dbi(max(options.maxNamedDatabases, 2)))
-        mdb_env_set_mapsize(env, max(initial, 1 << 20))
-        rc = mdb_env_open(env, path, flags, 0o644)
-        if rc != 0 {
-            mdb_env_close(env)
-            let hint = rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH
-                ? " (not an LMDB 0.9 database: damaged, or written by another LMDB version such as Homebrew's 1.0)" : ""
-            throw CofferError.storage(code: rc, message: "cannot open the store at \(path): \(LMDB.message(rc))\(hint)")
-        }
-        return env
     }
 
     /// Opens the store in the directory at `directory`.
@@ -219,19 +151,12 @@ public final class Store: @unchecked Sendable {
     }
 
     private func closeEnvironment() {
-        gate.lockExclusive()
-        defer { gate.unlock() }
-        guard !isClosed else { return }
-        isClosed = true
-        stateLock.lock()
-        for reader in readers { mdb_txn_abort(reader) }
-        readers.removeAll()
-        bindings.removeAll()
-        readBindings.removeAll()
-        let observers = changeHandlers.values
-        changeHandlers.removeAll()
-        stateLock.unlock()
-        mdb_env_close(env)
+        var observers: [ChangeHandler] = []
+        let closedNow = environment.close {
+            registry.forgetBindings()
+            observers = publisher.close()
+        }
+        guard closedNow else { return }
         OpenStores.shared.release(identity)
         // Observation sequences end instead of waiting for commits that cannot come.
         for observer in observers { observer.closed() }
@@ -255,8 +180,8 @@ public final class Store: @unchecked Sendable {
         try performRead { _ in
             var info = MDB_envinfo()
             var stat = MDB_stat()
-            mdb_env_info(env, &info)
-            mdb_env_stat(env, &stat)
+            mdb_env_info(environment.env, &info)
+            mdb_env_stat(environment.env, &stat)
             return (info.me_mapsize, (info.me_last_pgno + 1) * Int(stat.ms_psize))
         }
     }

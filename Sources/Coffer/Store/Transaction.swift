@@ -1,15 +1,16 @@
 import CLMDB
 import Foundation
 
-/// One open LMDB transaction and the per-transaction state Coffer keeps beside it.
+/// One open LMDB transaction: its snapshot, what it changed, and the per-transaction state
+/// of the layers above (each a type of its own layer, stored inline).
 ///
 /// Transactions are closure-scoped: `Store.read`/`Store.write` push one on the calling
 /// thread's stack, and nested calls (and every `Box` call inside them) find and join it
 /// through ``current(for:)`` instead of opening another.
 ///
 /// A transaction belongs to one thread (LMDB's rule for writes, Coffer's for reads), so its
-/// mutable state is marked `@exclusivity(unchecked)`: the runtime's access tracking cost
-/// about 5% of every put.
+/// mutable state is marked `@exclusivity(unchecked)`: the runtime's access tracking would
+/// check, on every put, an exclusivity that the one-thread rule already guarantees.
 final class Transaction {
     unowned(unsafe) let store: Store
     /// The store's record buffer, held here so that a put reaches it without a retain.
@@ -22,8 +23,6 @@ final class Transaction {
     /// Set when LMDB reported MDB_MAP_FULL: the transaction is dead and the outermost
     /// `write` grows the map and runs the closure again, even if user code caught the error.
     @exclusivity(unchecked) var needsLargerMap = false
-    /// Id allocation state per entity id (see `Transaction+Sequences`).
-    @exclusivity(unchecked) var ids = IdStates()
     /// The catalog generation of this transaction's snapshot (set when it begins), and for a
     /// write, the one it wrote when it changed the schema: bindings of another generation
     /// are not used (see `EntityBinding.catalogGeneration`).
@@ -40,47 +39,25 @@ final class Transaction {
     @exclusivity(unchecked) var needsNewTables = false
     /// What this transaction changed, handed to the store's commit handlers after commit.
     @exclusivity(unchecked) var changes: ChangeLog
-    /// Entity bindings created by this transaction; they become the store's on commit.
-    @exclusivity(unchecked) var newBindings: [ObjectIdentifier: EntityBinding] = [:]
-    /// Bindings this transaction already looked up: repeated box calls inside one
-    /// `read`/`write` skip the store's lock.
-    @exclusivity(unchecked) var bindingCache: [ObjectIdentifier: EntityBinding] = [:]
-    /// The last entry of `bindingCache` asked for (entries are never replaced).
-    @exclusivity(unchecked) var lastCachedBinding: (key: ObjectIdentifier, binding: EntityBinding)?
-    /// Reusable index keys (old and new value per index), so puts and removes build keys
-    /// without allocating: `keyPairCapacity` pairs (see `prepareKeyBuffers`, `keyPair`),
-    /// freed with the transaction.
-    @exclusivity(unchecked) var keyPairs: UnsafeMutablePointer<IndexKeyPair>?
-    @exclusivity(unchecked) var keyPairCapacity = 0
-    /// The key of a remembered look-up (`QueryExecutor.first`), rebuilt for each look-up in
-    /// memory the transaction keeps.
-    @exclusivity(unchecked) var lookUpKey = IndexKeyBytes()
-    /// Where index entries (`key ‖ id`) are assembled for LMDB; grows to the longest key.
-    @exclusivity(unchecked) var entryScratch = UnsafeMutableRawBufferPointer(start: nil, count: 0)
-    /// Indexes that received an out-of-order key in this transaction (no more append attempts).
-    @exclusivity(unchecked) var unorderedIndexes: [MDB_dbi] = []  // a few at most: searched, not hashed
+
+    // State of the layers above, each owned by its layer's type and stored inline here (no
+    // allocation or indirection of its own): a transaction is the one thing every layer's
+    // per-transaction work is handed.
+
+    /// Id allocation per entity (see `Transaction+IdAllocation`).
+    @exclusivity(unchecked) var ids = IdStates()
+    /// Entity bindings looked up or created by this transaction (see `TransactionBindings`).
+    @exclusivity(unchecked) var bindings = TransactionBindings()
+    /// Buffers, cursors and bookkeeping reused by puts and removes (see `WriteScratch`).
+    @exclusivity(unchecked) var writes = WriteScratch()
     /// Relations pointing at each entity, as this transaction's catalog has them.
-    @exclusivity(unchecked) var incomingRelations: [String: IncomingRelations] = [:] {
-        didSet { lastIncomingRelations = nil }
-    }
-    /// The last entry of `incomingRelations` asked for (forgotten whenever it changes).
-    @exclusivity(unchecked) var lastIncomingRelations: (target: String, relations: IncomingRelations)?
-    /// Full-text index changes not written yet, per index database (see `TextIndexBuffer`).
-    @exclusivity(unchecked) var textBuffers: [MDB_dbi: TextIndexBuffer] = [:]
-    /// Cursors on entity tables kept open for updates (see `writeCursor`); LMDB closes a
-    /// write transaction's cursors when it ends.
-    @exclusivity(unchecked) var writeCursors: [MDB_dbi: OpaquePointer] = [:]
-    /// The last entry of `writeCursors` used: a run of puts to one box skips the hashing.
-    @exclusivity(unchecked) var lastWriteCursor: (table: MDB_dbi, cursor: OpaquePointer)?
-    /// The record a write walk is visiting (see `WalkVisit`), while its body runs.
-    @exclusivity(unchecked) var walkVisit: WalkVisit?
-    /// Counts what may move an entity table's write cursor or change a stored record: every
-    /// write to an entity table except a rewrite in place through a cursor already on the
-    /// record, and every step of a write walk (see `WalkVisit`). Wraps; only compared.
-    @exclusivity(unchecked) var cursorMoves: UInt64 = 0
-    /// Read cursors no walk is using (see `withCursor`), closed when the transaction object
-    /// goes away (LMDB allows closing a read-only cursor after its transaction ended).
-    @exclusivity(unchecked) var idleReadCursors: [(database: MDB_dbi, cursor: OpaquePointer)] = []
+    @exclusivity(unchecked) var incomingRelations = IncomingRelationCache()
+    /// Full-text index changes not written yet (see `PendingTextIndexes`).
+    @exclusivity(unchecked) var pendingText = PendingTextIndexes()
+    /// The key memory of remembered look-ups (see `LookUpScratch`).
+    @exclusivity(unchecked) var lookUp = LookUpScratch()
+    /// Read cursors no walk is using (see `withCursor`).
+    @exclusivity(unchecked) var idleReadCursors = IdleReadCursors()
 
     init(store: Store, txn: OpaquePointer, isWrite: Bool, recordsChanges: Bool = false) {
         self.store = store
@@ -92,17 +69,9 @@ final class Transaction {
     }
 
     deinit {
-        for idle in idleReadCursors { mdb_cursor_close(idle.cursor) }
-        entryScratch.deallocate()
-        lookUpKey.deallocate()
-        if let keyPairs {
-            for position in 0..<keyPairCapacity {
-                keyPairs[position].old.deallocate()
-                keyPairs[position].new.deallocate()
-            }
-            keyPairs.deinitialize(count: keyPairCapacity)
-            keyPairs.deallocate()
-        }
+        idleReadCursors.closeAll()
+        writes.deallocate()
+        lookUp.deallocate()
     }
 
     /// Turns an LMDB result code into an error, remembering MAP_FULL for a retry.

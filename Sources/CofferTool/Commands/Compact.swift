@@ -14,7 +14,7 @@ struct Compact: ParsableCommand {
 
     func run() throws {
         let store = try openStoreOrFail(directory)
-        try failing { try store.copy(to: output) }
+        try failing { try store.backup(to: output) }
         try store.close()
         let before = (try? FileManager.default.attributesOfItem(atPath: directory + "/data.mdb")[.size] as? Int) ?? 0
         let after = (try? FileManager.default.attributesOfItem(atPath: output + "/data.mdb")[.size] as? Int) ?? 0

@@ -7,7 +7,7 @@ import CLMDB
 ///   process, whether that transaction commits, rolls back or throws: a value that kept a
 ///   rolled-back id (an object put inside a `store.write` that threw) can never alias a
 ///   different object. The store remembers the highest id handed out per entity
-///   (`Store.reservedIds`), merged after each transaction that is not going to be retried.
+///   (`SchemaRegistry.reservedIds`), merged after each transaction that is not going to be retried.
 /// - A retried transaction (map growth) starts from the same reservations as its first
 ///   run, so it hands out the same ids.
 /// - The catalog's sequence holds the last id handed out by a committed transaction.
@@ -16,55 +16,6 @@ import CLMDB
 ///   explicit `Id.max` cannot exhaust the id space.
 /// - An id never collides with a stored object: when the next id is not above the table's
 ///   last key (an explicit id sits above the sequence), stored ids are skipped.
-/// One entity's id allocation in one transaction.
-struct IdState {
-    /// The highest id handed out (the catalog's sequence, this process's reservation, or
-    /// an id handed out by this transaction).
-    var lastHandedOut: Id
-    /// The table's last key as this transaction sees it (after its own inserts).
-    var lastStored: Id
-    /// Whether `lastHandedOut` moved in this transaction (the catalog needs writing).
-    var isDirty = false
-}
-
-/// The `IdState` of each entity a transaction hands out or stores ids for.
-///
-/// A transaction writes few entities, so a short list searched from the last one used is
-/// faster than a dictionary, which hashed the entity id twice on every insert.
-struct IdStates: Sequence {
-    private var entries: [(entity: UInt32, state: IdState)] = []
-
-    var isEmpty: Bool { entries.isEmpty }
-
-    subscript(entity: UInt32) -> IdState? {
-        get {
-            for index in entries.indices.reversed() where entries[index].entity == entity { return entries[index].state }
-            return nil
-        }
-        set {
-            if let index = entries.lastIndex(where: { $0.entity == entity }) {
-                if let newValue { entries[index].state = newValue } else { entries.remove(at: index) }
-            } else if let newValue {
-                entries.append((entity, newValue))
-            }
-        }
-    }
-
-    /// Runs `body` on the state of `entity` in place (one search, no copy out and back), or
-    /// returns nil when there is none.
-    @inline(__always)
-    mutating func update<R>(_ entity: UInt32, _ body: (inout IdState) throws -> R) rethrows -> R? {
-        for index in entries.indices.reversed() where entries[index].entity == entity {
-            return try body(&entries[index].state)
-        }
-        return nil
-    }
-
-    func makeIterator() -> IndexingIterator<[(entity: UInt32, state: IdState)]> {
-        entries.makeIterator()
-    }
-}
-
 extension Transaction {
     /// Explicit ids from here up do not move the sequence.
     static let explicitIdCeiling: Id = 1 << 62
@@ -122,7 +73,7 @@ extension Transaction {
         if let catalog = store.catalogDatabase {
             last = try Catalog.sequence(binding.entityId, dbi: catalog, in: self, entity: binding.schema.name)
         }
-        last = max(last, store.reservedId(for: binding.entityId))
+        last = max(last, store.registry.reservedId(for: binding.entityId))
         var stored: Id = 0
         try withCursor(binding.table, "reading the last id of \(binding.schema.name)") { cursor in
             if let entry = try cursor.last() {
@@ -151,47 +102,5 @@ extension Transaction {
             }
         }
         return candidate
-    }
-}
-
-extension Transaction {
-    /// Makes room for the old and new keys of `count` indexes.
-    @inline(__always)
-    func prepareKeyBuffers(count: Int) {
-        if count > keyPairCapacity { growKeyPairs(to: count) }
-    }
-
-    /// The key pair of the index at `position` (below the count last prepared).
-    @inline(__always)
-    func keyPair(_ position: Int) -> UnsafeMutablePointer<IndexKeyPair> {
-        keyPairs.unsafelyUnwrapped + position  // allocated by prepareKeyBuffers
-    }
-
-    private func growKeyPairs(to count: Int) {
-        let grown = UnsafeMutablePointer<IndexKeyPair>.allocate(capacity: count)
-        if let keyPairs {
-            grown.moveInitialize(from: keyPairs, count: keyPairCapacity)
-            keyPairs.deallocate()
-        }
-        (grown + keyPairCapacity).initialize(repeating: IndexKeyPair(), count: count - keyPairCapacity)
-        keyPairs = grown
-        keyPairCapacity = count
-    }
-}
-
-extension Store {
-    /// The highest id this process handed out for an entity (0 when none).
-    func reservedId(for entityId: UInt32) -> Id {
-        stateLock.lock(); defer { stateLock.unlock() }
-        return reservedIds[entityId] ?? 0
-    }
-
-    /// Remembers the ids `transaction` handed out, whatever becomes of it.
-    func reserveIds(of transaction: Transaction) {
-        guard !transaction.ids.isEmpty else { return }
-        stateLock.lock(); defer { stateLock.unlock() }
-        for (entity, state) in transaction.ids where state.isDirty && state.lastHandedOut > reservedIds[entity] ?? 0 {
-            reservedIds[entity] = state.lastHandedOut
-        }
     }
 }
