@@ -192,7 +192,22 @@ extension Store {
         guard let catalog = catalogDatabase else {
             throw CofferError.readOnly(path: path, operation: "register \(schema.name)")
         }
+        try checkIndexesCanBeBuilt(schema)
+        let (stored, reconciled) = try reconcileCatalogEntry(of: schema, catalog: catalog, in: transaction)
+        let tableName = Catalog.tableName(reconciled.id)
+        let (table, tableExisted) = try transaction.openDatabase(tableName, create: true, "the table of \(schema.name) in \(path)")
+        let binding = EntityBinding(store: self, schema: schema, catalog: reconciled, table: table,
+                                    createdInTransaction: tableExisted ? 0 : transaction.snapshotId,
+                                    catalogGeneration: transaction.catalogGeneration ?? 0)
+        try bindIndexes(of: binding, previous: stored, in: transaction)
+        try bindTextIndexes(of: binding, previous: stored, in: transaction)
+        try bindRelationTables(of: binding, in: transaction)
+        return binding
+    }
 
+    /// Refuses annotations no index can serve: full text on a non-text property, an index
+    /// on a type without key encoding, a unique index on an array.
+    private func checkIndexesCanBeBuilt(_ schema: EntitySchema) throws {
         for property in schema.properties where property.fullText != nil && property.type != .string {
             throw CofferError.schemaMismatch(entity: schema.name, property: property.name,
                                              stored: "a full-text index", declared: "\(property.swiftType), which is not text")
@@ -205,6 +220,13 @@ extension Store {
             throw CofferError.schemaMismatch(entity: schema.name, property: property.name,
                                              stored: "a unique index", declared: "\(property.swiftType), an array (@Index indexes its elements; @Unique is for single values)")
         }
+    }
+
+    /// The catalog entry of `schema` as stored before (nil for a new entity) and as
+    /// reconciled with the declaration, written to the catalog when it changed (which
+    /// advances the catalog generation).
+    private func reconcileCatalogEntry(of schema: EntitySchema, catalog: MDB_dbi,
+                                       in transaction: Transaction) throws -> (stored: CatalogEntity?, reconciled: CatalogEntity) {
         let stored = try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(schema.storedName), dbi: catalog, in: transaction)
         var meta = try Catalog.load(CatalogMeta.self, key: Catalog.metaKey, dbi: catalog, in: transaction)
             ?? CatalogMeta(formatVersion: Catalog.formatVersion, lastEntityId: 0)
@@ -228,11 +250,14 @@ extension Store {
             try Catalog.store(reconciled, key: Catalog.entityKey(schema.storedName), dbi: catalog, in: transaction)
             try advanceCatalogGeneration(catalog, in: transaction)
         }
-        let tableName = Catalog.tableName(reconciled.id)
-        let (table, tableExisted) = try transaction.openDatabase(tableName, create: true, "the table of \(schema.name) in \(path)")
-        let binding = EntityBinding(store: self, schema: schema, catalog: reconciled, table: table,
-                                    createdInTransaction: tableExisted ? 0 : transaction.snapshotId,
-                                    catalogGeneration: transaction.catalogGeneration ?? 0)
+        return (stored, reconciled)
+    }
+
+    /// Opens (building when new) every value index the catalog lists for the entity,
+    /// declared by this build or kept for a retired property, after emptying the indexes
+    /// of properties that lost theirs.
+    private func bindIndexes(of binding: EntityBinding, previous stored: CatalogEntity?, in transaction: Transaction) throws {
+        let schema = binding.schema, reconciled = binding.catalog
         try emptyStaleIndexes(previous: stored, current: reconciled, in: transaction)
         for (position, property) in schema.properties.enumerated() {
             // Every index the catalog lists, whether this build declares it or another
@@ -250,6 +275,12 @@ extension Store {
             binding.indexes.append(IndexBinding(position: -1, storedId: property.id, property: schema,
                                                 database: database, createdInTransaction: 0))
         }
+    }
+
+    /// Opens (building when new or re-tokenized) every full-text index the catalog lists
+    /// for the entity, after emptying those of properties that lost `@FullText`.
+    private func bindTextIndexes(of binding: EntityBinding, previous stored: CatalogEntity?, in transaction: Transaction) throws {
+        let schema = binding.schema, reconciled = binding.catalog
         try emptyStaleTextIndexes(previous: stored, current: reconciled, in: transaction)
         for (position, property) in schema.properties.enumerated() {
             // Every full-text index the catalog lists for a declared property, whichever
@@ -279,6 +310,11 @@ extension Store {
             if !existed { try transaction.buildTextIndex(index, binding: binding) }
             binding.textIndexes.append(index)
         }
+    }
+
+    /// Opens (creating) the two tables of each of the entity's many-to-many relations.
+    private func bindRelationTables(of binding: EntityBinding, in transaction: Transaction) throws {
+        let schema = binding.schema, reconciled = binding.catalog
         for (position, property) in schema.properties.enumerated() where property.flags.contains(.toMany) {
             guard let storedProperty = reconciled.property(named: property.storedName) else { continue }
             let names = RelationTables.names(entity: reconciled.id, property: storedProperty.id)
@@ -287,7 +323,6 @@ extension Store {
             try transaction.check(mdb_dbi_open(transaction.txn, names.reverse, UInt32(MDB_CREATE), &reverse), "opening \(names.reverse)")
             binding.relationTables[position] = RelationTables(forward: forward, reverse: reverse, owner: schema.storedName)
         }
-        return binding
     }
 
     /// Records a change of the catalog's entity entries: other processes, this one's other
