@@ -133,7 +133,7 @@ extension Transaction {
         do {
             // Old index keys are worked out later, only for the indexed values that changed.
             return try fieldsToCarry(from: previous, binding: binding)
-        } catch CofferError.corruptRecord {
+        } catch CofferError.damagedRecord {
             // The damaged record's index entries are found by id instead, so overwriting
             // damage repairs the indexes too.
             target.previousIsDamaged = true
@@ -208,7 +208,7 @@ extension Transaction {
         target.cursorOnPrevious = nil
         guard target.previous != nil, !target.previousIsDamaged else { return }
         guard let again = try record(id, table: binding.table, entity: binding.schema.name) else {
-            throw CofferError.corruptRecord(entity: binding.schema.name, id: id, reason: "the object disappeared while a unique conflict was replaced")
+            throw CofferError.damagedRecord(entity: binding.schema.name, id: id, reason: "the object disappeared while a unique conflict was replaced")
         }
         target.previous = RecordFields(bytes: again, layout: binding, id: id)
     }
@@ -274,7 +274,7 @@ extension Transaction {
         let rc = mdb_cursor_open(txn, table, &handle)
         guard rc == 0, let handle else {
             let code = rc == 0 ? EINVAL : rc
-            throw CofferError.storage(code: code, message: "updating \(binding.schema.name): cannot open a cursor: \(LMDB.message(code))")
+            throw CofferError.storage(code: .init(result: code), message: "updating \(binding.schema.name): cannot open a cursor: \(LMDB.message(code))")
         }
         writes.keepWriteCursor(handle, on: table)
         return handle
@@ -308,7 +308,7 @@ extension Transaction {
     /// The id of the stored object whose `index` value equals the one `encode` writes (an
     /// upsert's target), or nil when none has it.
     ///
-    /// - Throws: ``CofferError/invalidOperation(message:)`` when the key is nil;
+    /// - Throws: ``CofferError/invalidUpsertKey(entity:property:problem:)`` when the key is nil;
     ///   ``CofferError/ambiguousUpsert(entity:property:value:count:)`` when several
     ///   objects have it.
     func upsertTarget(by index: IndexBinding, binding: EntityBinding, encode: (inout RecordWriter, PutStamps?) -> Void) throws -> Id? {
@@ -318,7 +318,7 @@ extension Transaction {
         recordBuffer.adopt(writer)
         let record = RecordFields(bytes: writer.bytes, entity: name, id: 0)
         guard try record.field(index.storedId) != nil else {
-            throw CofferError.invalidOperation(message: "\(name).\(index.property.name) is nil; upsert needs a key value")
+            throw CofferError.invalidUpsertKey(entity: name, property: index.property.name, problem: .missingValue)
         }
         let matches = try matchingIds(index, valueOf: record, table: binding.table)
         guard matches.count <= 1 else {
@@ -346,7 +346,7 @@ extension Transaction {
             var isDamaged = false
             do {
                 try readOldKeys(of: RecordFields(bytes: bytes, layout: binding, id: id), binding: binding)
-            } catch CofferError.corruptRecord {
+            } catch CofferError.damagedRecord {
                 isDamaged = true
             }
             for position in indexes.indices {
@@ -395,7 +395,7 @@ extension Transaction {
     /// Makes the relation rows of `owner` in `tables` exactly `targets` (both directions).
     func replaceRelations(_ tables: RelationTables, owner: Id, targets: [Id]) throws {
         let wanted = Set(targets)
-        let current = Set(try relatedIds(tables.forward, of: owner))
+        let current = Set(try relatedIds(tables.forward, of: owner, owner: tables.owner))
         for target in wanted.subtracting(current).sorted() { try addRelation(tables, owner: owner, target: target) }
         for target in current.subtracting(wanted).sorted() { try removeRelation(tables, owner: owner, target: target) }
     }

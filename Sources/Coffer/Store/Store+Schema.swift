@@ -89,9 +89,7 @@ extension Store {
             try LMDB.check(rc, "cannot open the schema catalog of \(path)")
             if let meta = try Catalog.load(CatalogMeta.self, key: Catalog.metaKey, dbi: catalog, in: transaction) {
                 guard meta.formatVersion <= Catalog.formatVersion else {
-                    throw CofferError.storage(
-                        code: MDB_VERSION_MISMATCH,
-                        message: "the store at \(path) has format version \(meta.formatVersion); this Coffer reads up to \(Catalog.formatVersion)")
+                    throw CofferError.formatTooNew(path: path, version: meta.formatVersion, supported: Catalog.formatVersion)
                 }
             }
             var opened: [String: MDB_dbi] = [:]
@@ -181,7 +179,7 @@ extension Store {
     /// A binding that must exist: registers the entity in a write transaction.
     func writableBinding<E: Entity>(for type: E.Type, in transaction: Transaction) throws -> EntityBinding {
         guard let binding = try binding(for: type, in: transaction) else {
-            throw CofferError.invalidOperation(message: "\(E.cofferSchema.name) has no table in the store at \(path)")
+            throw CofferError.unknownEntity(name: E.cofferSchema.storedName, path: path, known: [])
         }
         return binding
     }
@@ -289,7 +287,7 @@ extension Store {
                   let tokenizer = storedProperty.tokenizer.flatMap(TextTokenizer.init(rawValue:)) else { continue }
             let name = TextIndexBinding.databaseName(entity: reconciled.id, property: storedProperty.id)
             let (database, existed) = try transaction.openDatabase(name, create: true, "the full-text index on \(schema.name).\(property.name)")
-            let index = TextIndexBinding(position: position, storedId: storedProperty.id, propertyName: property.name,
+            let index = TextIndexBinding(position: position, storedId: storedProperty.id, entityName: schema.name, propertyName: property.name,
                                          tokenizer: tokenizer, database: database)
             let before = stored?.properties.first { $0.id == storedProperty.id }
             // Built for the objects already stored when the annotation is new, and again
@@ -305,7 +303,7 @@ extension Store {
             guard let tokenizer = property.tokenizer.flatMap(TextTokenizer.init(rawValue:)) else { continue }
             let name = TextIndexBinding.databaseName(entity: reconciled.id, property: property.id)
             let (database, existed) = try transaction.openDatabase(name, create: true, "the full-text index \(name) of a retired property")
-            let index = TextIndexBinding(position: -1, storedId: property.id, propertyName: property.name,
+            let index = TextIndexBinding(position: -1, storedId: property.id, entityName: schema.name, propertyName: property.name,
                                          tokenizer: tokenizer, database: database)
             if !existed { try transaction.buildTextIndex(index, binding: binding) }
             binding.textIndexes.append(index)
@@ -342,8 +340,7 @@ extension Store {
     func dropIndex(of schema: EntitySchema, position: Int, in transaction: Transaction) throws {
         let property = schema.properties[position]
         guard property.flags.isDisjoint(with: [.indexed, .unique, .fullText]), property.fullText == nil else {
-            throw CofferError.invalidOperation(
-                message: "\(schema.name).\(property.name) is declared with @Index, @Unique or @FullText in this build; remove the annotation before dropping its index")
+            throw CofferError.misuse(.indexStillDeclared(entity: schema.name, property: property.name))
         }
         guard let catalog = catalogDatabase,
               var stored = try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(schema.storedName), dbi: catalog, in: transaction),
@@ -503,7 +500,7 @@ extension Store {
                   let database = try storedDatabase(TextIndexBinding.databaseName(entity: stored.id, property: storedProperty.id))
                     ?? openInWrite(TextIndexBinding.databaseName(entity: stored.id, property: storedProperty.id), in: transaction)
             else { continue }
-            binding.textIndexes.append(TextIndexBinding(position: position, storedId: storedProperty.id, propertyName: property.name,
+            binding.textIndexes.append(TextIndexBinding(position: position, storedId: storedProperty.id, entityName: schema.name, propertyName: property.name,
                                                         tokenizer: tokenizer, database: database))
         }
         for (position, property) in schema.properties.enumerated() where property.flags.contains(.toMany) {
@@ -527,11 +524,10 @@ extension Store {
     func listedDatabase(_ name: String, in transaction: Transaction, _ what: @autoclosure () -> String) throws -> MDB_dbi {
         if let handle = try storedDatabase(name) ?? openInWrite(name, in: transaction) { return handle }
         guard !transaction.isWrite else {
-            throw CofferError.storage(code: MDB_CORRUPTED, message: "\(what()) is listed in the schema catalog of \(path) but its database \(name) is missing")
+            throw CofferError.damagedStore(part: .catalog, reason: "\(what()) is listed in the schema catalog of \(path) but its database \(name) is missing")
         }
         transaction.needsNewTables = true
-        throw CofferError.invalidOperation(
-            message: "\(what()) was created in \(path) by another process after this read's tables were opened; read it again")
+        throw CofferError.createdByOtherProcess(what: what(), path: path)
     }
 
     /// An existing database's handle opened inside a write transaction (kept by LMDB when the
@@ -574,9 +570,7 @@ extension Catalog {
         do {
             entity = try JSONDecoder().decode(CatalogEntity.self, from: Data(bytes))
         } catch {
-            throw CofferError.storage(
-                code: MDB_CORRUPTED,
-                message: "the schema catalog entry \(String(decoding: key, as: UTF8.self)) cannot be read: \(error)")
+            throw CofferError.damagedStore(part: .catalog, reason: "the entry \(String(decoding: key, as: UTF8.self)) cannot be read: \(error)")
         }
         try entity.validate()
         return entity

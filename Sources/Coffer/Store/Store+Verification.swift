@@ -80,7 +80,7 @@ extension Store {
             }
             previous = result.transactionId
         }
-        throw CofferError.storage(code: EBUSY, message: "cannot verify \(path): other processes commit too often; retry when the store is quieter")
+        throw CofferError.storage(code: .system(.busy), message: "cannot verify \(path): other processes commit too often; retry when the store is quieter")
     }
 
     /// Checks the whole store: the data file's structure (as ``verify(directory:)``), then,
@@ -99,11 +99,10 @@ extension Store {
     ///
     /// Inside `store.read { }` it checks the latest committed state (which may be newer than
     /// the closure's snapshot); inside `store.write { }` it throws
-    /// ``CofferError/invalidOperation(message:)``: the write's own changes are not on disk yet.
+    /// ``CofferError/misuse(_:)`` (`.verifyInsideWrite`): the write's own changes are not on disk yet.
     public func verify(progress: ((_ objectsChecked: Int) -> Void)? = nil) throws -> VerificationReport {
         if Transaction.current(for: self)?.isWrite == true {
-            throw CofferError.invalidOperation(
-                message: "cannot verify the store at \(path) inside store.write { }: its changes are not committed; verify after the write returns")
+            throw CofferError.misuse(.verifyInsideWrite(path: path))
         }
         try openTables()
         // The structural walk must check the meta page of a snapshot that a read
@@ -122,7 +121,7 @@ extension Store {
             }
             if let outcome { return outcome }
         }
-        throw CofferError.storage(code: EBUSY, message: "cannot verify \(path): other processes commit too often; retry when the store is quieter")
+        throw CofferError.storage(code: .system(.busy), message: "cannot verify \(path): other processes commit too often; retry when the store is quieter")
     }
 }
 
@@ -196,7 +195,7 @@ struct ContentChecker {
         let textIndexes = entity.properties.compactMap { property -> TextIndexBinding? in
             guard let name = property.tokenizer, let tokenizer = TextTokenizer(rawValue: name),
                   let database = store.storedDatabase(TextIndexBinding.databaseName(entity: entity.id, property: property.id)) else { return nil }
-            return TextIndexBinding(position: -1, storedId: property.id, propertyName: property.name, tokenizer: tokenizer, database: database)
+            return TextIndexBinding(position: -1, storedId: property.id, entityName: entity.name, propertyName: property.name, tokenizer: tokenizer, database: database)
         }
         return (indexes, textIndexes)
     }
