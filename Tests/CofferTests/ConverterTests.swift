@@ -57,7 +57,7 @@ import Testing
             #expect {
                 try swatches.get(id)
             } throws: { error in
-                guard case CofferError.corruptRecord(let entity, let failed, let reason) = error else { return false }
+                guard case CofferError.damagedRecord(let entity, let failed, let reason) = error else { return false }
                 return entity == "Swatch" && failed == id && reason.contains("Color") && reason.contains("teal")
             }
         }

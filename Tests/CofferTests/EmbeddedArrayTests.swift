@@ -57,7 +57,7 @@ import Testing
                 #expect {
                     try target.box(for: Route.self).get(1)
                 } throws: { error in
-                    guard case CofferError.corruptRecord(_, let id, let reason) = error else { return false }
+                    guard case CofferError.damagedRecord(_, let id, let reason) = error else { return false }
                     return id == 1 && reason.contains("city")
                 }
             }

@@ -471,8 +471,8 @@ import Testing
                 #expect {
                     try transaction.withCursor(table, "scanning Note") { _ in throw Cursor.Failure(code: MDB_CORRUPTED) }
                 } throws: { error in
-                    guard case CofferError.storage(let code, let message) = error else { return false }
-                    return code == MDB_CORRUPTED && message.hasPrefix("scanning Note: ")
+                    guard case CofferError.storage(.lmdb(.corrupted), let message) = error else { return false }
+                    return message.hasPrefix("scanning Note: ")
                 }
             }
             // A bare cursor (the write-back walk's) is described the same way.
@@ -480,8 +480,8 @@ import Testing
                 #expect {
                     try transaction.describingFailures("scanning Note") { throw Cursor.Failure(code: MDB_PAGE_NOTFOUND) }
                 } throws: { error in
-                    guard case CofferError.storage(let code, let message) = error else { return false }
-                    return code == MDB_PAGE_NOTFOUND && message.hasPrefix("scanning Note: ")
+                    guard case CofferError.storage(.lmdb(.pageNotFound), let message) = error else { return false }
+                    return message.hasPrefix("scanning Note: ")
                 }
             }
         }
@@ -571,7 +571,10 @@ import Testing
                 }
             }
             try indexed.setParameter(Message.conversation, to: 2)
-            #expect { try indexed.findFirst() } throws: { Damage.isCorrupt($0, entity: "Message", id: victim.id) }
+            #expect { try indexed.findFirst() } throws: {
+                guard case CofferError.damagedStore(.index("Message", "conversation"), let reason) = $0 else { return false }
+                return reason.contains("\(victim.id)")
+            }
         }
     }
 

@@ -152,7 +152,7 @@ import Testing
                 do {
                     try store.importObjects(entity: "Note", jsonLines: input)
                     Issue.record("accepted \(line)")
-                } catch CofferError.invalidImport(let number, let message) {
+                } catch CofferError.invalidImport(_, let number, let message) {
                     #expect(number == 4, "\(line)")
                     #expect(message.contains(expected), "\(line): \(message)")
                 }
@@ -229,14 +229,14 @@ import Testing
             do {
                 try store.importObjects(entity: "Contact", jsonLines: Data("{\"externalId\": \"new\"}\n{\"externalId\": \"twice\"}".utf8), upsertBy: "externalId")
                 Issue.record("an ambiguous key was accepted")
-            } catch CofferError.invalidImport(let line, let message) {
-                #expect(line == 2 && message.contains("2 stored objects"))
+            } catch CofferError.importFailed("Contact", let line, .ambiguousUpsert("Contact", "externalId", _, let count)) {
+                #expect(line == 2 && count == 2)
             }
             do {
                 try store.importObjects(entity: "Contact", jsonLines: Data("{\"city\": \"D\"}\n{\"email\": \"taken@x.org\"}".utf8))
                 Issue.record("a unique violation was accepted")
-            } catch CofferError.invalidImport(let line, let message) {
-                #expect(line == 2 && message.contains("taken@x.org"))
+            } catch CofferError.importFailed("Contact", let line, .uniqueViolation("Contact", "email", let value)) {
+                #expect(line == 2 && value.contains("taken@x.org"))
             }
             #expect(try export(store, "Contact") == before)
         }
@@ -397,7 +397,9 @@ import Testing
                 do {
                     try store.importObjects(entity: "Everything", jsonLines: Data(bytes))
                 } catch let error as CofferError {
-                    guard case .invalidImport = error else {
+                    switch error {
+                    case .invalidImport, .importFailed: break
+                    default:
                         Issue.record("unexpected \(error)")
                         return
                     }

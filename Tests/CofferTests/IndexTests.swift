@@ -205,11 +205,11 @@ enum IndexProbe {
                 try contacts.upsert(&ambiguous, by: Contact.externalId)
             }
             var nilKey = Contact(externalId: nil)
-            #expect(throws: CofferError.invalidOperation(message: "Contact.externalId is nil; upsert needs a key value")) {
+            #expect(throws: CofferError.invalidUpsertKey(entity: "Contact", property: "externalId", problem: .missingValue)) {
                 try contacts.upsert(&nilKey, by: Contact.externalId)
             }
             var unindexed = Contact(note: "x")
-            #expect(throws: CofferError.invalidOperation(message: "Contact.note is not indexed; upsert needs an @Index or @Unique property as its key")) {
+            #expect(throws: CofferError.invalidUpsertKey(entity: "Contact", property: "note", problem: .notIndexed)) {
                 try contacts.upsert(&unindexed, by: Contact.note)
             }
             // A batch with one ambiguous key stores nothing.

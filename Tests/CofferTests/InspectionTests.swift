@@ -29,7 +29,7 @@ import Testing
         try store.dump(entity: "Contact", limit: 1) { lines.append($0) }
         #expect(lines.count == 1)
         #expect(lines[0].hasPrefix(#"{"id":1,"email":"a@x","city":"Oslo","age":3,"score":"nan""#))
-        #expect(throws: CofferError.invalidOperation(message: "the store at \(store.path) has no entity named Nope; it has: Contact, Note")) {
+        #expect(throws: CofferError.unknownEntity(name: "Nope", path: store.path, known: ["Contact", "Note"])) {
             try store.dump(entity: "Nope") { _ in }
         }
     }

@@ -33,8 +33,14 @@ enum Damage {
     }
 
     static func isCorrupt(_ error: any Error, entity: String? = nil, id: Id? = nil) -> Bool {
-        guard case CofferError.corruptRecord(let name, let badId, _) = error else { return false }
+        guard case CofferError.damagedRecord(let name, let badId, _) = error else { return false }
         return (entity.map { $0 == name } ?? true) && (id.map { $0 == badId } ?? true)
+    }
+
+    /// Whether `error` reports damage of the store's `part` (a structure of no one record).
+    static func isDamaged(_ error: any Error, _ part: CofferError.StorePart) -> Bool {
+        guard case CofferError.damagedStore(let damaged, _) = error else { return false }
+        return damaged == part
     }
 }
 
@@ -283,7 +289,7 @@ enum Damage {
             let contacts = store.box(for: Contact.self)
             try contacts.put(Contact(city: "Oslo", age: 5))
             try Damage.putIndexKey(store, Contact.age, key: [IndexKey.valueTag, 0xFF])
-            #expect { try contacts.query { Contact.age > 1 }.build().find() } throws: { Damage.isCorrupt($0, entity: "Contact") }
+            #expect { try contacts.query { Contact.age > 1 }.build().find() } throws: { Damage.isDamaged($0, .index(entity: "Contact", property: "age")) }
         }
     }
 
@@ -294,7 +300,10 @@ enum Damage {
             var key = [IndexKey.valueTag] + Array("Oslo".utf8) + [0, 0]
             key += withUnsafeBytes(of: Id(77).bigEndian) { Array($0) }
             try Damage.putIndexKey(store, Contact.city, key: key)
-            #expect { try contacts.query { Contact.city == "Oslo" }.build().find() } throws: { Damage.isCorrupt($0, id: 77) }
+            #expect { try contacts.query { Contact.city == "Oslo" }.build().find() } throws: {
+                guard case CofferError.damagedStore(.index("Contact", "city"), let reason) = $0 else { return false }
+                return reason.contains("77")
+            }
         }
     }
 
@@ -321,7 +330,7 @@ enum Damage {
                     for _ in 0..<4 { bytes[Int.random(in: 0..<bytes.count, using: &random)] ^= UInt8(1 << Int.random(in: 0..<8, using: &random)) }
                 }
                 try Damage.overwriteRecord(store, Everything.self, id: id, with: bytes)
-                // Each read either gives a value or throws corruptRecord: never a trap.
+                // Each read either gives a value or throws damagedRecord: never a trap.
                 do { _ = try box.get(id) } catch { #expect(Damage.isCorrupt(error, id: id)) }
                 do {
                     let matches = try box.query { Everything.optInt.isNil() }.build().count()
@@ -540,20 +549,20 @@ final class Recorder: @unchecked Sendable {
                 let data = try JSONEncoder().encode(entity)
                 try data.withUnsafeBytes { try Catalog.putRaw(key: Catalog.entityKey("Note"), value: $0, dbi: catalog, in: transaction) }
             }
-            #expect { try store.dump(entity: "Note") { _ in } } throws: { Damage.isCorrupt($0, entity: "Note") }
+            #expect { try store.dump(entity: "Note") { _ in } } throws: { Damage.isDamaged($0, .catalog) }
             let reopened = try withStoreReopened(store) { try $0.box(for: Note.self).count() }
             #expect(reopened == nil)
         }
     }
 
     /// Closes `store`, reopens its directory and runs `body`; nil when `body` throws
-    /// `corruptRecord` (the expected answer for a damaged catalog).
+    /// `damagedStore(.catalog, ...)` (the expected answer for a damaged catalog).
     func withStoreReopened<T>(_ store: Store, _ body: (Store) throws -> T) throws -> T? {
         let path = store.path
         try store.close()
         let reopened = try Store(directory: path)
         defer { try? reopened.close() }
-        do { return try body(reopened) } catch let error where Damage.isCorrupt(error, entity: "Note") { return nil }
+        do { return try body(reopened) } catch let error where Damage.isDamaged(error, .catalog) { return nil }
     }
 }
 
@@ -575,7 +584,7 @@ final class Recorder: @unchecked Sendable {
             let related = try store.read {
                 try store.performRead { transaction in
                     let binding = try #require(try store.binding(for: Student.self, in: transaction))
-                    return try transaction.relatedIds(try #require(binding.relationTables[2]).forward, of: ada.id)
+                    return try transaction.relatedIds(try #require(binding.relationTables[2]).forward, of: ada.id, owner: "Student")
                 }
             }
             #expect(related == [1, 2, 3])
@@ -616,8 +625,8 @@ final class Recorder: @unchecked Sendable {
         try withStore { (store: Store) throws in
             try store.box(for: Shop.Item.self).put(Shop.Item(price: 2))
             #expect { try store.box(for: Inventory.Item.self).count() } throws: { error in
-                guard case CofferError.invalidOperation(let message) = error else { return false }
-                return message.contains("Shop.Item") && message.contains("Inventory.Item") && message.contains("@StoredAs")
+                guard case CofferError.misuse(.sharedStoredName("Item", let type, let other, _)) = error else { return false }
+                return Set([type, other]) == ["Shop.Item", "Inventory.Item"] && error.localizedDescription.contains("@StoredAs")
             }
             #expect(try store.box(for: Shop.Item.self).all().map(\.price) == [2])
         }

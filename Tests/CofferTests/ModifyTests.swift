@@ -51,8 +51,8 @@ import Testing
                     if message.id == before[4] { message.id = 99 }
                 }
                 Issue.record("an id change was stored")
-            } catch CofferError.invalidOperation(let message) {
-                #expect(message.contains("Message") && message.contains("\(before[4])") && message.contains("99"))
+            } catch CofferError.misuse(.idChangedInModify(let entity, let from, let to)) {
+                #expect(entity == "Message" && from == before[4] && to == 99)
             }
             #expect(try box.all() == stored, "its own transaction rolled back")
             #expect(try box.get(99) == nil)
@@ -90,7 +90,7 @@ import Testing
     }
 
     /// Bytes from disk are untrusted: a damaged record met by the walk ends it with
-    /// `corruptRecord` naming the entity and id, and its own transaction stores nothing; a
+    /// `damagedRecord` naming the entity and id, and its own transaction stores nothing; a
     /// mutation that still parses is changed like any record and leaves the store intact.
     @Test func damagedRecordsEndTheWalkAndStoreNothing() throws {
         try withStore { (store: Store) throws in

@@ -172,8 +172,8 @@ final class LineCollector: @unchecked Sendable {
         #expect {
             _ = try Store(directory: directory.path)
         } throws: { error in
-            guard case CofferError.storage(_, let message) = error else { return false }
-            return message.contains("truncated")
+            guard case CofferError.damagedStore(.file(directory.path), let reason) = error else { return false }
+            return reason.contains("truncated")
         }
         // A file that was merely extended (a copy padded with zeros) still opens.
         #expect(truncate(file, off_t(size)) == 0)
@@ -225,8 +225,8 @@ final class LineCollector: @unchecked Sendable {
             while list2.pages.contains(used) { used -= 1 }
             #expect(truncate(file, off_t(min(size, Int(used) * list2.pageSize))) == 0)
             #expect { _ = try Store(directory: directory.path) } throws: { error in
-                guard case CofferError.storage(_, let message) = error else { return false }
-                return message.contains("truncated")
+                guard case CofferError.damagedStore(.file(directory.path), let reason) = error else { return false }
+                return reason.contains("truncated")
             }
             #expect(try Store.verify(directory: directory.path).problems.contains { $0.contains("truncated") })
         }

@@ -234,7 +234,7 @@ private func catalogGeneration(_ store: Store) throws -> UInt64 {
     }
 
     /// Regression: a process that reads only inside `store.read { }` never saw an entity
-    /// another process created after it opened: every read threw `invalidOperation`.
+    /// another process created after it opened: every read threw an error.
     @Test func readsInsideAClosureSeeEntitiesAnotherProcessCreated() throws {
         guard ChildProcess.role == nil else { return }
         let (directory, store) = try ChildProcess.parentStore()

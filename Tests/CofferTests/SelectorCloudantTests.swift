@@ -156,8 +156,8 @@ struct IndexedReading: Entity, Equatable {
                 do {
                     _ = try plain.query(selector: bad)
                     Issue.record("\(bad) was accepted")
-                } catch CofferError.invalidSelector(let message) {
-                    #expect(message.contains("needs an integer"), "\(message)")
+                } catch CofferError.invalidSelector(_, _, let reason) {
+                    #expect(reason.contains("needs an integer"), "\(reason)")
                 }
             }
         }

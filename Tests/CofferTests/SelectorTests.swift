@@ -122,9 +122,10 @@ import Testing
             do {
                 _ = try box.query(selector: selector).build()
                 Issue.record("\(selector) was accepted")
-            } catch CofferError.invalidSelector(let message) {
-                #expect(message.contains(fragment), "\(message)")
-                #expect(message.hasPrefix("Pal selector"))
+            } catch let error as CofferError {
+                guard case .invalidSelector(let entity, _, _) = error else { throw error }
+                #expect(error.description.contains(fragment), "\(error)")
+                #expect(entity == "Pal")
             }
             #expect(try box.count() == Self.pals.count, "nothing changed")
         }

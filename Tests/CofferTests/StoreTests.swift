@@ -160,8 +160,7 @@ import Testing
             #expect {
                 try store.read { try notes.put(Note(title: "y")) }
             } throws: { error in
-                guard case CofferError.invalidOperation = error else { return false }
-                return true
+                error as? CofferError == .misuse(.writeInsideRead(path: store.path))
             }
             #expect(try notes.count() == 1)
         }
@@ -266,8 +265,8 @@ import Testing
             #expect {
                 try box.put(&big)
             } throws: { error in
-                guard case CofferError.storage(let code, let message) = error else { return false }
-                return code == MDB_MAP_FULL && message.contains("maxSize")
+                guard case CofferError.storage(.lmdb(.mapFull), let message) = error else { return false }
+                return message.contains("maxSize")
             }
             #expect(big.id == 0)
             #expect(try box.count() == 1)
@@ -338,7 +337,7 @@ import Testing
         #expect {
             try Store(directory: damaged)
         } throws: { error in
-            guard case CofferError.storage(_, let message) = error else { return false }
+            guard case CofferError.storage(.lmdb(.invalid), let message) = error else { return false }
             return message.contains(damaged)
         }
     }
@@ -349,7 +348,7 @@ import Testing
         }
     }
 
-    @Test func corruptRecordIsReportedWithEntityAndId() throws {
+    @Test func damagedRecordIsReportedWithEntityAndId() throws {
         try withStore { (store: Store) throws in
             let notes = store.box(for: Note.self)
             let id = try notes.put(Note(title: "fine"))
@@ -368,7 +367,7 @@ import Testing
             #expect {
                 try notes.get(id)
             } throws: { error in
-                guard case CofferError.corruptRecord(let entity, let badId, _) = error else { return false }
+                guard case CofferError.damagedRecord(let entity, let badId, _) = error else { return false }
                 return entity == "Note" && badId == id
             }
             #expect(try notes.count() == 1)

@@ -16,7 +16,7 @@ import Testing
         let bundle = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         let path = URL(fileURLWithPath: bundle).deletingLastPathComponent().appendingPathComponent("coffer").path
         guard FileManager.default.isExecutableFile(atPath: path) else {
-            throw CofferError.invalidOperation(message: "the coffer tool is not built at \(path); run swift build first")
+            throw ToolMissing(path: path)
         }
         return path
     }
@@ -196,4 +196,10 @@ import Testing
             #expect(try store.verify().isIntact)
         }
     }
+}
+
+/// The `coffer` tool is not where `swift build` puts it.
+struct ToolMissing: Error, CustomStringConvertible {
+    let path: String
+    var description: String { "the coffer tool is not built at \(path); run swift build first" }
 }

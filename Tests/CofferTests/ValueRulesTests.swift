@@ -314,8 +314,8 @@ struct Gauge: Entity {
             do {
                 try store.importObjects(entity: "Sample", jsonLines: Data(line.utf8))
                 Issue.record("the import was accepted")
-            } catch CofferError.invalidImport(let number, let message) {
-                #expect(number == 1 && message.contains("Sample.metadata") && message.contains("\(limit + 1) levels"), "\(message)")
+            } catch CofferError.importFailed("Sample", let number, .documentTooDeep("Sample", "metadata", let depth, _)) {
+                #expect(number == 1 && depth == limit + 1)
             }
             #expect(try box.all().map(\.key).sorted() == ["after", "deepest", "element"])
             #expect(try box.get(deepest.id).map { Self.same($0.metadata, Self.nested(limit)) } == true)
@@ -381,8 +381,8 @@ struct Gauge: Entity {
                 do {
                     try store.importObjects(entity: "Sample", jsonLines: Data(("{\"key\": \"ok\"}\n" + line).utf8))
                     Issue.record("accepted: \(line)")
-                } catch CofferError.invalidImport(let number, let message) {
-                    #expect(number == 2 && message.contains(property), "\(message)")
+                } catch CofferError.invalidImport(let entity, let number, let message) {
+                    #expect(entity == "Sample" && number == 2 && message.contains(property), "\(message)")
                 }
             }
             #expect(try store.box(for: Sample.self).count() == 2)

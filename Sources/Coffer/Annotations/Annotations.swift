@@ -51,7 +51,7 @@ public macro Name(_ storedName: String) = #externalMacro(module: "CofferMacros",
 ///
 /// Two entity types with the same simple name (`Shop.Item`, `Inventory.Item`) would share
 /// one stored entity: using both with one store without saying so throws
-/// ``CofferError/invalidOperation(message:)`` naming both types. Give one of them its
+/// ``CofferError/misuse(_:)`` (`.sharedStoredName`) naming both types. Give one of them its
 /// own name, or declare a deliberate second version of a stored entity (migration code,
 /// an app extension built from another version) by naming it explicitly:
 ///

@@ -16,7 +16,7 @@ extension Box {
     ///
     /// Does nothing when the store holds no index on the property.
     ///
-    /// - Throws: ``CofferError/invalidOperation(message:)`` when this build declares `@Index`,
+    /// - Throws: ``CofferError/misuse(_:)`` (`.indexStillDeclared`) when this build declares `@Index`,
     ///   `@Unique` or `@FullText` on `property` (remove the annotation first).
     public func dropIndex<Value>(on property: Property<E, Value>) throws {
         try store.performWrite { transaction in

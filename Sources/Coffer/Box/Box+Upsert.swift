@@ -12,7 +12,7 @@ extension Box {
     /// ```
     ///
     /// - Throws: ``CofferError/ambiguousUpsert(entity:property:value:count:)`` when several
-    ///   stored objects have the key; ``CofferError/invalidOperation(message:)`` when
+    ///   stored objects have the key; ``CofferError/invalidUpsertKey(entity:property:problem:)`` when
     ///   `property` has no `@Index`/`@Unique` or the entity's key is nil.
     @discardableResult
     public func upsert<Value>(_ entity: inout E, by property: Property<E, Value>) throws -> Id {
@@ -56,8 +56,7 @@ extension Box {
     private func upsert(_ entity: inout E, by position: Int, in transaction: Transaction, binding: EntityBinding) throws -> Id {
         guard let index = binding.indexes.first(where: { $0.position == position }) else {
             let schema = E._cofferSchema
-            throw CofferError.invalidOperation(
-                message: "\(schema.name).\(schema.properties[position].name) is not indexed; upsert needs an @Index or @Unique property as its key")
+            throw CofferError.invalidUpsertKey(entity: schema.name, property: schema.properties[position].name, problem: .notIndexed)
         }
         var copy = entity
         entity.id = try transaction.upsertTarget(by: index, binding: binding) { writer, _ in E._cofferEncode(&copy, to: &writer) } ?? 0

@@ -198,7 +198,7 @@ extension Box {
     ///
     /// Rules and consequences:
     /// - `body` must not change the object's `id`: that throws
-    ///   ``CofferError/invalidOperation(message:)`` naming the entity and both ids, and
+    ///   ``CofferError/misuse(_:)`` (`.idChangedInModify`) naming the entity and both ids, and
     ///   nothing of that object is written. (To store an object under another id, `put` a copy.)
     /// - A throw from `body` or from a put ends the walk and is rethrown. In its own
     ///   transaction nothing is stored; inside `store.write` the objects stored so far stay
@@ -233,8 +233,7 @@ extension Box {
                 let id = reader.id
                 try visit(&reader) { object in
                     guard object.id == id else {
-                        throw CofferError.invalidOperation(
-                            message: "\(name): modifyEach changed the id of object \(id) to \(object.id); put a copy to store it under another id")
+                        throw CofferError.misuse(.idChangedInModify(entity: name, from: id, to: object.id))
                     }
                     try put(&object, in: transaction, binding: binding)
                 }

@@ -299,7 +299,7 @@ public enum DocumentLeaves {
         do {
             return try V(storedValue: stored)
         } catch {
-            throw CofferError.corruptRecord(entity: "\(T.self)", id: 0, reason: "an array element's \(name) cannot be read as \(V.self): \(error)")
+            throw CofferError.damagedRecord(entity: "\(T.self)", id: 0, reason: "an array element's \(name) cannot be read as \(V.self): \(error)")
         }
     }
     /// An optional converted leaf. ```swift try DocumentLeaves.optional(Color.self, node["accent"], "accent", in: Theme.self) ```
@@ -310,7 +310,7 @@ public enum DocumentLeaves {
     }
 
     static func damage<T, V>(_ owner: T.Type, _ name: String, _ type: V.Type) -> CofferError {
-        CofferError.corruptRecord(entity: "\(T.self)", id: 0, reason: "an array element's \(name) is missing or not a \(V.self)")
+        CofferError.damagedRecord(entity: "\(T.self)", id: 0, reason: "an array element's \(name) is missing or not a \(V.self)")
     }
 }
 
@@ -338,7 +338,7 @@ extension RecordReader {
         }
         do {
             return try elements.map { try V._cofferElement(DocumentNode($0)) }
-        } catch CofferError.corruptRecord(_, _, let reason) {
+        } catch CofferError.damagedRecord(_, _, let reason) {
             throw corrupt(reason)
         }
     }

@@ -6,7 +6,7 @@ import Foundation
 ///
 /// Invariant: a record is either well formed or damage. Every walk checks the version byte,
 /// each field header, kind and length against the record's end; damage throws
-/// ``CofferError/corruptRecord(entity:id:reason:)`` naming the entity and id. A property
+/// ``CofferError/damagedRecord(entity:id:reason:)`` naming the entity and id. A property
 /// is nil only when the whole record was walked intact: a damaged record can never read as
 /// "this property is nil" (which would make `isNil()` match it, or leave a stale index
 /// entry). A field that is found is returned at once (`field(_:)`): the bytes after it do not
@@ -275,6 +275,6 @@ struct RecordFields {
     }
 
     func damage(_ reason: String) -> CofferError {
-        CofferError.corruptRecord(entity: entity, id: id, reason: reason)
+        CofferError.damagedRecord(entity: entity, id: id, reason: reason)
     }
 }

@@ -2,7 +2,7 @@
 ///
 /// The reader works directly on LMDB's memory-mapped bytes (no copy). It skips fields whose
 /// property the current schema does not have, and checks every length against the record's
-/// end so that a damaged file gives ``CofferError/corruptRecord(entity:id:reason:)``, never
+/// end so that a damaged file gives ``CofferError/damagedRecord(entity:id:reason:)``, never
 /// a crash.
 ///
 /// ```swift
@@ -49,11 +49,11 @@ public struct _RecordReader {
 
     init(bytes: UnsafeRawBufferPointer, layout: RecordLayout, id: Id) throws {
         guard let base = bytes.baseAddress, bytes.count >= 1 else {
-            throw CofferError.corruptRecord(entity: layout.entityName, id: id, reason: "the record is empty")
+            throw CofferError.damagedRecord(entity: layout.entityName, id: id, reason: "the record is empty")
         }
         let version = base.load(as: UInt8.self)
         guard version == recordFormatVersion || version == legacyRecordFormatVersion else {
-            throw CofferError.corruptRecord(
+            throw CofferError.damagedRecord(
                 entity: layout.entityName, id: id, reason: "unknown record format version \(version)")
         }
         self.base = base
@@ -181,20 +181,20 @@ public struct _RecordReader {
     /// ```
     @_spi(CofferGenerated) public func missing<T>(_ field: Int) throws -> T {
         let layout = layout.takeUnretainedValue()
-        throw CofferError.corruptRecord(
+        throw CofferError.damagedRecord(
             entity: layout.entityName, id: id,
             reason: "no stored value for the non-optional property \(layout.propertyName(field)), which has no default value")
     }
 
     @usableFromInline
     func corrupt(_ reason: String) -> CofferError {
-        CofferError.corruptRecord(entity: layout.takeUnretainedValue().entityName, id: id, reason: reason)
+        CofferError.damagedRecord(entity: layout.takeUnretainedValue().entityName, id: id, reason: reason)
     }
 
     @usableFromInline
     func mismatch(_ type: String) -> CofferError {
         let layout = layout.takeUnretainedValue()
-        return CofferError.corruptRecord(
+        return CofferError.damagedRecord(
             entity: layout.entityName, id: id,
             reason: "property \(layout.propertyName(field)) holds a \(kind) value, which cannot be read as \(type)")
     }

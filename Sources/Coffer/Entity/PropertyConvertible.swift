@@ -33,7 +33,7 @@ import Foundation
 ///   follow the stored values' order), selectors and the `coffer` tool see the stored value,
 ///   and schema evolution treats the property as its stored type.
 /// - A stored value that `init(storedValue:)` refuses (it throws) is reported as
-///   ``CofferError/corruptRecord(entity:id:reason:)`` naming the error: it is never replaced
+///   ``CofferError/damagedRecord(entity:id:reason:)`` naming the error: it is never replaced
 ///   by a default.
 /// - `URL` (stored as its absolute `String`) and `Decimal` (stored exactly, as text that
 ///   sorts as the numbers do, see ``SortableDecimal``) come built in.
@@ -75,7 +75,7 @@ extension URL: PropertyConvertible {
     /// The URL of a stored string. ```swift try URL(storedValue: "https://example.com") ```
     public init(storedValue: String) throws {
         guard let url = URL(string: storedValue) else {
-            throw CofferError.invalidOperation(message: "\(FieldDescription.quoted(storedValue)) is not a URL")
+            throw CofferError.invalidStoredValue(type: "URL", value: storedValue)
         }
         self = url
     }
@@ -98,7 +98,7 @@ extension Decimal: PropertyConvertible {
             self = value
             return
         }
-        throw CofferError.invalidOperation(message: "\(FieldDescription.quoted(storedValue)) is not a decimal number")
+        throw CofferError.invalidStoredValue(type: "Decimal", value: storedValue)
     }
 
     /// Text whose byte order is the numbers' order (see ``SortableDecimal``), so `<`, `>`,

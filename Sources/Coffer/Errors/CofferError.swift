@@ -2,27 +2,49 @@ import Foundation
 
 /// Every error Coffer throws.
 ///
-/// Each case carries the entity, property and value involved, and ``description`` turns
-/// them into a sentence a developer can act on. Switch on the case to handle a specific
-/// failure:
+/// Each case says what went wrong and carries the entity, property and value involved;
+/// ``description`` turns them into a sentence a developer can act on. Switch on the case
+/// to handle a specific failure; no case needs its message parsed:
 ///
 /// ```swift
 /// do {
 ///     try people.put(&person)
 /// } catch CofferError.uniqueViolation(let entity, let property, let value) {
 ///     print("\(entity).\(property) already holds \(value)")
+/// } catch CofferError.storage(.lmdb(.mapFull), _) {
+///     print("the store is full")
+/// } catch CofferError.damagedRecord(let entity, let id, _) {
+///     print("\(entity) \(id) is damaged; remove or overwrite it")
 /// }
 /// ```
+///
+/// The cases fall into groups: constraint violations (`uniqueViolation`, `ambiguousUpsert`,
+/// `nonUniqueResult`, `notFound`, `documentTooDeep`, `limitReached`), schema problems
+/// (`schemaMismatch`, `unknownEntity`, `formatTooNew`), invalid input (`invalidQuery`,
+/// `invalidPaging`, `parameterNotFound`, `parameterTypeMismatch`, `invalidUpsertKey`,
+/// `invalidSelector`, `invalidSearch`, `invalidImport`, `importFailed`,
+/// `invalidStoredValue`), misuse of the API (`misuse`), the store's state (`readOnly`,
+/// `storeClosed`, `createdByOtherProcess`), damage (`damagedStore`, `damagedRecord`) and
+/// storage failures with a typed LMDB or system code (`storage`).
 ///
 /// A thrown error never leaves a transaction half-applied: the write that failed is rolled
 /// back and committed data stays as it was.
 public enum CofferError: Error, Sendable, Equatable, CustomStringConvertible {
+    // MARK: Constraint violations
+
     /// A put would give a `@Unique` property a value another object already holds.
     ///
     /// ```swift
     /// catch CofferError.uniqueViolation(let entity, let property, let value) { ... }
     /// ```
     case uniqueViolation(entity: String, property: String, value: String)
+
+    /// An upsert by an external id found several stored objects with that key.
+    ///
+    /// ```swift
+    /// catch CofferError.ambiguousUpsert(let entity, let property, let value, let count) { ... }
+    /// ```
+    case ambiguousUpsert(entity: String, property: String, value: String, count: Int)
 
     /// `findUnique()` matched more than one object.
     ///
@@ -38,12 +60,68 @@ public enum CofferError: Error, Sendable, Equatable, CustomStringConvertible {
     /// ```
     case notFound(entity: String, id: Id)
 
-    /// The declared type of a property cannot read what the store holds for it.
+    /// A put would store a document (a ``JSONValue``, or an array of embedded values) nested
+    /// deeper than a record may hold: `depth` levels, its root being level 1, against
+    /// `limit`. Nothing of the put is stored.
+    ///
+    /// ```swift
+    /// catch CofferError.documentTooDeep(let entity, let property, let depth, let limit) { ... }
+    /// ```
+    case documentTooDeep(entity: String, property: String, depth: Int, limit: Int)
+
+    /// An operation would pass a fixed limit: an entity's ids, its property ids, or the
+    /// range of a sum.
+    ///
+    /// ```swift
+    /// catch CofferError.limitReached(.sum(let entity, let property)) { useAverageInstead(entity, property) }
+    /// ```
+    case limitReached(Limit)
+
+    // MARK: Schema
+
+    /// The declared type of a property cannot read what the store holds for it, or an
+    /// annotation does not fit the property's type.
     ///
     /// ```swift
     /// catch CofferError.schemaMismatch(let entity, let property, let stored, let declared) { ... }
     /// ```
     case schemaMismatch(entity: String, property: String, stored: String, declared: String)
+
+    /// An operation by entity name (`dump`, `query(entity:selector:)`, `importObjects`,
+    /// `copySchema`) named an entity the store at `path` does not have; `known` lists the
+    /// ones it has.
+    ///
+    /// ```swift
+    /// catch CofferError.unknownEntity(let name, _, let known) { print("\(name)? try \(known)") }
+    /// ```
+    case unknownEntity(name: String, path: String, known: [String])
+
+    /// The store's catalog has format `version`, newer than the `supported` one this
+    /// build of Coffer reads: it was written by a newer Coffer.
+    ///
+    /// ```swift
+    /// catch CofferError.formatTooNew(let path, let version, _) { print("\(path) needs a newer app (format \(version))") }
+    /// ```
+    case formatTooNew(path: String, version: Int, supported: Int)
+
+    // MARK: Invalid input
+
+    /// A query cannot run as written: a condition whose operand does not fit its operator
+    /// (`modulo(0)`, `matches` on a property without `@FullText`, an alias on a
+    /// combination), an alias used twice, `findRanked()` without a full-text condition.
+    /// `property` names the property of the condition at fault, when there is one.
+    ///
+    /// ```swift
+    /// catch CofferError.invalidQuery(let entity, let property, let reason) { ... }
+    /// ```
+    case invalidQuery(entity: String, property: String?, reason: String)
+
+    /// A negative offset or limit was given to `find`, `findRanked` or `results`.
+    ///
+    /// ```swift
+    /// catch CofferError.invalidPaging(let entity, let offset, let limit) { ... }
+    /// ```
+    case invalidPaging(entity: String, offset: Int, limit: Int?)
 
     /// A query parameter was set for a property or alias the query does not have.
     ///
@@ -59,12 +137,21 @@ public enum CofferError: Error, Sendable, Equatable, CustomStringConvertible {
     /// ```
     case parameterTypeMismatch(entity: String, parameter: String, expected: String, actual: String)
 
-    /// A selector document could not be understood.
+    /// An upsert (``Box/upsert(_:by:)-(E,_)``, an import's `upsertBy`) by a property that
+    /// cannot be its key: see ``UpsertKeyProblem``.
     ///
     /// ```swift
-    /// catch CofferError.invalidSelector(let message) { ... }
+    /// catch CofferError.invalidUpsertKey(let entity, let property, .notIndexed) { ... }
     /// ```
-    case invalidSelector(message: String)
+    case invalidUpsertKey(entity: String, property: String, problem: UpsertKeyProblem)
+
+    /// A selector document (or its sort, paging or fields) could not be understood:
+    /// `reason` at `path` (the dotted field path; empty at the top) of a selector on `entity`.
+    ///
+    /// ```swift
+    /// catch CofferError.invalidSelector(let entity, let path, let reason) { ... }
+    /// ```
+    case invalidSelector(entity: String, path: String, reason: String)
 
     /// A full-text search (``Property/matches(_:)``) could not be parsed: an unbalanced
     /// quote or parenthesis, an empty search, an operator without operands, a search that is
@@ -78,30 +165,41 @@ public enum CofferError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// A line of an import (``Store/importObjects(entity:jsonLines:upsertBy:progress:)``,
     /// `coffer import`) was refused: it is not a JSON object, names a property the entity
-    /// does not have, holds a value of the wrong type, leaves out a required property, or
-    /// its write failed (a unique violation, an ambiguous upsert key). Nothing of the import
-    /// is stored. `line` counts from 1.
+    /// does not have, holds a value of the wrong type, or leaves out a required property.
+    /// Nothing of the import is stored. `line` counts from 1.
     ///
     /// ```swift
-    /// catch CofferError.invalidImport(let line, let message) { print("line \(line): \(message)") }
+    /// catch CofferError.invalidImport(let entity, let line, let reason) { print("\(entity) line \(line): \(reason)") }
     /// ```
-    case invalidImport(line: Int, message: String)
+    case invalidImport(entity: String, line: Int, reason: String)
 
-    /// An upsert by an external id found several stored objects with that key.
+    /// The write of an import line failed with `cause` (a unique violation, an ambiguous
+    /// upsert key, a document too deep). Nothing of the import is stored. `line` counts from 1.
     ///
     /// ```swift
-    /// catch CofferError.ambiguousUpsert(let entity, let property, let value, let count) { ... }
+    /// catch CofferError.importFailed(_, let line, .uniqueViolation(_, let property, let value)) { ... }
     /// ```
-    case ambiguousUpsert(entity: String, property: String, value: String, count: Int)
+    indirect case importFailed(entity: String, line: Int, cause: CofferError)
 
-    /// A put would store a document (a ``JSONValue``, or an array of embedded values) nested
-    /// deeper than a record may hold: `depth` levels, its root being level 1, against
-    /// `limit`. Nothing of the put is stored.
+    /// A `PropertyConvertible` type (`URL`, `Decimal`) refused a stored value. Reading a
+    /// record reports it as ``damagedRecord(entity:id:reason:)``; calling
+    /// `init(storedValue:)` directly throws this.
     ///
     /// ```swift
-    /// catch CofferError.documentTooDeep(let entity, let property, let depth, let limit) { ... }
+    /// catch CofferError.invalidStoredValue(let type, let value) { print("\(value) is no \(type)") }
     /// ```
-    case documentTooDeep(entity: String, property: String, depth: Int, limit: Int)
+    case invalidStoredValue(type: String, value: String)
+
+    // MARK: Misuse
+
+    /// An API was called where or how it cannot work; ``Misuse`` says which and why.
+    ///
+    /// ```swift
+    /// catch CofferError.misuse(.writeInsideRead) { ... }
+    /// ```
+    case misuse(Misuse)
+
+    // MARK: The store's state
 
     /// A write was attempted on a store opened with `readOnly: true`.
     ///
@@ -117,27 +215,43 @@ public enum CofferError: Error, Sendable, Equatable, CustomStringConvertible {
     /// ```
     case storeClosed(path: String)
 
-    /// A stored record could not be decoded: the file is damaged or was written by an
-    /// incompatible program.
+    /// `what` (an entity's table, a relation's tables) was created in the store at `path`
+    /// by another process after this read opened its tables. A top-level read runs again by
+    /// itself; a read nested in another one throws this: read again after it returns.
     ///
     /// ```swift
-    /// catch CofferError.corruptRecord(let entity, let id, let reason) { ... }
+    /// catch CofferError.createdByOtherProcess(_, _) { try retryRead() }
     /// ```
-    case corruptRecord(entity: String, id: Id, reason: String)
+    case createdByOtherProcess(what: String, path: String)
 
-    /// An API was used in a way it cannot support, such as writing inside a read transaction.
-    ///
-    /// ```swift
-    /// catch CofferError.invalidOperation(let message) { ... }
-    /// ```
-    case invalidOperation(message: String)
+    // MARK: Damage
 
-    /// The storage engine (LMDB) or the file system reported an error.
+    /// Structure of the store that belongs to no single record is damaged: the data file,
+    /// the schema catalog, a table's keys, an index or a relation (see ``StorePart``).
     ///
     /// ```swift
-    /// catch CofferError.storage(let code, let message) { ... }
+    /// catch CofferError.damagedStore(let part, let reason) { print("\(part): \(reason)") }
     /// ```
-    case storage(code: Int32, message: String)
+    case damagedStore(part: StorePart, reason: String)
+
+    /// The record of `entity` with id `id` could not be decoded: the file is damaged or was
+    /// written by an incompatible program. Overwriting or removing the object repairs it.
+    ///
+    /// ```swift
+    /// catch CofferError.damagedRecord(let entity, let id, let reason) { ... }
+    /// ```
+    case damagedRecord(entity: String, id: Id, reason: String)
+
+    // MARK: Storage
+
+    /// The storage engine (LMDB) or the operating system reported an error: `code` says
+    /// which (``StorageCode``), `message` what was being done.
+    ///
+    /// ```swift
+    /// catch CofferError.storage(.lmdb(.readersFull), _) { ... }
+    /// catch CofferError.storage(.system(.noSpace), let message) { ... }
+    /// ```
+    case storage(code: StorageCode, message: String)
 
     /// A sentence naming what failed, with the entity, property and value involved.
     ///
@@ -148,36 +262,64 @@ public enum CofferError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case let .uniqueViolation(entity, property, value):
             return "\(entity).\(property): the value \(value) is already used by another \(entity); the property is @Unique"
+        case let .ambiguousUpsert(entity, property, value, count):
+            return "\(entity).\(property): \(count) stored objects have the value \(value); upsert needs at most one"
         case let .nonUniqueResult(entity, count):
             return "\(entity): findUnique() matched \(count) objects; expected at most one"
         case let .notFound(entity, id):
             return "\(entity) with id \(id) does not exist"
+        case let .documentTooDeep(entity, property, depth, limit):
+            return "\(entity).\(property): the document nests \(depth) levels; a record holds documents of at most \(limit) levels"
+        case .limitReached(.ids(let entity)):
+            return "\(entity) has used up its ids"
+        case .limitReached(.propertyIds(let entity)):
+            return "\(entity) has used up its 65,534 property ids"
+        case let .limitReached(.sum(entity, property)):
+            return "the sum of \(entity).\(property) does not fit an Int"
         case let .schemaMismatch(entity, property, stored, declared):
             return "\(entity).\(property): the store holds \(stored) values, which the declared type \(declared) cannot read"
+        case let .unknownEntity(name, path, known):
+            return "the store at \(path) has no entity named \(name); it has: \(known.isEmpty ? "none" : known.joined(separator: ", "))"
+        case let .formatTooNew(path, version, supported):
+            return "the store at \(path) has format version \(version); this Coffer reads up to \(supported)"
+        case let .invalidQuery(entity, property, reason):
+            return "\(entity) query: " + (property.map { "\(entity).\($0): " } ?? "") + reason
+        case let .invalidPaging(entity, offset, limit):
+            return "\(entity) query: offset and limit must not be negative (got \(offset), \(limit ?? 0))"
         case let .parameterNotFound(entity, parameter):
             return "\(entity): the query has no condition for parameter \(parameter)"
         case let .parameterTypeMismatch(entity, parameter, expected, actual):
             return "\(entity): parameter \(parameter) expects \(expected), got \(actual)"
-        case let .invalidSelector(message):
-            return "invalid selector: \(message)"
+        case let .invalidUpsertKey(entity, property, .notIndexed):
+            return "\(entity).\(property) is not indexed; upsert needs an @Index or @Unique property as its key"
+        case let .invalidUpsertKey(entity, property, .missingValue):
+            return "\(entity).\(property) is nil; upsert needs a key value"
+        case let .invalidUpsertKey(entity, property, .array):
+            return "\(entity).\(property) is an array: its index finds elements, not whole values (no @Unique or upsert key)"
+        case let .invalidSelector(entity, path, reason):
+            return "invalid selector: \(entity) selector" + (path.isEmpty ? "" : " at \(path)") + ": " + reason
         case let .invalidSearch(search, reason):
             return "invalid full-text search \(FieldDescription.quoted(search)): \(reason)"
-        case let .invalidImport(line, message):
-            return "import line \(line): \(message); nothing was imported"
-        case let .ambiguousUpsert(entity, property, value, count):
-            return "\(entity).\(property): \(count) stored objects have the value \(value); upsert needs at most one"
-        case let .documentTooDeep(entity, property, depth, limit):
-            return "\(entity).\(property): the document nests \(depth) levels; a record holds documents of at most \(limit) levels"
+        case let .invalidImport(_, line, reason):
+            return "import line \(line): \(reason); nothing was imported"
+        case let .importFailed(_, line, cause):
+            return "import line \(line): \(cause); nothing was imported"
+        case let .invalidStoredValue(type, value):
+            return "\(FieldDescription.quoted(value)) is not a valid \(type)"
+        case .misuse(let misuse):
+            return misuse.description
         case let .readOnly(path, operation):
             return "store at \(path) is read-only; cannot \(operation)"
         case let .storeClosed(path):
             return "store at \(path) is closed"
-        case let .corruptRecord(entity, id, reason):
+        case let .createdByOtherProcess(what, path):
+            return "\(what) was created in \(path) by another process after this read's tables were opened; read it again"
+        case let .damagedStore(part, reason):
+            return "\(part) is damaged: \(reason)"
+        case let .damagedRecord(entity, id, reason):
             return "\(entity) with id \(id) cannot be decoded: \(reason)"
-        case let .invalidOperation(message):
-            return message
         case let .storage(code, message):
-            return "storage error \(code): \(message)"
+            return "storage error (\(code)): \(message)"
         }
     }
 }

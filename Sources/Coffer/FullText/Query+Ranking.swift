@@ -19,15 +19,16 @@ extension Query {
     /// objects with text, and `idf = ln(1 + (N − n + 0.5) / (n + 0.5))` with `N` the number
     /// of stored objects and `n` the number of objects containing the part.
     ///
-    /// - Throws: ``CofferError/invalidOperation(message:)`` when the query has no `matches`
-    ///   condition outside `!`.
+    /// - Throws: ``CofferError/invalidQuery(entity:property:reason:)`` when the query has no
+    ///   `matches` condition outside `!`; ``CofferError/invalidPaging(entity:offset:limit:)``
+    ///   for a negative offset or limit.
     public func findRanked(offset: Int = 0, limit: Int? = nil) throws -> [(E, Double)] {
         guard offset >= 0, (limit ?? 0) >= 0 else {
-            throw CofferError.invalidOperation(message: "\(E._cofferSchema.name) query: offset and limit must not be negative (got \(offset), \(limit ?? 0))")
+            throw CofferError.invalidPaging(entity: E._cofferSchema.name, offset: offset, limit: limit)
         }
         let steps = condition.map { Self.rankingSteps(in: $0) } ?? []
         guard !steps.isEmpty else {
-            throw CofferError.invalidOperation(message: "\(E._cofferSchema.name) query: findRanked() needs a full-text matches(_:) condition that is not negated")
+            throw CofferError.invalidQuery(entity: E._cofferSchema.name, property: nil, reason: "findRanked() needs a full-text matches(_:) condition that is not negated")
         }
         return try box.reading(empty: []) { transaction, binding in
             let matches = try self.matches(in: transaction, binding: binding, offset: 0, limit: nil, needsOrder: false)
@@ -91,7 +92,7 @@ struct TextLengths {
             if let index = binding.textIndexes.first(where: { $0.position == position }) {
                 indexes.append(index)
             } else if let tokenizer = binding.schema.properties[position].fullText {
-                scanned.append(TextIndexBinding(position: position, storedId: binding.storedIds[position],
+                scanned.append(TextIndexBinding(position: position, storedId: binding.storedIds[position], entityName: binding.schema.name,
                                                 propertyName: binding.schema.properties[position].name, tokenizer: tokenizer, database: 0))
             }
         }
@@ -131,7 +132,7 @@ struct TextLengths {
                 if rc == MDB_NOTFOUND { return }
                 try transaction.check(rc, "reading the full-text index on \(index.propertyName)")
                 guard value.mv_size == 4 else {
-                    throw CofferError.storage(code: MDB_CORRUPTED, message: "a length entry of the full-text index on \(index.propertyName) is damaged")
+                    throw index.damaged("a length entry is damaged")
                 }
                 total += Int(UInt32(bigEndian: value.bytes.loadUnaligned(as: UInt32.self)))
             }

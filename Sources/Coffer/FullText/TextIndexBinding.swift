@@ -16,10 +16,13 @@ final class TextIndexBinding: @unchecked Sendable {
     let position: Int
     let storedId: UInt16
     let propertyName: String
+    /// The indexed entity's name, for errors.
+    let entityName: String
     let tokenizer: TextTokenizer
     let database: MDB_dbi
 
-    init(position: Int, storedId: UInt16, propertyName: String, tokenizer: TextTokenizer, database: MDB_dbi) {
+    init(position: Int, storedId: UInt16, entityName: String, propertyName: String, tokenizer: TextTokenizer, database: MDB_dbi) {
+        self.entityName = entityName
         self.position = position
         self.storedId = storedId
         self.propertyName = propertyName
@@ -84,7 +87,7 @@ extension Transaction {
         return try binding.textIndexes.map { index in
             do {
                 return try index.postings(in: fields)
-            } catch CofferError.corruptRecord {
+            } catch CofferError.damagedRecord {
                 return nil
             }
         }
@@ -173,7 +176,7 @@ extension Transaction {
             while let entry = current {
                 let key = entry.key
                 guard key.count >= 10, key[key.count - 9] == 0, let term = String(validating: key[..<(key.count - 9)], as: UTF8.self) else {
-                    throw CofferError.storage(code: MDB_CORRUPTED, message: "a key of the full-text index on \(index.propertyName) is damaged")
+                    throw index.damaged("a key is damaged")
                 }
                 let firstId = Id(bigEndian: key.loadUnaligned(fromByteOffset: key.count - 8, as: UInt64.self))
                 try body(term, firstId, try index.reader(entry.value, firstId: firstId, term: term))
@@ -203,7 +206,7 @@ extension Transaction {
             try check(rc, "reading the full-text index statistics of \(index.propertyName)")
             let bytes = value.bytes
             guard bytes.count == 16 else {
-                throw CofferError.storage(code: MDB_CORRUPTED, message: "the full-text index statistics of \(index.propertyName) are damaged (\(bytes.count) bytes)")
+                throw index.damaged("its statistics are damaged (\(bytes.count) bytes)")
             }
             return TextIndexStats(documents: UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
                                   terms: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
@@ -230,7 +233,7 @@ extension Transaction {
             var current = try cursor.seek([0x01])
             while let entry = current, entry.key.first == 0x01 {
                 guard entry.key.count == 9, entry.value.count == 4 else {
-                    throw CofferError.storage(code: MDB_CORRUPTED, message: "a length entry of the full-text index on \(index.propertyName) is damaged")
+                    throw index.damaged("a length entry is damaged")
                 }
                 stats.documents &+= 1
                 stats.terms &+= UInt64(UInt32(bigEndian: entry.value.loadUnaligned(as: UInt32.self)))
@@ -279,7 +282,7 @@ extension Transaction {
             var current = try cursor.seek([0x01])
             while let entry = current, entry.key.first == 0x01 {
                 guard entry.key.count == 9, entry.value.count == 4 else {
-                    throw CofferError.storage(code: MDB_CORRUPTED, message: "a length entry of the full-text index on \(index.propertyName) is damaged")
+                    throw index.damaged("a length entry is damaged")
                 }
                 contents.lengths[Id(bigEndian: entry.key.loadUnaligned(fromByteOffset: 1, as: UInt64.self))] = UInt32(bigEndian: entry.value.loadUnaligned(as: UInt32.self))
                 current = try cursor.next()

@@ -294,7 +294,12 @@ private struct TermBlocks {
 extension TextIndexBinding {
     /// The error for a block or key of this index that breaks the format.
     func damage(term: String) -> CofferError {
-        CofferError.storage(code: MDB_CORRUPTED, message: "a block of the full-text index on \(propertyName) (term \"\(term)\") is damaged")
+        damaged("a block of term \"\(term)\" is damaged")
+    }
+
+    /// The error for damage of this index that `reason` describes.
+    func damaged(_ reason: String) -> CofferError {
+        CofferError.damagedStore(part: .index(entity: entityName, property: propertyName), reason: reason)
     }
 
     func reader(_ bytes: UnsafeRawBufferPointer, firstId: Id, term: String) throws -> PostingBlock.Reader {

@@ -118,7 +118,7 @@ extension Property where Value: StringQueryable {
     /// ```
     ///
     /// A malformed search makes `build()` throw ``CofferError/invalidSearch(search:reason:)``.
-    /// On a property without `@FullText` it throws ``CofferError/invalidOperation(message:)``.
+    /// On a property without `@FullText` it throws ``CofferError/invalidQuery(entity:property:reason:)``.
     public func matches(_ search: String) -> QueryCondition<E> {
         guard schema.fullText != nil else {
             return QueryCondition(.invalid("\(self) has no @FullText index; matches(_:) searches full-text properties only"))

@@ -284,7 +284,7 @@ extension Transaction {
                 // Terms hold no 0x00: a key is term ‖ 0x00 ‖ first id.
                 let termBytes = key[..<max(key.count - 9, 0)]
                 guard key.count >= 10, key[key.count - 9] == 0, !termBytes.contains(0) else {
-                    throw CofferError.storage(code: MDB_CORRUPTED, message: "a key of the full-text index on \(index.propertyName) is damaged")
+                    throw index.damaged("a key is damaged")
                 }
                 if prefix, !termBytes.elementsEqual(listTerm) {
                     // The next term with the prefix: its own ascending list.
@@ -308,7 +308,7 @@ extension Transaction {
         let storedId = binding.storedIds[position]
         var postings: [String: [Id: [UInt32]]] = [:]
         guard storedId != 0 else { return postings }
-        let index = TextIndexBinding(position: position, storedId: storedId, propertyName: binding.schema.properties[position].name,
+        let index = TextIndexBinding(position: position, storedId: storedId, entityName: binding.schema.name, propertyName: binding.schema.properties[position].name,
                                      tokenizer: tokenizer, database: 0)
         let name = binding.schema.name
         try forEachRecord(binding) { id, record in

@@ -48,7 +48,7 @@ struct ImportedObject {
     var stampedByLine: Set<Int> = []
 
     /// Checks `node` against `schema` (a catalog schema including retired properties).
-    /// Errors are messages for ``CofferError/invalidImport(line:message:)``.
+    /// Errors are messages for ``CofferError/invalidImport(entity:line:reason:)``.
     init(_ node: JSONNode, schema: EntitySchema) throws(ImportProblem) {
         guard case .object(let nested) = node else {
             throw ImportProblem("a line must hold one JSON object, not \(node.kind)")
@@ -383,7 +383,7 @@ extension ImportedObject {
     }
 }
 
-/// Why one import line was refused (becomes ``CofferError/invalidImport(line:message:)``).
+/// Why one import line was refused (becomes ``CofferError/invalidImport(entity:line:reason:)``).
 struct ImportProblem: Error {
     let message: String
     init(_ message: String) { self.message = message }

@@ -43,10 +43,12 @@ extension Store {
     ///   replaced (the key decides, ids in the lines are ignored), as `Box.upsert` does.
     /// - `progress` is called with the lines done and the lines in all, now and then.
     ///
-    /// - Throws: ``CofferError/invalidImport(line:message:)`` naming the line (from 1) and
-    ///   the property and value at fault; ``CofferError/invalidOperation(message:)`` when
-    ///   the store has no entity `entity` (see ``copySchema(of:from:)``) or `upsertBy` is
-    ///   not an indexed property of it.
+    /// - Throws: ``CofferError/invalidImport(entity:line:reason:)`` naming the line (from 1)
+    ///   and the property and value at fault; ``CofferError/importFailed(entity:line:cause:)``
+    ///   when a line's write fails (`cause` a unique violation, an ambiguous upsert key);
+    ///   ``CofferError/unknownEntity(name:path:known:)`` when the store has no entity
+    ///   `entity` (see ``copySchema(of:from:)``); ``CofferError/invalidUpsertKey(entity:property:problem:)``
+    ///   when `upsertBy` is not an indexed property of it.
     @discardableResult
     public func importObjects(entity: String, jsonLines: Data, upsertBy: String? = nil,
                               progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws -> ImportSummary {
@@ -58,7 +60,7 @@ extension Store {
             var lastReport = 0
             progress?(0, lines.count)
             for (offset, range) in lines.enumerated() {
-                let replaced = try Self.refusingLine(range.lineNumber) {
+                let replaced = try Self.refusingLine(range.lineNumber, of: entity) {
                     try importLine(jsonLines[range.bytes], lineNumber: range.lineNumber, into: target, in: transaction)
                 }
                 if replaced { updated += 1 } else { inserted += 1 }
@@ -77,13 +79,12 @@ extension Store {
         let stored = try catalogEntity(named: entity, in: transaction)
         let schema = EntitySchema(catalog: stored, includingRetired: true)
         guard let binding = try makeCatalogBinding(schema, in: transaction) else {
-            throw CofferError.invalidOperation(message: "\(entity) has no table in the store at \(path)")
+            throw CofferError.unknownEntity(name: entity, path: path, known: [])
         }
         guard let upsertBy else { return ImportTarget(schema: schema, binding: binding, upsertIndex: nil) }
         guard let position = schema.properties.firstIndex(where: { $0.storedName == upsertBy && !$0.flags.contains(.id) }),
               let index = binding.indexes.first(where: { $0.position == position }) else {
-            throw CofferError.invalidOperation(
-                message: "\(entity) has no indexed property \(upsertBy); an upsert key must be an @Index or @Unique property")
+            throw CofferError.invalidUpsertKey(entity: entity, property: upsertBy, problem: .notIndexed)
         }
         return ImportTarget(schema: schema, binding: binding, upsertIndex: index)
     }
@@ -96,7 +97,7 @@ extension Store {
         do throws(ImportProblem) {
             object = try ImportedObject(node, schema: target.schema)
         } catch {
-            throw CofferError.invalidImport(line: lineNumber, message: error.message)
+            throw CofferError.invalidImport(entity: target.schema.name, line: lineNumber, reason: error.message)
         }
         let schema = target.schema
         let encode = { (writer: inout RecordWriter, stamps: PutStamps?) in
@@ -114,18 +115,21 @@ extension Store {
         return replaced
     }
 
-    /// Runs `body` for the line `lineNumber`: what it throws becomes
-    /// ``CofferError/invalidImport(line:message:)`` naming the line, except a storage
-    /// failure (a full map, which the write retries), which stays as it is.
-    private static func refusingLine<T>(_ lineNumber: Int, _ body: () throws -> T) throws -> T {
+    /// Runs `body` for the line `lineNumber` of an import of `entity`: JSON it cannot parse
+    /// becomes ``CofferError/invalidImport(entity:line:reason:)``, a failed write
+    /// ``CofferError/importFailed(entity:line:cause:)`` keeping the typed cause; failures
+    /// of the store rather than of the line (a full map, which the write retries; damage;
+    /// a closed store) stay as they are.
+    private static func refusingLine<T>(_ lineNumber: Int, of entity: String, _ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch let error as JSONParser.Failure {
-            throw CofferError.invalidImport(line: lineNumber, message: "the line is not valid JSON: \(error)")
+            throw CofferError.invalidImport(entity: entity, line: lineNumber, reason: "the line is not valid JSON: \(error)")
         } catch let error as CofferError {
             switch error {
-            case .invalidImport, .storage: throw error
-            default: throw CofferError.invalidImport(line: lineNumber, message: error.description)
+            case .invalidImport, .importFailed, .storage, .storeClosed, .readOnly, .misuse, .damagedStore, .createdByOtherProcess:
+                throw error
+            default: throw CofferError.importFailed(entity: entity, line: lineNumber, cause: error)
             }
         }
     }
@@ -142,15 +146,16 @@ extension Store {
     /// try backup.importObjects(entity: "Person", jsonLines: exported)
     /// ```
     ///
-    /// - Throws: ``CofferError/invalidOperation(message:)`` when `source` has no such
-    ///   entity or this store already has one (import into it directly).
+    /// - Throws: ``CofferError/unknownEntity(name:path:known:)`` when `source` has no such
+    ///   entity; ``CofferError/misuse(_:)`` (`.entityAlreadyStored`) when this store already
+    ///   has one (import into it directly).
     public func copySchema(of entity: String, from source: Store) throws {
         try source.openTables()
         let original: CatalogEntity = try source.performRead { transaction in try source.catalogEntity(named: entity, in: transaction) }
         try performWrite { transaction in
             if let catalog = catalogDatabase,
                try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(entity), dbi: catalog, in: transaction) != nil {
-                throw CofferError.invalidOperation(message: "the store at \(path) already has \(entity); import into it directly")
+                throw CofferError.misuse(.entityAlreadyStored(entity: entity, path: path))
             }
             _ = try register(EntitySchema(catalog: original, includingRetired: true), in: transaction)
             transaction.incomingRelations.forget()  // the new entity may link to others
@@ -160,14 +165,12 @@ extension Store {
 
     /// The catalog entry of the entity stored as `name`.
     ///
-    /// - Throws: ``CofferError/invalidOperation(message:)`` naming the stored entities when
+    /// - Throws: ``CofferError/unknownEntity(name:path:known:)`` naming the stored entities when
     ///   there is none called `name`.
     func catalogEntity(named name: String, in transaction: Transaction) throws -> CatalogEntity {
         let entities = try catalogDatabase.map { try Catalog.entities(dbi: $0, in: transaction) } ?? []
         guard let entity = entities.first(where: { $0.name == name }) else {
-            let known = entities.map(\.name).joined(separator: ", ")
-            throw CofferError.invalidOperation(
-                message: "the store at \(path) has no entity named \(name); it has: \(known.isEmpty ? "none" : known)")
+            throw CofferError.unknownEntity(name: name, path: path, known: entities.map(\.name))
         }
         return entity
     }

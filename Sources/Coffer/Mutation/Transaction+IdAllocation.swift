@@ -35,7 +35,7 @@ extension Transaction {
         if let quick, let id = quick { return (id, true) }
         var state = try idState(for: binding)
         guard state.lastHandedOut < Self.explicitIdCeiling - 1 else {
-            throw CofferError.invalidOperation(message: "\(binding.schema.name) has used up its ids (the last one handed out is \(state.lastHandedOut))")
+            throw CofferError.limitReached(.ids(entity: binding.schema.name))
         }
         var candidate = state.lastHandedOut + 1
         var append = candidate > state.lastStored
@@ -78,7 +78,7 @@ extension Transaction {
         try withCursor(binding.table, "reading the last id of \(binding.schema.name)") { cursor in
             if let entry = try cursor.last() {
                 guard let id = IdKey(entry.key)?.id else {
-                    throw CofferError.corruptRecord(entity: binding.schema.name, id: 0, reason: "the table's last key has \(entry.key.count) bytes, not 8")
+                    throw CofferError.damagedStore(part: .table(entity: binding.schema.name), reason: "the last key has \(entry.key.count) bytes, not 8")
                 }
                 stored = id
             }
@@ -95,7 +95,7 @@ extension Transaction {
             var entry = try cursor.seek(IdKey(start))
             while let current = entry, IdKey(current.key)?.id == candidate {
                 guard candidate < Self.explicitIdCeiling - 1 else {
-                    throw CofferError.invalidOperation(message: "\(binding.schema.name) has used up its ids")
+                    throw CofferError.limitReached(.ids(entity: binding.schema.name))
                 }
                 candidate += 1
                 entry = try cursor.next()

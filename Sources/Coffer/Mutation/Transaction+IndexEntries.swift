@@ -5,7 +5,7 @@ import CLMDB
 extension Transaction {
     /// The fields of a stored record that belong to properties `binding` does not declare
     /// (retired here, or added by a newer build), to be carried into the record that
-    /// replaces it. Walks the whole record, so it throws `corruptRecord` at any damage.
+    /// replaces it. Walks the whole record, so it throws `damagedRecord` at any damage.
     func fieldsToCarry(from record: RecordFields, binding: EntityBinding) throws -> [(UInt16, RecordFields.Field)] {
         var carried: [(UInt16, RecordFields.Field)] = []
         var walk = try record.walk()
@@ -17,7 +17,7 @@ extension Transaction {
 
     /// Writes the index key of each of `binding`'s indexes for a stored record into
     /// `oldKeys`, before the record is removed. Each look-up stops at its field, so it throws
-    /// `corruptRecord` at damage that could make a key wrong: in or before an indexed field,
+    /// `damagedRecord` at damage that could make a key wrong: in or before an indexed field,
     /// or anywhere when an indexed field is missing (see `RecordFields.field`).
     func readOldKeys(of record: RecordFields, binding: EntityBinding) throws {
         let indexes = binding.indexes

@@ -202,7 +202,7 @@ final class LiveQuery<E: Entity> {
     /// The record of a matching id; its absence is damage (the snapshot listed it).
     static func record(_ id: Id, in transaction: Transaction, binding: EntityBinding) throws -> UnsafeRawBufferPointer {
         guard let record = try transaction.record(id, table: binding.table, entity: binding.schema.name) else {
-            throw CofferError.corruptRecord(entity: binding.schema.name, id: id, reason: "an observed query matched this id, which is not stored")
+            throw CofferError.damagedRecord(entity: binding.schema.name, id: id, reason: "an observed query matched this id, which is not stored")
         }
         return record
     }

@@ -50,7 +50,7 @@ public final class QueryController<E: Entity>: @unchecked Sendable {
     /// ```
     ///
     /// - Throws: what running the query throws (``CofferError/storeClosed(path:)`` among
-    ///   others); ``CofferError/invalidOperation(message:)`` inside `store.read { }` or
+    ///   others); ``CofferError/misuse(_:)`` (`.observeInsideTransaction`) inside `store.read { }` or
     ///   `store.write { }` (the controller reads its own snapshots; create it outside).
     public init(_ query: Query<E>, window: Int? = nil, updatable: [any PartialProperty<E>]? = nil) throws {
         live = LiveQuery(query, watching: updatable.map { $0.map(\.index) })

@@ -44,11 +44,11 @@ struct ConditionEvaluator {
         case .and(let nodes): return .and(try nodes.map { try compile($0, binding: binding) })
         case .or(let nodes): return .or(try nodes.map { try compile($0, binding: binding) })
         case .not(let inner): return .not(try compile(inner, binding: binding))
-        case .invalid(let message): throw CofferError.invalidOperation(message: message)
+        case .invalid(let message): throw CofferError.invalidQuery(entity: binding.schema.name, property: nil, reason: message)
         case .link(let step):
             // Runs resolve link steps first (`Query.effectiveCondition`); one left here is a
             // condition built outside a query.
-            throw CofferError.invalidOperation(message: "\(binding.schema.name): the link step \(step.link.summary) was not resolved")
+            throw CofferError.invalidQuery(entity: binding.schema.name, property: nil, reason: "the link step \(step.link.summary) was not resolved")
         }
     }
 
@@ -86,11 +86,11 @@ struct ConditionEvaluator {
                 case .value(let node): return FieldOperand(document: node)
                 case .missing: return nil
                 case .damaged:
-                    throw CofferError.corruptRecord(entity: entity, id: id, reason: "the document in property \(property.name) is damaged")
+                    throw CofferError.damagedRecord(entity: entity, id: id, reason: "the document in property \(property.name) is damaged")
                 }
             }
             guard let operand = FieldOperand(field, type: type) else {
-                throw CofferError.corruptRecord(entity: entity, id: id,
+                throw CofferError.damagedRecord(entity: entity, id: id,
                                                 reason: "property \(property.name) holds a \(field.kind) value, which a \(property.swiftType) cannot hold")
             }
             return operand
@@ -202,7 +202,7 @@ final class NumberTest {
         var number: Number?
         if let field {
             guard FieldOperand.fits(field.kind, type), let read = FieldOperand.number(field, type: type) else {
-                throw CofferError.corruptRecord(entity: entity, id: id,
+                throw CofferError.damagedRecord(entity: entity, id: id,
                                                 reason: "property \(property.name) holds a \(field.kind) value, which a \(property.swiftType) cannot hold")
             }
             number = read

@@ -9,7 +9,7 @@ enum OperandTest {
     static func make(_ leaf: ConditionLeaf, values: [PreparedValue], entity: String, property: PropertySchema) throws -> Body {
         let sensitive = leaf.caseSensitive
         func unusable(_ what: String) -> CofferError {
-            CofferError.invalidOperation(message: "\(entity).\(property.name): \(what)")
+            CofferError.invalidQuery(entity: entity, property: property.name, reason: what)
         }
         switch leaf.op {
         case .compare(let comparison):

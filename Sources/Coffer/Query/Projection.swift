@@ -75,15 +75,19 @@ public protocol ProjectableValue: Sendable {
     static func cofferProject(from reader: _RecordReader?) throws -> Self
 }
 
+/// A non-optional projected property without a stored value; `RecordReader.project`
+/// turns it into ``CofferError/damagedRecord(entity:id:reason:)`` naming the record.
+struct MissingProjectedValue: Error {}
+
 extension ProjectableValue where Self: RecordValue {
-    /// Non-optional values must be stored.
+    /// Non-optional values must be stored (else the record is damaged).
     ///
     /// ```swift
     /// try String.cofferProject(from: reader)
     /// ```
     @_spi(CofferGenerated)
     public static func cofferProject(from reader: _RecordReader?) throws -> Self {
-        guard let reader else { throw CofferError.invalidOperation(message: "a selected \(Self.self) property has no stored value") }
+        guard let reader else { throw MissingProjectedValue() }
         return try reader.value(Self.self)
     }
 }

@@ -131,7 +131,7 @@ extension PropertyQuery where Value: BinaryInteger {
     /// let total: Int = try ages.sum()
     /// ```
     ///
-    /// - Throws: ``CofferError/invalidOperation(message:)`` when the sum overflows Int.
+    /// - Throws: ``CofferError/limitReached(_:)`` (`.sum`) when the sum overflows Int.
     public func sum() throws -> Int {
         var total = 0
         for value in try find() {
@@ -155,7 +155,7 @@ extension PropertyQuery where Value: BinaryInteger {
     }
 
     private func overflow() -> CofferError {
-        .invalidOperation(message: "the sum of \(E._cofferSchema.name).\(E._cofferSchema.properties[position].name) does not fit an Int")
+        .limitReached(.sum(entity: E._cofferSchema.name, property: E._cofferSchema.properties[position].name))
     }
 }
 

@@ -31,16 +31,17 @@ public struct QueryBuilder<E: Entity>: Sendable {
     /// let query = try people.query { Person.age > 18 }.build()
     /// ```
     ///
-    /// - Throws: ``CofferError/invalidOperation(message:)`` for a condition that cannot run
-    ///   (an alias on a combination, `modulo(0)`), or an alias used twice.
+    /// - Throws: ``CofferError/invalidQuery(entity:property:reason:)`` for a condition that
+    ///   cannot run (an alias on a combination, `modulo(0)`), or an alias used twice;
+    ///   ``CofferError/invalidSearch(search:reason:)`` for a malformed full-text search.
     public func build() throws -> Query<E> {
         if let error = condition?.firstBuildError { throw error }
         if let message = condition?.firstInvalid {
-            throw CofferError.invalidOperation(message: "\(E._cofferSchema.name) query: \(message)")
+            throw CofferError.invalidQuery(entity: E._cofferSchema.name, property: nil, reason: message)
         }
         let aliases = (condition?.leaves ?? []).compactMap(\.alias)
         if let repeated = aliases.first(where: { alias in aliases.filter { $0 == alias }.count > 1 }) {
-            throw CofferError.invalidOperation(message: "\(E._cofferSchema.name) query: the alias \(repeated) names more than one condition")
+            throw CofferError.invalidQuery(entity: E._cofferSchema.name, property: nil, reason: "the alias \(repeated) names more than one condition")
         }
         return Query(box: box, condition: condition, orders: orders, skip: skip, limit: limit)
     }

@@ -38,7 +38,7 @@ struct QueryExecutor {
 
     private func checkPaging(_ offset: Int, _ limit: Int?) throws {
         guard offset >= 0, (limit ?? 0) >= 0 else {
-            throw CofferError.invalidOperation(message: "\(binding.schema.name) query: offset and limit must not be negative (got \(offset), \(limit ?? 0))")
+            throw CofferError.invalidPaging(entity: binding.schema.name, offset: offset, limit: limit)
         }
     }
 
@@ -226,8 +226,8 @@ struct QueryExecutor {
     fileprivate static func indexedRecord(_ id: Id, index: IndexBinding, binding: EntityBinding,
                                           transaction: Transaction) throws -> UnsafeRawBufferPointer {
         guard let record = try transaction.record(id, table: binding.table, entity: binding.schema.name) else {
-            throw CofferError.corruptRecord(entity: binding.schema.name, id: id,
-                                            reason: "the index on \(index.property.name) lists this id, which is not stored")
+            throw CofferError.damagedStore(part: .index(entity: binding.schema.name, property: index.property.name),
+                                           reason: "it lists the id \(id), which is not stored")
         }
         return record
     }
@@ -303,7 +303,7 @@ private struct CandidateWalk {
         // Link steps and full-text matches give ascending ids already.
         let ordered = zip(ids, ids.dropFirst()).allSatisfy { $0 < $1 } ? ids : Set(ids).sorted()
         let missing: ((Id) throws -> Void)? = listedByIndex ? { id in
-            throw CofferError.corruptRecord(entity: name, id: id, reason: "the full-text index lists this id, which is not stored")
+            throw CofferError.damagedRecord(entity: name, id: id, reason: "the full-text index lists this id, which is not stored")
         } : nil
         try transaction.forEachRecord(binding, ids: ordered, missing: missing) { id, record in try consider(id, record, emit) }
     }

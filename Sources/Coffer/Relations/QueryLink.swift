@@ -14,7 +14,7 @@ protocol QueryLink: Sendable {
     /// observers run the query again when one of them changes.
     var dependencies: Set<String> { get }
     /// The error `build()` throws for an invalid step, when it has a more precise one than
-    /// `invalidOperation` with `invalid`'s message.
+    /// `invalidQuery` with `invalid`'s message.
     var buildError: CofferError? { get }
 }
 

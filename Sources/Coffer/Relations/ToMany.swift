@@ -91,13 +91,12 @@ public struct ToMany<Target: Entity>: Sendable, ExpressibleByArrayLiteral, Rando
     /// ```
     ///
     /// - Throws: what loading the elements throws, or
-    ///   ``CofferError/invalidOperation(message:)`` for a position outside the collection.
+    ///   ``CofferError/misuse(_:)`` (`.positionOutOfRange`) for a position outside the collection.
     @discardableResult
     public mutating func remove(at position: Int) throws -> Target {
         var elements = try storage.load()
         guard elements.indices.contains(position) else {
-            throw CofferError.invalidOperation(
-                message: "ToMany<\(Target._cofferSchema.name)>.remove(at: \(position)): the collection has \(elements.count) elements")
+            throw CofferError.misuse(.positionOutOfRange(entity: Target._cofferSchema.name, position: position, count: elements.count))
         }
         let removed = elements.remove(at: position)
         storage = ToManyStorage(elements: elements)
@@ -211,7 +210,7 @@ extension ToMany {
         let ownerId = reader.id
         guard let tables = binding.relationTables[position] else { return [] }
         return ToMany {
-            let ids = try store.performRead { transaction in try transaction.relatedIds(tables.forward, of: ownerId) }
+            let ids = try store.performRead { transaction in try transaction.relatedIds(tables.forward, of: ownerId, owner: tables.owner) }
             return try store.box(for: Target.self).get(ids)
         }
     }
@@ -231,7 +230,7 @@ extension ToMany {
             let ids: [Id] = try store.performRead { transaction in
                 guard let binding = try store.binding(for: Target.self, in: transaction),
                       let tables = binding.relationTables[position] else { return [] }
-                return try transaction.relatedIds(tables.reverse, of: ownerId)
+                return try transaction.relatedIds(tables.reverse, of: ownerId, owner: tables.owner)
             }
             return try store.box(for: Target.self).get(ids)
         }
@@ -250,7 +249,7 @@ extension ToMany {
         try store.performWrite { transaction in
             let binding = try store.writableBinding(for: Owner.self, in: transaction)
             guard let tables = binding.relationTables[position] else {
-                throw CofferError.invalidOperation(message: "\(Owner._cofferSchema.name) has no relation tables for property #\(position)")
+                throw CofferError.misuse(.notARelation(entity: Owner._cofferSchema.name, position: position))
             }
             let box = store.box(for: Target.self)
             // Unsaved elements, and elements whose first put was rolled back, are stored now.
@@ -259,7 +258,7 @@ extension ToMany {
                 try box.put(&recorded.added[index])
             }
             let added = Set(recorded.added.map(\.id))
-            let current = Set(try transaction.relatedIds(tables.forward, of: ownerId))
+            let current = Set(try transaction.relatedIds(tables.forward, of: ownerId, owner: tables.owner))
             let removed = recorded.replacesAll ? current.subtracting(added) : Set(recorded.removedIds).intersection(current)
             for target in added.subtracting(current).sorted() { try transaction.addRelation(tables, owner: ownerId, target: target) }
             for target in removed.sorted() { try transaction.removeRelation(tables, owner: ownerId, target: target) }
@@ -305,7 +304,7 @@ struct ManyToManyLink<Owner: Entity, Other: Entity>: QueryLink {
             guard let tables = ownerBinding?.relationTables[relationPosition] else { return }
             for id in otherIds {
                 // forward: other ids are targets -> owners via the reverse table; backward: owners -> targets.
-                ids.formUnion(try transaction.relatedIds(forward ? tables.reverse : tables.forward, of: id))
+                ids.formUnion(try transaction.relatedIds(forward ? tables.reverse : tables.forward, of: id, owner: tables.owner))
             }
         }
         return .leaf(ConditionLeaf(position: 0, op: .inList, values: ids.sorted().map { .unsigned($0) }, caseSensitive: true))

@@ -99,8 +99,8 @@ extension Transaction {
         for link in links {
             for (owner, key) in try indexEntries(link.index, prefix: prefix, entity: link.ownerName) {
                 guard let record = try self.record(owner, table: link.ownerTable, entity: link.ownerName) else {
-                    throw CofferError.corruptRecord(entity: link.ownerName, id: owner,
-                                                    reason: "the index on \(link.index.property.name) lists an object that is not stored")
+                    throw CofferError.damagedStore(part: .index(entity: link.ownerName, property: link.index.property.name),
+                                                   reason: "it lists the id \(owner), which is not stored")
                 }
                 let rewritten = try RecordFields(bytes: record, entity: link.ownerName, id: owner).removing(link.index.storedId)
                 try rewritten.withUnsafeBytes { bytes in

@@ -2,15 +2,15 @@ import CLMDB
 
 extension Transaction {
     /// The ids paired with `id` in a relation table (`id ‖ other` keys), in id order. A key
-    /// of the wrong size is damage.
-    func relatedIds(_ table: MDB_dbi, of id: Id) throws -> [Id] {
+    /// of the wrong size is damage of the relation of `owner`.
+    func relatedIds(_ table: MDB_dbi, of id: Id, owner: @autoclosure () -> String) throws -> [Id] {
         var ids: [Id] = []
         try withCursor(table, "reading a relation") { cursor in
             var current = try cursor.seek(IdKey(id))
             while let entry = current, entry.key.count >= 8,
                   IdKey(UnsafeRawBufferPointer(rebasing: entry.key[..<8]))?.id == id {
                 guard entry.key.count == 16, let other = IdKey(UnsafeRawBufferPointer(rebasing: entry.key[8...]))?.id else {
-                    throw CofferError.corruptRecord(entity: "relation", id: id, reason: "a relation key of \(entry.key.count) bytes is not two ids")
+                    throw CofferError.damagedStore(part: .relation(entity: owner()), reason: "a key of \(entry.key.count) bytes is not two ids")
                 }
                 ids.append(other)
                 current = try cursor.next()
@@ -26,7 +26,7 @@ extension Transaction {
             var current = try cursor.first()
             while let entry = current {
                 guard entry.key.count == 16, let owner = IdKey(UnsafeRawBufferPointer(rebasing: entry.key[..<8]))?.id else {
-                    throw CofferError.corruptRecord(entity: tables.owner, id: 0, reason: "a relation key of \(entry.key.count) bytes is not two ids")
+                    throw CofferError.damagedStore(part: .relation(entity: tables.owner), reason: "a key of \(entry.key.count) bytes is not two ids")
                 }
                 owners.insert(owner)
                 current = try cursor.next()
@@ -49,12 +49,12 @@ extension Transaction {
 
     /// Removes every pair of `owner` (when the owner is removed).
     func removeRelations(_ tables: RelationTables, owner: Id) throws {
-        for target in try relatedIds(tables.forward, of: owner) { try removeRelation(tables, owner: owner, target: target) }
+        for target in try relatedIds(tables.forward, of: owner, owner: tables.owner) { try removeRelation(tables, owner: owner, target: target) }
     }
 
     /// Removes every pair pointing at `target` (when the target is removed).
     func removeRelations(_ tables: RelationTables, target: Id) throws {
-        for owner in try relatedIds(tables.reverse, of: target) {
+        for owner in try relatedIds(tables.reverse, of: target, owner: tables.owner) {
             try removeRelation(tables, owner: owner, target: target)
             changes.recordPut(tables.owner, owner, isInsert: false)
         }

@@ -65,7 +65,7 @@ struct CatalogEntity: Codable, Equatable {
     }
 
     private func damage(_ reason: String) -> CofferError {
-        CofferError.corruptRecord(entity: name, id: 0, reason: "the schema catalog entry is damaged: \(reason)")
+        CofferError.damagedStore(part: .catalog, reason: "the entry of \(name) is damaged: \(reason)")
     }
 
     /// The declared (not retired) property stored under `name`.
@@ -126,7 +126,7 @@ extension Catalog {
         do {
             value = try JSONDecoder().decode(T.self, from: Data(bytes))
         } catch {
-            throw CofferError.storage(code: MDB_CORRUPTED, message: "the schema catalog entry \(key) cannot be read: \(error)")
+            throw CofferError.damagedStore(part: .catalog, reason: "the entry \(key) cannot be read: \(error)")
         }
         try (value as? CatalogEntity)?.validate()
         return value
@@ -164,7 +164,7 @@ extension Catalog {
     static func sequence(_ entityId: UInt32, dbi: MDB_dbi, in transaction: Transaction, entity: String) throws -> UInt64 {
         guard let bytes = try raw(key: sequenceKey(entityId), dbi: dbi, in: transaction) else { return 0 }
         guard bytes.count == 8 else {
-            throw CofferError.corruptRecord(entity: entity, id: 0, reason: "the catalog's id sequence has \(bytes.count) bytes, not 8")
+            throw CofferError.damagedStore(part: .catalog, reason: "the id sequence of \(entity) has \(bytes.count) bytes, not 8")
         }
         return UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))
     }
@@ -173,7 +173,7 @@ extension Catalog {
     static func generation(dbi: MDB_dbi, in transaction: Transaction) throws -> UInt64 {
         guard let bytes = try raw(key: generationKey, dbi: dbi, in: transaction) else { return 0 }
         guard bytes.count == 8 else {
-            throw CofferError.storage(code: MDB_CORRUPTED, message: "the schema catalog's generation entry has \(bytes.count) bytes, not 8")
+            throw CofferError.damagedStore(part: .catalog, reason: "the generation entry has \(bytes.count) bytes, not 8")
         }
         return UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))
     }

@@ -115,7 +115,7 @@ extension Transaction {
     func matchingIds(_ index: IndexBinding, valueOf record: RecordFields, table: MDB_dbi,
                      excluding excluded: Id? = nil) throws -> [Id] {
         guard !index.isElementIndex else {
-            throw CofferError.invalidOperation(message: "\(record.entity).\(index.property.name) is an array: its index finds elements, not whole values (no @Unique or upsert key)")
+            throw CofferError.invalidUpsertKey(entity: record.entity, property: index.property.name, problem: .array)
         }
         // NaN equals nothing, itself included (as in queries): it never clashes with a
         // stored value and an upsert by it finds no target.
@@ -133,8 +133,8 @@ extension Transaction {
             let wanted = Array(try record.field(index.storedId)?.payload ?? UnsafeRawBufferPointer(start: nil, count: 0))
             candidates = try candidates.filter { candidate in
                 guard let other = try self.record(candidate, table: table, entity: record.entity) else {
-                    throw CofferError.corruptRecord(entity: record.entity, id: candidate,
-                                                    reason: "the index on \(index.property.name) lists an object that is not stored")
+                    throw CofferError.damagedStore(part: .index(entity: record.entity, property: index.property.name),
+                                                   reason: "it lists the id \(candidate), which is not stored")
                 }
                 guard let field = try RecordFields(bytes: other, entity: record.entity, id: candidate).field(index.storedId) else { return false }
                 return IndexKey.sameString(Array(field.payload), wanted)

@@ -55,7 +55,7 @@ enum SchemaReconciler {
                         declared: "\(property.swiftType) without a default value; make it optional or give it a default so stored objects can be read")
                 }
                 guard result.lastPropertyId < UInt16.max - 1 else {
-                    throw CofferError.invalidOperation(message: "\(schema.name) has used up its 65,534 property ids")
+                    throw CofferError.limitReached(.propertyIds(entity: schema.name))
                 }
                 result.lastPropertyId += 1
                 properties.append(CatalogProperty(

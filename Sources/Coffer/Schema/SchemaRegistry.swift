@@ -182,8 +182,7 @@ final class SchemaRegistry: @unchecked Sendable {
             let claims = storedNameClaims[schema.storedName] ?? []
             guard !claims.contains(where: { $0.type == schema.name }) else { return }
             if let other = claims.first(where: { !$0.explicit && !schema.storedNameIsExplicit }) {
-                throw CofferError.invalidOperation(
-                    message: "\(schema.name) and \(other.type) are both stored as \(schema.storedName) in \(path): give one of them its own name with @StoredAs(\"...\"), or write @StoredAs(\"\(schema.storedName)\") on the one that is meant to share it")
+                throw CofferError.misuse(.sharedStoredName(storedName: schema.storedName, type: schema.name, otherType: other.type, path: path))
             }
             storedNameClaims[schema.storedName] = claims + [(schema.name, schema.storedNameIsExplicit)]
         }

@@ -32,7 +32,7 @@ extension Box {
     /// match); a `limit` of 0 means no limit, as in Cloudant. See the README's selector
     /// reference for the semantics on arrays, nil and types.
     ///
-    /// - Throws: ``CofferError/invalidSelector(message:)`` naming the offending path and
+    /// - Throws: ``CofferError/invalidSelector(entity:path:reason:)`` naming the offending path and
     ///   operator for malformed JSON, unknown fields or operators, values of the wrong type,
     ///   `$mod` by zero, a negative `skip` or `limit`, or JSON nested deeper than 136 levels.
     public func query(selector: String, sort: [(String, SortDirection)] = [], skip: Int = 0, limit: Int? = nil) throws -> QueryBuilder<E> {
@@ -46,7 +46,7 @@ extension Box {
     /// let matches = try people.query(selector: body).build().find()
     /// ```
     ///
-    /// - Throws: ``CofferError/invalidSelector(message:)``, as the `String` variant does.
+    /// - Throws: ``CofferError/invalidSelector(entity:path:reason:)``, as the `String` variant does.
     public func query(selector: Data, sort: [(String, SortDirection)] = [], skip: Int = 0, limit: Int? = nil) throws -> QueryBuilder<E> {
         try query(selectorBytes: Array(selector), sort: sort, skip: skip, limit: limit)
     }

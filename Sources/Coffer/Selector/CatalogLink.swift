@@ -46,12 +46,12 @@ struct CatalogLink: QueryLink {
             case .manyToMany(let relationPosition):
                 guard let tables = try store.makeCatalogBinding(owner, in: transaction)?.relationTables[relationPosition] else { break }
                 for targetId in try executor.ids(in: transaction, offset: 0, limit: nil) {
-                    ids.formUnion(try transaction.relatedIds(tables.reverse, of: targetId))
+                    ids.formUnion(try transaction.relatedIds(tables.reverse, of: targetId, owner: tables.owner))
                 }
             case .manyToManyBacklink(let relationPosition):
                 guard let tables = targetBinding.relationTables[relationPosition] else { break }
                 for targetId in try executor.ids(in: transaction, offset: 0, limit: nil) {
-                    ids.formUnion(try transaction.relatedIds(tables.forward, of: targetId))
+                    ids.formUnion(try transaction.relatedIds(tables.forward, of: targetId, owner: tables.owner))
                 }
             case .toOneBacklink(let linkPosition):
                 let storedId = targetBinding.storedIds[linkPosition]

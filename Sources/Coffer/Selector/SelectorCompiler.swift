@@ -22,7 +22,7 @@ import Foundation
 /// - A `Float` property compares with the selector's number rounded to `Float`.
 /// - Values are checked against the property's type: an integer property takes integral
 ///   numbers within its range, a `Date` an ISO 8601 string, a `UUID` its string form, an
-///   optional also `null`. Everything else throws ``CofferError/invalidSelector(message:)``
+///   optional also `null`. Everything else throws ``CofferError/invalidSelector(entity:path:reason:)``
 ///   naming the path and the operator.
 ///
 /// It is not generic: it compiles against a schema (a type's, or one read from the catalog)
@@ -88,7 +88,7 @@ struct SelectorCompiler {
     }
 
     func error(_ path: String, _ reason: String) -> CofferError {
-        .invalidSelector(message: "\(schema.name) selector" + (path.isEmpty ? "" : " at \(path)") + ": " + reason)
+        .invalidSelector(entity: schema.name, path: path, reason: reason)
     }
 
     private func joined(_ path: String, _ key: String) -> String {
@@ -184,8 +184,9 @@ struct SelectorCompiler {
                 let condition = try compiler.condition(.object([JSONMember(key: rest, value: inner)]))
                 return .link(LinkStep(link: CatalogLink(kind: kind, propertyName: property.name, owner: schema, target: target,
                                                         targetCondition: condition)))
-            } catch CofferError.invalidSelector(let message) {
-                throw error(path, "through \(head) to \(targetName): " + message)
+            } catch let inner as CofferError {
+                guard case .invalidSelector(let entity, let innerPath, let reason) = inner else { throw inner }
+                throw error(path, "through \(head) to \(targetName): \(entity) selector" + (innerPath.isEmpty ? "" : " at \(innerPath)") + ": " + reason)
             }
         }
         guard case .object(let members) = value, !members.isEmpty, members.allSatisfy({ $0.key.hasPrefix("$") }) else {

@@ -16,8 +16,8 @@ extension Store {
     /// `_id` keeps the id); nil or an empty list keeps every field, and a `limit` of 0 means
     /// no limit, as in Cloudant.
     ///
-    /// - Throws: ``CofferError/invalidSelector(message:)`` for a bad selector, sort, page or
-    ///   field; ``CofferError/invalidOperation(message:)`` naming the stored entities when
+    /// - Throws: ``CofferError/invalidSelector(entity:path:reason:)`` for a bad selector, sort, page or
+    ///   field; ``CofferError/unknownEntity(name:path:known:)`` naming the stored entities when
     ///   there is none called `entity`.
     public func query(entity: String, selector: String, sort: [(String, SortDirection)] = [], skip: Int = 0, limit: Int? = nil,
                       fields: [String]? = nil, _ body: (String) throws -> Void) throws {
@@ -25,7 +25,7 @@ extension Store {
             let byId = Dictionary(stored.properties.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
             let known = Set(stored.properties.map(\.name) + ["id", "_id"])
             if let unknown = fields?.first(where: { !known.contains($0) }) {
-                throw CofferError.invalidSelector(message: "\(stored.name) selector at fields: \(stored.name) has no property \(unknown)")
+                throw CofferError.invalidSelector(entity: stored.name, path: "fields", reason: "\(stored.name) has no property \(unknown)")
             }
             // An empty list keeps every field (Cloudant's reading), like no list.
             let fieldSet = fields.flatMap { $0.isEmpty ? nil : Set($0) }
@@ -73,9 +73,7 @@ extension Store {
         try performRead { transaction in
             let entities = try catalogDatabase.map { try Catalog.entities(dbi: $0, in: transaction) } ?? []
             guard let stored = entities.first(where: { $0.name == name }) else {
-                let known = entities.map(\.name).joined(separator: ", ")
-                throw CofferError.invalidOperation(
-                    message: "the store at \(path) has no entity named \(name); it has: \(known.isEmpty ? "none" : known)")
+                throw CofferError.unknownEntity(name: name, path: path, known: entities.map(\.name))
             }
             let schema = EntitySchema(catalog: stored)
             let compiler = SelectorCompiler.catalog(schema, entities: entities)

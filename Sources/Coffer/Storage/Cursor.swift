@@ -7,8 +7,9 @@ import Foundation
 /// an `Entry`'s bytes are valid until the transaction writes or ends. Every LMDB result other
 /// than success and "not found" throws (a damaged page, a dead transaction): a walk never
 /// stops silently. Interpreting keys is the caller's job, and a key that does not have the
-/// expected shape is damage that throws ``CofferError/corruptRecord(entity:id:reason:)``
-/// (see `IdKey.decode` and `IndexEntry.decode`), never the end of the walk.
+/// expected shape is damage of the table or index that throws
+/// ``CofferError/damagedStore(part:reason:)`` (see `IdKey.decode` and `IndexEntry.decode`),
+/// never the end of the walk.
 struct Cursor {
     /// One key and value as LMDB holds them.
     struct Entry {
@@ -82,7 +83,7 @@ struct Cursor {
         let code: Int32
 
         func described(_ what: String) -> CofferError {
-            CofferError.storage(code: code, message: "\(what): \(LMDB.message(code))")
+            CofferError.storage(code: .init(result: code), message: "\(what): \(LMDB.message(code))")
         }
     }
 }
@@ -125,7 +126,7 @@ extension Transaction {
         let rc = mdb_cursor_open(txn, database, &opened)
         guard rc == 0, let opened else {
             let code = rc == 0 ? EINVAL : rc
-            throw CofferError.storage(code: code, message: "\(what()): cannot open a cursor: \(LMDB.message(code))")
+            throw CofferError.storage(code: .init(result: code), message: "\(what()): cannot open a cursor: \(LMDB.message(code))")
         }
         return opened
     }
@@ -140,7 +141,7 @@ extension IdKey {
     @inline(__always)
     static func decode(_ key: UnsafeRawBufferPointer, entity: @autoclosure () -> String) throws -> Id {
         guard let id = IdKey(key)?.id else {
-            throw CofferError.corruptRecord(entity: entity(), id: 0, reason: "a table key of \(key.count) bytes is not an 8-byte id")
+            throw CofferError.damagedStore(part: .table(entity: entity()), reason: "a key of \(key.count) bytes is not an 8-byte id")
         }
         return id
     }
@@ -156,9 +157,9 @@ struct IndexEntry {
     @inline(__always)
     static func decode(_ key: UnsafeRawBufferPointer, property: @autoclosure () -> String, entity: @autoclosure () -> String) throws -> IndexEntry {
         guard key.count >= 9 else {
-            throw CofferError.corruptRecord(
-                entity: entity(), id: 0,
-                reason: "an entry of the index on \(property()) has \(key.count) bytes, too short for a value and an id")
+            throw CofferError.damagedStore(
+                part: .index(entity: entity(), property: property()),
+                reason: "an entry has \(key.count) bytes, too short for a value and an id")
         }
         let split = key.count - 8
         return IndexEntry(value: UnsafeRawBufferPointer(rebasing: key[..<split]),

@@ -64,7 +64,7 @@ struct FileVerifier {
     /// transaction id of the meta page checked.
     static func verify(file path: String) throws -> (problems: [String], transactionId: UInt64, pages: Int) {
         guard FileManager.default.fileExists(atPath: path) else {
-            throw CofferError.storage(code: ENOENT, message: "no store file at \(path)")
+            throw CofferError.storage(code: .system(.noSuchFile), message: "no store file at \(path)")
         }
         // Mapped, not copied; every access below stays inside the file's size.
         let data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)

@@ -10,7 +10,7 @@ enum LMDB {
     /// Throws `CofferError.storage` for a non-zero LMDB result code, naming `what` failed.
     @inline(__always)
     static func check(_ code: Int32, _ what: @autoclosure () -> String) throws {
-        if code != 0 { throw CofferError.storage(code: code, message: "\(what()): \(message(code))") }
+        if code != 0 { throw CofferError.storage(code: .init(result: code), message: "\(what()): \(message(code))") }
     }
 }
 

@@ -45,15 +45,15 @@ enum StoreFile {
         let (pages, overflow1) = newest.lastPage.addingReportingOverflow(1)
         let (required, overflow2) = pages.multipliedReportingOverflow(by: UInt64(newest.pageSize))
         guard !overflow1, !overflow2 else {
-            throw CofferError.storage(code: MDB_CORRUPTED, message: "the store file \(file) is damaged: its meta page names page \(newest.lastPage)")
+            throw CofferError.damagedStore(part: .file(path: directory), reason: "its meta page names page \(newest.lastPage)")
         }
         // LMDB counts pages a transaction allocated and freed again in its last page number
         // without writing them, so a file may legitimately end before that page: it is whole
         // when every page past its end is free (LMDB writes a free page before reading it).
         guard size >= required || FileVerifier.freeList(file: file)?.missingPagesAreFree == true else {
-            throw CofferError.storage(
-                code: MDB_CORRUPTED,
-                message: "the store file \(file) is truncated: it holds \(size) bytes, but its last committed transaction uses \(required); restore it from a backup (see README, \"Damage and recovery\")")
+            throw CofferError.damagedStore(
+                part: .file(path: directory),
+                reason: "the store file \(file) is truncated: it holds \(size) bytes, but its last committed transaction uses \(required); restore it from a backup (see README, \"Damage and recovery\")")
         }
     }
 

@@ -107,16 +107,14 @@ extension Store {
     /// try store.dump(entity: "Person", limit: 3) { print($0) }
     /// ```
     ///
-    /// - Throws: ``CofferError/invalidOperation(message:)`` naming the known entities when
-    ///   there is no entity with that name.
+    /// - Throws: ``CofferError/unknownEntity(name:path:known:)`` naming the known entities
+    ///   when there is no entity with that name.
     public func dump(entity entityName: String, limit: Int? = nil, _ body: (String) throws -> Void) throws {
         try openTables()
         try performRead { transaction in
             let entities = try catalogDatabase.map { try Catalog.entities(dbi: $0, in: transaction) } ?? []
             guard let entity = entities.first(where: { $0.name == entityName }) else {
-                let known = entities.map(\.name).joined(separator: ", ")
-                throw CofferError.invalidOperation(
-                    message: "the store at \(path) has no entity named \(entityName); it has: \(known.isEmpty ? "none" : known)")
+                throw CofferError.unknownEntity(name: entityName, path: path, known: entities.map(\.name))
             }
             let table = try listedDatabase(Catalog.tableName(entity.id), in: transaction, entity.name)
             // A damaged catalog may list one id twice: the first entry wins, never a trap.
@@ -180,14 +178,14 @@ extension Store {
                 guard let property = byId[storedId] else { return }
                 texts[storedId, default: []].append(FieldDescription.json(field, type: property.type))
             }
-        } catch CofferError.corruptRecord(_, _, let reason) {
+        } catch CofferError.damagedRecord(_, _, let reason) {
             corruption = reason
         }
         parts += nesting.members(texts: texts, fields: fields)
         if let corruption { parts.append("\"$corrupt\":\(FieldDescription.quoted(corruption))") }
         if let id {
             for relation in relations {
-                let targets = try transaction.relatedIds(relation.table, of: id)
+                let targets = try transaction.relatedIds(relation.table, of: id, owner: entity.name)
                 parts.append("\(FieldDescription.quoted(relation.name)):[\(targets.map(String.init).joined(separator: ","))]")
             }
         }

@@ -25,7 +25,7 @@ extension Store {
     /// `publishLock`.
     func performObservedRead<T>(taking: () -> Void, _ body: (Transaction) throws -> T) throws -> T {
         guard Transaction.current(for: self) == nil else {
-            throw CofferError.invalidOperation(message: "cannot read the changes of an observed query inside a transaction of the store at \(path)")
+            throw CofferError.misuse(.observeInsideTransaction(path: path))
         }
         return try performNewRead(observing: true, atSnapshot: taking, body)
     }

@@ -89,9 +89,7 @@ extension Store {
             try LMDB.check(rc, "cannot open the schema catalog of \(path)")
             if let meta = try Catalog.load(CatalogMeta.self, key: Catalog.metaKey, dbi: catalog, in: transaction) {
                 guard meta.formatVersion <= Catalog.formatVersion else {
-                    throw CofferError.storage(
-                        code: MDB_VERSION_MISMATCH,
-                        message: "the store at \(path) has format version \(meta.formatVersion); this Coffer reads up to \(Catalog.formatVersion)")
+                    throw CofferError.formatTooNew(path: path, version: meta.formatVersion, supported: Catalog.formatVersion)
                 }
             }
             var opened: [String: MDB_dbi] = [:]
@@ -181,7 +179,7 @@ extension Store {
     /// A binding that must exist: registers the entity in a write transaction.
     func writableBinding<E: Entity>(for type: E.Type, in transaction: Transaction) throws -> EntityBinding {
         guard let binding = try binding(for: type, in: transaction) else {
-            throw CofferError.invalidOperation(message: "\(E._cofferSchema.name) has no table in the store at \(path)")
+            throw CofferError.unknownEntity(name: E._cofferSchema.storedName, path: path, known: [])
         }
         return binding
     }
@@ -192,7 +190,22 @@ extension Store {
         guard let catalog = catalogDatabase else {
             throw CofferError.readOnly(path: path, operation: "register \(schema.name)")
         }
+        try checkIndexesCanBeBuilt(schema)
+        let (stored, reconciled) = try reconcileCatalogEntry(of: schema, catalog: catalog, in: transaction)
+        let tableName = Catalog.tableName(reconciled.id)
+        let (table, tableExisted) = try transaction.openDatabase(tableName, create: true, "the table of \(schema.name) in \(path)")
+        let binding = EntityBinding(store: self, schema: schema, catalog: reconciled, table: table,
+                                    createdInTransaction: tableExisted ? 0 : transaction.snapshotId,
+                                    catalogGeneration: transaction.catalogGeneration ?? 0)
+        try bindIndexes(of: binding, previous: stored, in: transaction)
+        try bindTextIndexes(of: binding, previous: stored, in: transaction)
+        try bindRelationTables(of: binding, in: transaction)
+        return binding
+    }
 
+    /// Refuses annotations no index can serve: full text on a non-text property, an index
+    /// on a type without key encoding, a unique index on an array.
+    private func checkIndexesCanBeBuilt(_ schema: EntitySchema) throws {
         for property in schema.properties where property.fullText != nil && property.type != .string {
             throw CofferError.schemaMismatch(entity: schema.name, property: property.name,
                                              stored: "a full-text index", declared: "\(property.swiftType), which is not text")
@@ -205,6 +218,13 @@ extension Store {
             throw CofferError.schemaMismatch(entity: schema.name, property: property.name,
                                              stored: "a unique index", declared: "\(property.swiftType), an array (@Index indexes its elements; @Unique is for single values)")
         }
+    }
+
+    /// The catalog entry of `schema` as stored before (nil for a new entity) and as
+    /// reconciled with the declaration, written to the catalog when it changed (which
+    /// advances the catalog generation).
+    private func reconcileCatalogEntry(of schema: EntitySchema, catalog: MDB_dbi,
+                                       in transaction: Transaction) throws -> (stored: CatalogEntity?, reconciled: CatalogEntity) {
         let stored = try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(schema.storedName), dbi: catalog, in: transaction)
         var meta = try Catalog.load(CatalogMeta.self, key: Catalog.metaKey, dbi: catalog, in: transaction)
             ?? CatalogMeta(formatVersion: Catalog.formatVersion, lastEntityId: 0)
@@ -228,11 +248,14 @@ extension Store {
             try Catalog.store(reconciled, key: Catalog.entityKey(schema.storedName), dbi: catalog, in: transaction)
             try advanceCatalogGeneration(catalog, in: transaction)
         }
-        let tableName = Catalog.tableName(reconciled.id)
-        let (table, tableExisted) = try transaction.openDatabase(tableName, create: true, "the table of \(schema.name) in \(path)")
-        let binding = EntityBinding(store: self, schema: schema, catalog: reconciled, table: table,
-                                    createdInTransaction: tableExisted ? 0 : transaction.snapshotId,
-                                    catalogGeneration: transaction.catalogGeneration ?? 0)
+        return (stored, reconciled)
+    }
+
+    /// Opens (building when new) every value index the catalog lists for the entity,
+    /// declared by this build or kept for a retired property, after emptying the indexes
+    /// of properties that lost theirs.
+    private func bindIndexes(of binding: EntityBinding, previous stored: CatalogEntity?, in transaction: Transaction) throws {
+        let schema = binding.schema, reconciled = binding.catalog
         try emptyStaleIndexes(previous: stored, current: reconciled, in: transaction)
         for (position, property) in schema.properties.enumerated() {
             // Every index the catalog lists, whether this build declares it or another
@@ -250,6 +273,12 @@ extension Store {
             binding.indexes.append(IndexBinding(position: -1, storedId: property.id, property: schema,
                                                 database: database, createdInTransaction: 0))
         }
+    }
+
+    /// Opens (building when new or re-tokenized) every full-text index the catalog lists
+    /// for the entity, after emptying those of properties that lost `@FullText`.
+    private func bindTextIndexes(of binding: EntityBinding, previous stored: CatalogEntity?, in transaction: Transaction) throws {
+        let schema = binding.schema, reconciled = binding.catalog
         try emptyStaleTextIndexes(previous: stored, current: reconciled, in: transaction)
         for (position, property) in schema.properties.enumerated() {
             // Every full-text index the catalog lists for a declared property, whichever
@@ -258,7 +287,7 @@ extension Store {
                   let tokenizer = storedProperty.tokenizer.flatMap(TextTokenizer.init(rawValue:)) else { continue }
             let name = TextIndexBinding.databaseName(entity: reconciled.id, property: storedProperty.id)
             let (database, existed) = try transaction.openDatabase(name, create: true, "the full-text index on \(schema.name).\(property.name)")
-            let index = TextIndexBinding(position: position, storedId: storedProperty.id, propertyName: property.name,
+            let index = TextIndexBinding(position: position, storedId: storedProperty.id, entityName: schema.name, propertyName: property.name,
                                          tokenizer: tokenizer, database: database)
             let before = stored?.properties.first { $0.id == storedProperty.id }
             // Built for the objects already stored when the annotation is new, and again
@@ -274,11 +303,16 @@ extension Store {
             guard let tokenizer = property.tokenizer.flatMap(TextTokenizer.init(rawValue:)) else { continue }
             let name = TextIndexBinding.databaseName(entity: reconciled.id, property: property.id)
             let (database, existed) = try transaction.openDatabase(name, create: true, "the full-text index \(name) of a retired property")
-            let index = TextIndexBinding(position: -1, storedId: property.id, propertyName: property.name,
+            let index = TextIndexBinding(position: -1, storedId: property.id, entityName: schema.name, propertyName: property.name,
                                          tokenizer: tokenizer, database: database)
             if !existed { try transaction.buildTextIndex(index, binding: binding) }
             binding.textIndexes.append(index)
         }
+    }
+
+    /// Opens (creating) the two tables of each of the entity's many-to-many relations.
+    private func bindRelationTables(of binding: EntityBinding, in transaction: Transaction) throws {
+        let schema = binding.schema, reconciled = binding.catalog
         for (position, property) in schema.properties.enumerated() where property.flags.contains(.toMany) {
             guard let storedProperty = reconciled.property(named: property.storedName) else { continue }
             let names = RelationTables.names(entity: reconciled.id, property: storedProperty.id)
@@ -287,7 +321,6 @@ extension Store {
             try transaction.check(mdb_dbi_open(transaction.txn, names.reverse, UInt32(MDB_CREATE), &reverse), "opening \(names.reverse)")
             binding.relationTables[position] = RelationTables(forward: forward, reverse: reverse, owner: schema.storedName)
         }
-        return binding
     }
 
     /// Records a change of the catalog's entity entries: other processes, this one's other
@@ -307,8 +340,7 @@ extension Store {
     func dropIndex(of schema: EntitySchema, position: Int, in transaction: Transaction) throws {
         let property = schema.properties[position]
         guard property.flags.isDisjoint(with: [.indexed, .unique, .fullText]), property.fullText == nil else {
-            throw CofferError.invalidOperation(
-                message: "\(schema.name).\(property.name) is declared with @Index, @Unique or @FullText in this build; remove the annotation before dropping its index")
+            throw CofferError.misuse(.indexStillDeclared(entity: schema.name, property: property.name))
         }
         guard let catalog = catalogDatabase,
               var stored = try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(schema.storedName), dbi: catalog, in: transaction),
@@ -468,7 +500,7 @@ extension Store {
                   let database = try storedDatabase(TextIndexBinding.databaseName(entity: stored.id, property: storedProperty.id))
                     ?? openInWrite(TextIndexBinding.databaseName(entity: stored.id, property: storedProperty.id), in: transaction)
             else { continue }
-            binding.textIndexes.append(TextIndexBinding(position: position, storedId: storedProperty.id, propertyName: property.name,
+            binding.textIndexes.append(TextIndexBinding(position: position, storedId: storedProperty.id, entityName: schema.name, propertyName: property.name,
                                                         tokenizer: tokenizer, database: database))
         }
         for (position, property) in schema.properties.enumerated() where property.flags.contains(.toMany) {
@@ -492,11 +524,10 @@ extension Store {
     func listedDatabase(_ name: String, in transaction: Transaction, _ what: @autoclosure () -> String) throws -> MDB_dbi {
         if let handle = try storedDatabase(name) ?? openInWrite(name, in: transaction) { return handle }
         guard !transaction.isWrite else {
-            throw CofferError.storage(code: MDB_CORRUPTED, message: "\(what()) is listed in the schema catalog of \(path) but its database \(name) is missing")
+            throw CofferError.damagedStore(part: .catalog, reason: "\(what()) is listed in the schema catalog of \(path) but its database \(name) is missing")
         }
         transaction.needsNewTables = true
-        throw CofferError.invalidOperation(
-            message: "\(what()) was created in \(path) by another process after this read's tables were opened; read it again")
+        throw CofferError.createdByOtherProcess(what: what(), path: path)
     }
 
     /// An existing database's handle opened inside a write transaction (kept by LMDB when the
@@ -539,9 +570,7 @@ extension Catalog {
         do {
             entity = try JSONDecoder().decode(CatalogEntity.self, from: Data(bytes))
         } catch {
-            throw CofferError.storage(
-                code: MDB_CORRUPTED,
-                message: "the schema catalog entry \(String(decoding: key, as: UTF8.self)) cannot be read: \(error)")
+            throw CofferError.damagedStore(part: .catalog, reason: "the entry \(String(decoding: key, as: UTF8.self)) cannot be read: \(error)")
         }
         try entity.validate()
         return entity

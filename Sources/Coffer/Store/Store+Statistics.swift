@@ -41,11 +41,11 @@ extension Store {
                 var current = try cursor.first()
                 while let entry = current {
                     guard entry.value.count >= MemoryLayout<Int>.size else {
-                        throw CofferError.storage(code: MDB_CORRUPTED, message: "a free-list entry of \(path) is damaged")
+                        throw CofferError.damagedStore(part: .file(path: path), reason: "a free-list entry is damaged")
                     }
                     let count = entry.value.loadUnaligned(as: Int.self)
                     guard count >= 0, count <= entry.value.count / MemoryLayout<Int>.size else {
-                        throw CofferError.storage(code: MDB_CORRUPTED, message: "a free-list entry of \(path) is damaged")
+                        throw CofferError.damagedStore(part: .file(path: path), reason: "a free-list entry is damaged")
                     }
                     freePages += count
                     current = try cursor.next()
@@ -73,17 +73,17 @@ extension Store {
     /// Inside `store.read { }` the copy holds the latest committed state, which may be newer
     /// than the closure's snapshot.
     ///
-    /// - Throws: ``CofferError/invalidOperation(message:)`` when `destination` already holds
-    ///   a data file, or inside `store.write { }` (the copy could not hold the write's own
-    ///   changes); ``CofferError/storage(code:message:)`` when LMDB cannot write it.
+    /// - Throws: ``CofferError/misuse(_:)`` when `destination` already holds a data file
+    ///   (`.destinationHoldsStore`), or inside `store.write { }` (`.backupInsideWrite`: the
+    ///   copy could not hold the write's own changes); ``CofferError/storage(code:message:)``
+    ///   when LMDB cannot write it.
     public func backup(to destination: String) throws {
         if Transaction.current(for: self)?.isWrite == true {
-            throw CofferError.invalidOperation(
-                message: "cannot copy the store at \(path) inside store.write { }: its changes are not committed; copy after the write returns")
+            throw CofferError.misuse(.backupInsideWrite(path: path))
         }
         try FileManager.default.createDirectory(atPath: destination, withIntermediateDirectories: true)
         guard !FileManager.default.fileExists(atPath: destination + "/data.mdb") else {
-            throw CofferError.invalidOperation(message: "\(destination) already holds a store; copy into an empty directory")
+            throw CofferError.misuse(.destinationHoldsStore(path: destination))
         }
         // Inside a read of this thread the gate is held already; taking it again would wait
         // behind a waiting map growth or close, which waits for this read: a deadlock.
@@ -102,7 +102,7 @@ extension Store {
                 do {
                     try FileManager.default.removeItem(atPath: partial)
                 } catch {
-                    throw CofferError.storage(code: rc, message: "cannot copy \(path) to \(destination): \(LMDB.message(rc)); the partial copy \(partial) could not be removed: \(error.localizedDescription)")
+                    throw CofferError.storage(code: .init(result: rc), message: "cannot copy \(path) to \(destination): \(LMDB.message(rc)); the partial copy \(partial) could not be removed: \(error.localizedDescription)")
                 }
             }
             if rc == MDB_MAP_RESIZED && !holdsGate {
@@ -111,7 +111,7 @@ extension Store {
                 continue
             }
             let hint = rc == MDB_MAP_RESIZED ? " (another process grew the map; copy outside store.read { })" : ""
-            throw CofferError.storage(code: rc, message: "cannot copy \(path) to \(destination): \(LMDB.message(rc))\(hint)")
+            throw CofferError.storage(code: .init(result: rc), message: "cannot copy \(path) to \(destination): \(LMDB.message(rc))\(hint)")
         }
     }
 }

@@ -95,7 +95,7 @@ extension Store {
             let known: KnownGeneration
             do {
                 (txn, known) = try environment.acquireReader()
-            } catch CofferError.storage(let code, _) where code == MDB_MAP_RESIZED {
+            } catch CofferError.storage(.lmdb(.mapResized), _) {
                 if observing { publisher.publishLock.unlock() }
                 environment.gate.unlock()
                 try environment.adoptMapSizeOfOtherProcess()
@@ -145,7 +145,7 @@ extension Store {
         let rc = mdb_txn_begin(environment.env, nil, UInt32(MDB_RDONLY), &begun)
         guard rc == 0, let txn = begun else {
             let hint = rc == MDB_MAP_RESIZED ? " (another process grew the map; retry outside store.read { })" : ""
-            throw CofferError.storage(code: rc, message: "cannot begin a read transaction on \(path): \(LMDB.message(rc))\(hint)")
+            throw CofferError.storage(code: .init(result: rc), message: "cannot begin a read transaction on \(path): \(LMDB.message(rc))\(hint)")
         }
         defer { mdb_txn_abort(txn) }
         let transaction = Transaction(store: self, txn: txn, isWrite: false)
@@ -173,8 +173,7 @@ extension Store {
     func performWrite<T>(_ body: (Transaction) throws -> T) throws -> T {
         if let current = Transaction.current(for: self) {
             guard current.isWrite else {
-                throw CofferError.invalidOperation(
-                    message: "cannot write inside store.read { } of the store at \(path); make store.write { } the outer transaction")
+                throw CofferError.misuse(.writeInsideRead(path: path))
             }
             return try body(current)
         }
@@ -224,7 +223,7 @@ extension Store {
         }
         guard rc == 0, let txn = begun else {
             environment.gate.unlock()
-            throw CofferError.storage(code: rc, message: "cannot begin a write transaction on \(path): \(LMDB.message(rc))")
+            throw CofferError.storage(code: .init(result: rc), message: "cannot begin a write transaction on \(path): \(LMDB.message(rc))")
         }
         return txn
     }
@@ -279,7 +278,7 @@ extension Store {
         registry.reserve(transaction.ids)
         guard commit == 0 else {
             publisher.abandonCommit()
-            throw CofferError.storage(code: commit, message: "cannot commit a write transaction on \(path): \(LMDB.message(commit))")
+            throw CofferError.storage(code: .init(result: commit), message: "cannot commit a write transaction on \(path): \(LMDB.message(commit))")
         }
         return true
     }

@@ -66,28 +66,32 @@ public final class Store: @unchecked Sendable {
         self.options = options
 
         let fileManager = FileManager.default
+        var info = stat()
+        if stat(path, &info) == 0, info.st_mode & S_IFMT != S_IFDIR {
+            throw CofferError.storage(code: .system(.notADirectory), message: "\(path) is a file, not a store directory")
+        }
         if !options.readOnly {
             do {
                 try fileManager.createDirectory(at: url, withIntermediateDirectories: true)
             } catch {
-                throw CofferError.storage(code: EIO, message: "cannot create the store directory \(path): \(error.localizedDescription)")
+                throw CofferError.storage(code: .system(CofferError.SystemCode(of: error) ?? .ioError),
+                                          message: "cannot create the store directory \(path): \(error.localizedDescription)")
             }
         }
         var isDirectory: ObjCBool = false
         guard fileManager.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw CofferError.storage(code: ENOENT, message: "no store directory at \(path)")
+            throw CofferError.storage(code: .system(.noSuchFile), message: "no store directory at \(path)")
         }
         // The same directory may be reached through several paths (symlinks, bind mounts):
         // it is identified by device and inode, as LMDB's locks are.
-        var info = stat()
         guard stat(path, &info) == 0 else {
-            throw CofferError.storage(code: errno, message: "cannot inspect the store directory \(path): \(String(cString: strerror(errno)))")
+            let code = CofferError.SystemCode(rawValue: errno)
+            throw CofferError.storage(code: .system(code), message: "cannot inspect the store directory \(path): \(code.text)")
         }
         let identity = DirectoryIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
         self.identity = identity
         guard OpenStores.shared.claim(identity) else {
-            throw CofferError.storage(
-                code: EBUSY, message: "the store at \(path) is already open in this process (perhaps under another path); share that Store instance")
+            throw CofferError.misuse(.storeAlreadyOpen(path: path))
         }
 
         do {
@@ -114,7 +118,7 @@ public final class Store: @unchecked Sendable {
     private static func verifyBeforeOpening(_ path: String) throws {
         let report = try verify(directory: path)
         guard report.isIntact else {
-            throw CofferError.storage(code: MDB_CORRUPTED, message: "the store at \(path) is damaged: " + report.problems.prefix(3).joined(separator: "; "))
+            throw CofferError.damagedStore(part: .file(path: path), reason: report.problems.prefix(3).joined(separator: "; "))
         }
     }
 
@@ -139,13 +143,12 @@ public final class Store: @unchecked Sendable {
     /// let reopened = try Store(directory: store.path)
     /// ```
     ///
-    /// - Throws: ``CofferError/invalidOperation(message:)`` when called inside
+    /// - Throws: ``CofferError/misuse(_:)`` (`.closeInsideTransaction`) when called inside
     ///   `store.read { }` or `store.write { }` of this store on the calling thread (waiting
     ///   for that transaction would wait forever). Close after the closure returns.
     public func close() throws {
         guard Transaction.current(for: self) == nil else {
-            throw CofferError.invalidOperation(
-                message: "cannot close the store at \(path) inside one of its own transactions; close it after store.read { } or store.write { } returns")
+            throw CofferError.misuse(.closeInsideTransaction(path: path))
         }
         closeEnvironment()
     }

@@ -48,7 +48,7 @@ final class StoreEnvironment: @unchecked Sendable {
         var created: OpaquePointer?
         var rc = mdb_env_create(&created)
         guard rc == 0, let env = created else {
-            throw CofferError.storage(code: rc, message: "cannot create an LMDB environment: \(LMDB.message(rc))")
+            throw CofferError.storage(code: .init(result: rc), message: "cannot create an LMDB environment: \(LMDB.message(rc))")
         }
         var flags = UInt32(MDB_NOTLS)
         if options.readOnly { flags |= UInt32(MDB_RDONLY) }
@@ -65,7 +65,7 @@ final class StoreEnvironment: @unchecked Sendable {
             mdb_env_close(env)
             let hint = rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH
                 ? " (not an LMDB 0.9 database: damaged, or written by another LMDB version such as Homebrew's 1.0)" : ""
-            throw CofferError.storage(code: rc, message: "cannot open the store at \(path): \(LMDB.message(rc))\(hint)")
+            throw CofferError.storage(code: .init(result: rc), message: "cannot open the store at \(path): \(LMDB.message(rc))\(hint)")
         }
         return env
     }
@@ -99,12 +99,12 @@ final class StoreEnvironment: @unchecked Sendable {
             let rc = mdb_txn_renew(pooled)
             if rc == 0 { return (pooled, known) }
             mdb_txn_abort(pooled)
-            throw CofferError.storage(code: rc, message: "cannot renew a read transaction on \(path): \(LMDB.message(rc))")
+            throw CofferError.storage(code: .init(result: rc), message: "cannot renew a read transaction on \(path): \(LMDB.message(rc))")
         }
         var begun: OpaquePointer?
         let rc = mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &begun)
         guard rc == 0, let txn = begun else {
-            throw CofferError.storage(code: rc, message: "cannot begin a read transaction on \(path): \(LMDB.message(rc))")
+            throw CofferError.storage(code: .init(result: rc), message: "cannot begin a read transaction on \(path): \(LMDB.message(rc))")
         }
         return (txn, known)
     }
@@ -141,7 +141,7 @@ final class StoreEnvironment: @unchecked Sendable {
     func growMap() throws {
         gate.lockExclusive()
         defer { gate.unlock() }
-        guard !isClosed else { throw CofferError.storage(code: MDB_MAP_FULL, message: "store at \(path) closed while growing") }
+        guard !isClosed else { throw CofferError.storeClosed(path: path) }
         var info = MDB_envinfo()
         mdb_env_info(env, &info)
         let current = info.me_mapsize
@@ -149,7 +149,7 @@ final class StoreEnvironment: @unchecked Sendable {
         if let limit = maxSize {
             guard current < limit else {
                 throw CofferError.storage(
-                    code: MDB_MAP_FULL,
+                    code: .lmdb(.mapFull),
                     message: "the store at \(path) is full: it reached its maxSize of \(limit) bytes; the transaction was rolled back")
             }
             grown = min(grown, limit)

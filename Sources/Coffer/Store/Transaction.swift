@@ -79,7 +79,7 @@ final class Transaction {
     func check(_ code: Int32, _ what: @autoclosure () -> String) throws {
         if code == 0 { return }
         if code == MDB_MAP_FULL { needsLargerMap = true }
-        throw CofferError.storage(code: code, message: "\(what()): \(LMDB.message(code))")
+        throw CofferError.storage(code: .init(result: code), message: "\(what()): \(LMDB.message(code))")
     }
 
     /// Opens the named database in this (write) transaction, creating it when `create`;

@@ -64,8 +64,8 @@ var failures = 0
         do {
             _ = try people.query(selector: bad).build().find()
             check(false, "\(bad) should be refused")
-        } catch CofferError.invalidSelector(let message) {
-            check(true, "\(bad): \(message)")
+        } catch CofferError.invalidSelector(let entity, let path, let reason) {
+            check(true, "\(bad): \(entity) selector at \(path.isEmpty ? "the top" : path): \(reason)")
         }
     }
     // As in Cloudant, a count no array has matches nothing (and its $not everything).
