@@ -8,6 +8,38 @@ struct PutStamps {
     let updatedAt: Date
 }
 
+/// What a put found of the object it stores, carried from phase to phase of
+/// `Transaction.storeObject`.
+struct PutTarget {
+    /// The stored record of an update; nil for an insert.
+    var previous: RecordFields?
+    /// Whether a new id is above every stored key (LMDB may append it).
+    var canAppend = false
+    /// An update reads the stored record through a cursor and writes the new one at the
+    /// cursor's place (MDB_CURRENT): one B-tree search instead of two. Nil once anything
+    /// may have moved the cursor (a `.replace` conflict removing other objects).
+    var cursorOnPrevious: OpaquePointer?
+    /// The stored record is the one a write walk decoded whole, meeting no field this build
+    /// does not declare: nothing to carry.
+    var previousHasNothingToCarry = false
+    /// The stored record cannot say which index entries it has: they are found by id.
+    var previousIsDamaged = false
+}
+
+/// How one attempt of a put ended.
+enum PutOutcome {
+    /// Stored; `replaced`: it replaced a stored object.
+    case stored(replaced: Bool)
+    /// A `.update` unique conflict: the put must become the object `holder`.
+    case redirect(to: Id)
+
+    /// Whether the put replaced a stored object (a redirect is never the final outcome).
+    var replacedStoredObject: Bool {
+        if case .stored(let replaced) = self { return replaced }
+        return true
+    }
+}
+
 /// The one mutation path of records. `Box.put`/`remove`/`upsert` (typed, through generated
 /// code) and `Store.importObjects` (from JSON, through the catalog) both come here, so
 /// ids, unique constraints, indexes, full-text postings, relation rows and change sets are
@@ -21,6 +53,10 @@ extension Transaction {
     /// constraints, full-text postings and timestamps; returns whether it replaced a stored
     /// object (false: an insert).
     ///
+    /// A `.update` unique conflict redirects the put, once, to the stored object that holds
+    /// the value: the put runs again as an update of that object (same id, so references to
+    /// it stay valid); a second conflict there throws.
+    ///
     /// - Parameters:
     ///   - id: the object's id; 0 inserts under a new id. Set to the stored id on success
     ///     (a new id, or the id of the object a `.update` unique conflict redirected to); it
@@ -28,100 +64,160 @@ extension Transaction {
     ///   - encode: writes the object's fields; called once per attempt, with the timestamps
     ///     to apply first when the entity has any.
     @discardableResult
-    func storeObject(id: inout Id, binding: EntityBinding, redirected: Bool = false,
-                     encode: (inout RecordWriter, PutStamps?) -> Void) throws -> Bool {
-        // Read for messages only: a copy of the name cost every put retains and releases.
-        var name: String { binding.schema.name }
-        let isNew = id == 0
-        var previous: RecordFields?
-        var canAppend = false
-        // An update reads the stored record through a cursor and writes the new one at the
-        // cursor's place (MDB_CURRENT): one B-tree search instead of two. Nil once anything
-        // may have moved the cursor (a `.replace` conflict removing other objects).
-        var cursorOnPrevious: OpaquePointer?
+    func storeObject(id: inout Id, binding: EntityBinding, encode: (inout RecordWriter, PutStamps?) -> Void) throws -> Bool {
+        var outcome = try storeAttempt(id: &id, binding: binding, redirected: false, encode: encode)
+        if case .redirect(let holder) = outcome {
+            id = holder
+            outcome = try storeAttempt(id: &id, binding: binding, redirected: true, encode: encode)
+        }
+        return outcome.replacedStoredObject
+    }
+
+    /// One attempt of `storeObject`, in phases: find the stored object, carry its unknown
+    /// fields, encode, check unique constraints (which may redirect the put), work out the
+    /// index keys, write the record, then its index entries and postings.
+    @inline(__always)
+    private func storeAttempt(id: inout Id, binding: EntityBinding, redirected: Bool,
+                              encode: (inout RecordWriter, PutStamps?) -> Void) throws -> PutOutcome {
+        var target = try locateStoredObject(id: &id, binding: binding)
+        let indexes = binding.indexes
+        writes.prepareKeyBuffers(count: indexes.count)
+        let carried = try carryUnknownFields(of: &target, binding: binding)
+        let stamps = try putStamps(previous: target, binding: binding)
+        let record = try encodeRecord(id: id, binding: binding, stamps: stamps, carried: carried, encode: encode)
+        if let holder = try checkUniqueConstraints(of: record, id: id, target: &target, binding: binding, redirected: redirected) {
+            return .redirect(to: holder)
+        }
+        try prepareIndexKeys(of: record, target: target, indexes: indexes)
+        // Full-text postings before and after; the stored record is read again here because
+        // a `.replace` above may have moved its page.
+        let hasTextIndexes = !binding.textIndexes.isEmpty
+        let oldPostings = hasTextIndexes ? try textPostings(of: target.previous == nil ? nil : id, binding: binding) : nil
+        let placement: RecordPlacement = target.cursorOnPrevious.map { .atCursor($0) } ?? (target.canAppend ? .appended : .byKey)
+        try putRecord(record.bytes, id: id, table: binding.table, placement: placement, "storing \(binding.schema.name) \(id)")
+        changes.recordPut(binding, id, isInsert: target.previous == nil)
+        try applyIndexKeys(id: id, target: target, indexes: indexes, entity: binding.schema.name)
+        if hasTextIndexes { try applyTextPostings(of: id, binding: binding, old: oldPostings, new: record) }
+        return .stored(replaced: target.previous != nil)
+    }
+
+    /// Phase 1: a new id for an insert (and whether it can be appended), or for an update
+    /// the stored record, read through the table's write cursor.
+    @inline(__always)
+    private func locateStoredObject(id: inout Id, binding: EntityBinding) throws -> PutTarget {
+        var target = PutTarget()
         // The object a write walk is visiting: when its decode read the very bytes stored
         // and met nothing this build does not declare, there is nothing to carry.
-        var previousHasNothingToCarry = false
         let visit = writes.walkVisit
         writes.walkVisit = nil  // consumed: only the first put of the visit may rely on it
-        if isNew {
-            (id, canAppend) = try nextId(for: binding)
+        if id == 0 {
+            (id, target.canAppend) = try nextId(for: binding)
         } else {
             try noteStoredId(id, for: binding)
             let cursor = try writeCursor(of: binding)
             if let bytes = try seekRecord(id, cursor: cursor, of: binding) {
-                previous = RecordFields(bytes: bytes, layout: binding, id: id)
-                cursorOnPrevious = cursor
-                previousHasNothingToCarry = visit?.hasNothingToCarry(bytes, of: id, in: binding.table, cursorMoves: writes.cursorMoves) ?? false
+                target.previous = RecordFields(bytes: bytes, layout: binding, id: id)
+                target.cursorOnPrevious = cursor
+                target.previousHasNothingToCarry = visit?.hasNothingToCarry(bytes, of: id, in: binding.table, cursorMoves: writes.cursorMoves) ?? false
             }
         }
-        let indexes = binding.indexes
-        writes.prepareKeyBuffers(count: indexes.count)
-        // A damaged previous record cannot say which index entries it has: they are found
-        // by id instead, so overwriting damage repairs the indexes too.
-        var previousIsDamaged = false
-        // Fields of properties this build does not declare (retired here, or added by a
-        // newer build) are carried into the new record, so no build loses another's data.
-        var carried: [(UInt16, RecordFields.Field)] = []
-        if let previous, !previousHasNothingToCarry {
-            do {
-                // Old index keys are worked out below, only for the indexed values that changed.
-                carried = try fieldsToCarry(from: previous, binding: binding)
-            } catch CofferError.damagedRecord {
-                previousIsDamaged = true
-            }
+        return target
+    }
+
+    /// Phase 2: the fields of the stored record that belong to properties this build does
+    /// not declare (retired here, or added by a newer build), carried into the new record so
+    /// no build loses another's data. Marks a stored record too damaged to walk.
+    @inline(__always)
+    private func carryUnknownFields(of target: inout PutTarget, binding: EntityBinding) throws -> [(UInt16, RecordFields.Field)] {
+        guard let previous = target.previous, !target.previousHasNothingToCarry else { return [] }
+        do {
+            // Old index keys are worked out later, only for the indexed values that changed.
+            return try fieldsToCarry(from: previous, binding: binding)
+        } catch CofferError.damagedRecord {
+            // The damaged record's index entries are found by id instead, so overwriting
+            // damage repairs the indexes too.
+            target.previousIsDamaged = true
+            return []
         }
-        var stamps: PutStamps?
-        if binding.hasTimestamps {
-            let now = Date()
-            var created: Date? = now
-            if let previous, !previousIsDamaged, let storedId = binding.createdAtStoredId,
-               let field = try previous.field(storedId),
-               let seconds = FieldValue.double(field.kind, field.payload) {
-                created = Date(timeIntervalSinceReferenceDate: seconds)
-            }
-            stamps = PutStamps(createdAt: created, updatedAt: now)
+    }
+
+    /// Phase 3: the timestamps to set, when the entity has any: the stored creation date of
+    /// an update (or now), and now.
+    @inline(__always)
+    private func putStamps(previous target: PutTarget, binding: EntityBinding) throws -> PutStamps? {
+        guard binding.hasTimestamps else { return nil }
+        let now = Date()
+        var created: Date? = now
+        if let previous = target.previous, !target.previousIsDamaged, let storedId = binding.createdAtStoredId,
+           let field = try previous.field(storedId),
+           let seconds = FieldValue.double(field.kind, field.payload) {
+            created = Date(timeIntervalSinceReferenceDate: seconds)
         }
+        return PutStamps(createdAt: created, updatedAt: now)
+    }
+
+    /// Phase 4: the new record, encoded into the store's record buffer with the carried
+    /// fields; what the reader would refuse (a too deep document) is never stored.
+    @inline(__always)
+    private func encodeRecord(id: Id, binding: EntityBinding, stamps: PutStamps?, carried: [(UInt16, RecordFields.Field)],
+                              encode: (inout RecordWriter, PutStamps?) -> Void) throws -> RecordFields {
         var writer = RecordWriter(buffer: recordBuffer, storedIds: binding.storedIds)
         encode(&writer, stamps)
         for (fieldId, field) in carried { writer.appendRaw(fieldId, field) }
         recordBuffer.adopt(writer)
-        // What the reader would refuse is never stored (every document writer notes it).
+        // Every document writer notes a document deeper than the reader accepts.
         if let (field, depth) = writer.tooDeepDocument {
-            let property = binding.schema.properties.indices.contains(field) ? binding.schema.properties[field].name : "#\(field)"
-            throw CofferError.documentTooDeep(entity: name, property: property, depth: depth, limit: DocumentCodec.maximumDepth)
+            throw CofferError.documentTooDeep(entity: binding.schema.name, property: binding.propertyName(field),
+                                              depth: depth, limit: DocumentCodec.maximumDepth)
         }
-        let record = RecordFields(bytes: writer.bytes, layout: binding, id: id)
-        let uniqueCandidates = binding.hasUniqueIndex ? indexes : []  // empty: no retain per index
+        return RecordFields(bytes: writer.bytes, layout: binding, id: id)
+    }
+
+    /// Phase 5: the unique constraints, checked before anything of the object is written.
+    /// `.fail` throws; `.replace` removes the other holders (the stored record is read again,
+    /// as removing moved pages); `.update` returns the holder the put must become, unless
+    /// the put was redirected already.
+    @inline(__always)
+    private func checkUniqueConstraints(of record: RecordFields, id: Id, target: inout PutTarget, binding: EntityBinding,
+                                        redirected: Bool) throws -> Id? {
+        let uniqueCandidates = binding.hasUniqueIndex ? binding.indexes : []  // empty: no retain per index
         for index in uniqueCandidates where index.isUnique {
             guard try record.field(index.storedId) != nil else { continue }  // nil never collides
             let clashes = try matchingIds(index, valueOf: record, table: binding.table, excluding: id)
             guard let clash = clashes.first else { continue }
             switch index.property.onConflict ?? .fail {
             case .fail:
-                throw CofferError.uniqueViolation(entity: name, property: index.property.name, value: try record.describe(index))
+                throw CofferError.uniqueViolation(entity: binding.schema.name, property: index.property.name, value: try record.describe(index))
             case .replace:
-                for other in clashes { _ = try removeObject(other, binding: binding) }
-                cursorOnPrevious = nil
-                // Removing moved pages: read this object's stored record again.
-                if previous != nil, !previousIsDamaged {
-                    guard let again = try self.record(id, table: binding.table, entity: name) else {
-                        throw CofferError.damagedRecord(entity: name, id: id, reason: "the object disappeared while a unique conflict was replaced")
-                    }
-                    previous = RecordFields(bytes: again, layout: binding, id: id)
-                }
+                try replaceHolders(clashes, of: id, target: &target, binding: binding)
             case .update:
                 guard !redirected else {
-                    throw CofferError.uniqueViolation(entity: name, property: index.property.name,
+                    throw CofferError.uniqueViolation(entity: binding.schema.name, property: index.property.name,
                                                       value: try record.describe(index) + " (held by another object than the one being updated)")
                 }
-                // Become the stored object: same id, so references to it stay valid.
-                id = clash
-                return try storeObject(id: &id, binding: binding, redirected: true, encode: encode)
+                return clash
             }
         }
-        // Each index's new key, and for an update its old key, unless the indexed field holds
-        // the same bytes as before (the usual update): then its entries stay as they are.
+        return nil
+    }
+
+    /// Removes the objects holding a unique value a `.replace` put takes over, and reads the
+    /// put's stored record again (removing moved pages, and the cursor).
+    private func replaceHolders(_ holders: [Id], of id: Id, target: inout PutTarget, binding: EntityBinding) throws {
+        for other in holders { _ = try removeObject(other, binding: binding) }
+        target.cursorOnPrevious = nil
+        guard target.previous != nil, !target.previousIsDamaged else { return }
+        guard let again = try record(id, table: binding.table, entity: binding.schema.name) else {
+            throw CofferError.damagedRecord(entity: binding.schema.name, id: id, reason: "the object disappeared while a unique conflict was replaced")
+        }
+        target.previous = RecordFields(bytes: again, layout: binding, id: id)
+    }
+
+    /// Phase 6: each index's new key, and for an update its old key, into the transaction's
+    /// key pairs, unless the indexed field holds the same bytes as before (the usual
+    /// update): then the pair is marked unchanged and its entries stay as they are.
+    @inline(__always)
+    private func prepareIndexKeys(of record: RecordFields, target: PutTarget, indexes: [IndexBinding]) throws {
         for position in indexes.indices {
             // Borrowed: `indexes` holds every index for the whole call (a retain and a
             // release per index and put otherwise).
@@ -129,7 +225,7 @@ extension Transaction {
             let newField = try record.field(index.storedId)
             let pair = writes.keyPair(position)
             pair.pointee.isUnchanged = false
-            if let previous, !previousIsDamaged {
+            if let previous = target.previous, !target.previousIsDamaged {
                 // The usual update: the old record is byte for byte the new one up to the end
                 // of the indexed field, so its walk finds the same field there first.
                 if let newField, previous.hasSamePrefix(as: record, through: newField) {
@@ -147,29 +243,26 @@ extension Transaction {
             pair.pointee.new.removeAll()
             try index.writeKey(of: newField, in: record, to: &pair.pointee.new)
         }
-        // Full-text postings before and after; the stored record is read again here because
-        // a `.replace` above may have moved its page.
-        let hasTextIndexes = !binding.textIndexes.isEmpty
-        let oldPostings = hasTextIndexes ? try textPostings(of: previous == nil ? nil : id, binding: binding) : nil
-        let placement: RecordPlacement = cursorOnPrevious.map { .atCursor($0) } ?? (canAppend ? .appended : .byKey)
-        try putRecord(record.bytes, id: id, table: binding.table, placement: placement, "storing \(name) \(id)")
-        changes.recordPut(binding, id, isInsert: previous == nil)
+    }
+
+    /// Phase 7 (after the record is written): the index entries, from the key pairs of
+    /// phase 6; a damaged stored record's entries are found by id.
+    @inline(__always)
+    private func applyIndexKeys(id: Id, target: PutTarget, indexes: [IndexBinding], entity: @autoclosure () -> String) throws {
         for position in indexes.indices {
             // Borrowed: `indexes` holds every index for the whole call (a retain and a
             // release per index and put otherwise).
             unowned(unsafe) let index = indexes[position]
             let pair = writes.keyPair(position)
-            if previousIsDamaged {
-                try deleteIndexEntries(index, of: id, entity: name)
-            } else if previous != nil {
+            if target.previousIsDamaged {
+                try deleteIndexEntries(index, of: id, entity: entity())
+            } else if target.previous != nil {
                 guard !pair.pointee.isUnchanged, !pair.pointee.old.hasSameBytes(as: pair.pointee.new) else { continue }
                 try updateIndexEntries(index, old: pair.pointee.old.bytes, new: pair.pointee.new.bytes, id: id)
                 continue
             }
             try insertIndexEntries(index, keys: pair.pointee.new.bytes, id: id)
         }
-        if hasTextIndexes { try applyTextPostings(of: id, binding: binding, old: oldPostings, new: record) }
-        return previous != nil
     }
 
     /// This transaction's cursor on an entity table for updates, opened on first use and

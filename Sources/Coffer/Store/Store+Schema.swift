@@ -130,7 +130,7 @@ extension Store {
         guard !registry.isBound(ObjectIdentifier(type)) else { return }
         let needsTables: Bool = try performRead { transaction in
             guard let catalog = catalogDatabase else { return true }
-            guard let stored = try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(E.cofferSchema.storedName),
+            guard let stored = try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(E._cofferSchema.storedName),
                                                 dbi: catalog, in: transaction) else { return false }
             return storedDatabase(Catalog.tableName(stored.id)) == nil
         }
@@ -153,7 +153,7 @@ extension Store {
             return cached
         }
         if let pending = transaction.bindings.createdBinding(key), pending.catalogGeneration == generation { return pending }
-        try claimStoredName(E.cofferSchema)
+        try claimStoredName(E._cofferSchema)
         if !transaction.isWrite {
             let readable = registry.readBinding(key)
             if let readable, readable.catalogGeneration == generation {
@@ -162,12 +162,12 @@ extension Store {
             }
         }
         if transaction.isWrite {
-            let binding = try register(E.cofferSchema, in: transaction)
+            let binding = try register(E._cofferSchema, in: transaction)
             transaction.bindings.noteCreated(binding, for: key)
             transaction.incomingRelations.forget()  // the new entity may link to others
             return binding
         }
-        return try readOnlyBinding(E.cofferSchema, key: key, in: transaction)
+        return try readOnlyBinding(E._cofferSchema, key: key, in: transaction)
     }
 
     /// Records that `schema`'s type uses its stored entity with this store (see
@@ -179,7 +179,7 @@ extension Store {
     /// A binding that must exist: registers the entity in a write transaction.
     func writableBinding<E: Entity>(for type: E.Type, in transaction: Transaction) throws -> EntityBinding {
         guard let binding = try binding(for: type, in: transaction) else {
-            throw CofferError.unknownEntity(name: E.cofferSchema.storedName, path: path, known: [])
+            throw CofferError.unknownEntity(name: E._cofferSchema.storedName, path: path, known: [])
         }
         return binding
     }
@@ -190,7 +190,22 @@ extension Store {
         guard let catalog = catalogDatabase else {
             throw CofferError.readOnly(path: path, operation: "register \(schema.name)")
         }
+        try checkIndexesCanBeBuilt(schema)
+        let (stored, reconciled) = try reconcileCatalogEntry(of: schema, catalog: catalog, in: transaction)
+        let tableName = Catalog.tableName(reconciled.id)
+        let (table, tableExisted) = try transaction.openDatabase(tableName, create: true, "the table of \(schema.name) in \(path)")
+        let binding = EntityBinding(store: self, schema: schema, catalog: reconciled, table: table,
+                                    createdInTransaction: tableExisted ? 0 : transaction.snapshotId,
+                                    catalogGeneration: transaction.catalogGeneration ?? 0)
+        try bindIndexes(of: binding, previous: stored, in: transaction)
+        try bindTextIndexes(of: binding, previous: stored, in: transaction)
+        try bindRelationTables(of: binding, in: transaction)
+        return binding
+    }
 
+    /// Refuses annotations no index can serve: full text on a non-text property, an index
+    /// on a type without key encoding, a unique index on an array.
+    private func checkIndexesCanBeBuilt(_ schema: EntitySchema) throws {
         for property in schema.properties where property.fullText != nil && property.type != .string {
             throw CofferError.schemaMismatch(entity: schema.name, property: property.name,
                                              stored: "a full-text index", declared: "\(property.swiftType), which is not text")
@@ -203,6 +218,13 @@ extension Store {
             throw CofferError.schemaMismatch(entity: schema.name, property: property.name,
                                              stored: "a unique index", declared: "\(property.swiftType), an array (@Index indexes its elements; @Unique is for single values)")
         }
+    }
+
+    /// The catalog entry of `schema` as stored before (nil for a new entity) and as
+    /// reconciled with the declaration, written to the catalog when it changed (which
+    /// advances the catalog generation).
+    private func reconcileCatalogEntry(of schema: EntitySchema, catalog: MDB_dbi,
+                                       in transaction: Transaction) throws -> (stored: CatalogEntity?, reconciled: CatalogEntity) {
         let stored = try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(schema.storedName), dbi: catalog, in: transaction)
         var meta = try Catalog.load(CatalogMeta.self, key: Catalog.metaKey, dbi: catalog, in: transaction)
             ?? CatalogMeta(formatVersion: Catalog.formatVersion, lastEntityId: 0)
@@ -226,11 +248,14 @@ extension Store {
             try Catalog.store(reconciled, key: Catalog.entityKey(schema.storedName), dbi: catalog, in: transaction)
             try advanceCatalogGeneration(catalog, in: transaction)
         }
-        let tableName = Catalog.tableName(reconciled.id)
-        let (table, tableExisted) = try transaction.openDatabase(tableName, create: true, "the table of \(schema.name) in \(path)")
-        let binding = EntityBinding(store: self, schema: schema, catalog: reconciled, table: table,
-                                    createdInTransaction: tableExisted ? 0 : transaction.snapshotId,
-                                    catalogGeneration: transaction.catalogGeneration ?? 0)
+        return (stored, reconciled)
+    }
+
+    /// Opens (building when new) every value index the catalog lists for the entity,
+    /// declared by this build or kept for a retired property, after emptying the indexes
+    /// of properties that lost theirs.
+    private func bindIndexes(of binding: EntityBinding, previous stored: CatalogEntity?, in transaction: Transaction) throws {
+        let schema = binding.schema, reconciled = binding.catalog
         try emptyStaleIndexes(previous: stored, current: reconciled, in: transaction)
         for (position, property) in schema.properties.enumerated() {
             // Every index the catalog lists, whether this build declares it or another
@@ -248,6 +273,12 @@ extension Store {
             binding.indexes.append(IndexBinding(position: -1, storedId: property.id, property: schema,
                                                 database: database, createdInTransaction: 0))
         }
+    }
+
+    /// Opens (building when new or re-tokenized) every full-text index the catalog lists
+    /// for the entity, after emptying those of properties that lost `@FullText`.
+    private func bindTextIndexes(of binding: EntityBinding, previous stored: CatalogEntity?, in transaction: Transaction) throws {
+        let schema = binding.schema, reconciled = binding.catalog
         try emptyStaleTextIndexes(previous: stored, current: reconciled, in: transaction)
         for (position, property) in schema.properties.enumerated() {
             // Every full-text index the catalog lists for a declared property, whichever
@@ -277,6 +308,11 @@ extension Store {
             if !existed { try transaction.buildTextIndex(index, binding: binding) }
             binding.textIndexes.append(index)
         }
+    }
+
+    /// Opens (creating) the two tables of each of the entity's many-to-many relations.
+    private func bindRelationTables(of binding: EntityBinding, in transaction: Transaction) throws {
+        let schema = binding.schema, reconciled = binding.catalog
         for (position, property) in schema.properties.enumerated() where property.flags.contains(.toMany) {
             guard let storedProperty = reconciled.property(named: property.storedName) else { continue }
             let names = RelationTables.names(entity: reconciled.id, property: storedProperty.id)
@@ -285,7 +321,6 @@ extension Store {
             try transaction.check(mdb_dbi_open(transaction.txn, names.reverse, UInt32(MDB_CREATE), &reverse), "opening \(names.reverse)")
             binding.relationTables[position] = RelationTables(forward: forward, reverse: reverse, owner: schema.storedName)
         }
-        return binding
     }
 
     /// Records a change of the catalog's entity entries: other processes, this one's other

@@ -161,10 +161,25 @@ struct ContentChecker {
         for entity in entities { try check(entity) }
     }
 
+    /// Checks one entity: its records, each index and full-text index against what the
+    /// records imply, its id sequence, and its relation tables.
     private mutating func check(_ entity: CatalogEntity) throws {
         guard let table = store.storedDatabase(Catalog.tableName(entity.id)) else { return }
-        var ids = Set<Id>()
-        var expected: [UInt16: Set<[UInt8]>] = [:]   // index property id -> keys (value ‖ id)
+        let (indexes, textIndexes) = indexesToCheck(of: entity)
+        let walked = try checkRecords(of: entity, table: table, indexes: indexes, textIndexes: textIndexes)
+        for index in indexes {
+            try checkIndex(index, of: entity, against: walked.expected[index.storedId] ?? [])
+        }
+        for index in textIndexes {
+            try checkTextIndex(index, of: entity, against: walked.expectedText[index.storedId] ?? TextIndexContents())
+        }
+        checkSequence(of: entity, storedIds: walked.ids)
+        try checkRelations(of: entity, storedIds: walked.ids)
+    }
+
+    /// The entity's value and full-text indexes this store has opened, as bindings built
+    /// from the catalog alone.
+    private func indexesToCheck(of entity: CatalogEntity) -> ([IndexBinding], [TextIndexBinding]) {
         let indexed = entity.properties.filter {
             PropertyFlags(rawValue: $0.flags).contains(.indexed)
                 && store.storedDatabase(IndexBinding.databaseName(entity: entity.id, property: $0.id)) != nil
@@ -182,7 +197,21 @@ struct ContentChecker {
                   let database = store.storedDatabase(TextIndexBinding.databaseName(entity: entity.id, property: property.id)) else { return nil }
             return TextIndexBinding(position: -1, storedId: property.id, entityName: entity.name, propertyName: property.name, tokenizer: tokenizer, database: database)
         }
+        return (indexes, textIndexes)
+    }
+
+    /// What a walk of the entity's records found: the stored ids, and the index entries
+    /// (`value ‖ id`, per index property id) and full-text contents the records imply.
+    private struct WalkedRecords {
+        var ids = Set<Id>()
+        var expected: [UInt16: Set<[UInt8]>] = [:]
         var expectedText: [UInt16: TextIndexContents] = [:]
+    }
+
+    /// Walks the entity's records, reporting damaged ones, and collects what they imply.
+    private mutating func checkRecords(of entity: CatalogEntity, table: MDB_dbi, indexes: [IndexBinding],
+                                       textIndexes: [TextIndexBinding]) throws -> WalkedRecords {
+        var walked = WalkedRecords()
         try transaction.withCursor(table, "checking \(entity.name)") { cursor in
             var current = try cursor.first()
             while let entry = current {
@@ -193,7 +222,7 @@ struct ContentChecker {
                     current = try cursor.next()
                     continue
                 }
-                ids.insert(id)
+                walked.ids.insert(id)
                 let record = RecordFields(bytes: entry.value, entity: entity.name, id: id)
                 do {
                     try record.validate()
@@ -204,11 +233,11 @@ struct ContentChecker {
                         let keys = try index.key(in: record)
                         for var key in index.isElementIndex ? IndexKeySet.keys(keys) : [keys] {
                             key += withUnsafeBytes(of: id.bigEndian) { Array($0) }
-                            expected[index.storedId, default: []].insert(key)
+                            walked.expected[index.storedId, default: []].insert(key)
                         }
                     }
                     for index in textIndexes {
-                        expectedText[index.storedId, default: TextIndexContents()].add(id, try index.postings(in: record))
+                        walked.expectedText[index.storedId, default: TextIndexContents()].add(id, try index.postings(in: record))
                     }
                 } catch {
                     report("\(error)")
@@ -216,52 +245,60 @@ struct ContentChecker {
                 current = try cursor.next()
             }
         }
-        for index in indexes {
-            var wanted = expected[index.storedId] ?? []
-            try transaction.withCursor(index.database, "checking the index on \(entity.name).\(index.property.name)") { cursor in
-                var current = try cursor.first()
-                while let entry = current {
-                    let key = Array(entry.key)
-                    if wanted.remove(key) == nil {
-                        let owner = entry.key.count >= 9 ? "\(Id(bigEndian: UnsafeRawBufferPointer(rebasing: entry.key.suffix(8)).loadUnaligned(as: UInt64.self)))" : "no id"
-                        report("\(entity.name).\(index.property.name): an index entry (object \(owner)) matches no record")
-                    }
-                    current = try cursor.next()
+        return walked
+    }
+
+    /// Compares an index with the entries the records imply (`expected`).
+    private mutating func checkIndex(_ index: IndexBinding, of entity: CatalogEntity, against expected: Set<[UInt8]>) throws {
+        var wanted = expected
+        try transaction.withCursor(index.database, "checking the index on \(entity.name).\(index.property.name)") { cursor in
+            var current = try cursor.first()
+            while let entry = current {
+                let key = Array(entry.key)
+                if wanted.remove(key) == nil {
+                    let owner = entry.key.count >= 9 ? "\(Id(bigEndian: UnsafeRawBufferPointer(rebasing: entry.key.suffix(8)).loadUnaligned(as: UInt64.self)))" : "no id"
+                    report("\(entity.name).\(index.property.name): an index entry (object \(owner)) matches no record")
                 }
-            }
-            if !wanted.isEmpty {
-                report("\(entity.name).\(index.property.name): \(wanted.count) object(s) missing from the index")
+                current = try cursor.next()
             }
         }
-        for index in textIndexes {
-            let wanted = expectedText[index.storedId] ?? TextIndexContents()
-            let stored: TextIndexContents
-            do {
-                stored = try transaction.textIndexContents(index)
-            } catch let error as CofferError {
-                report("\(entity.name).\(index.propertyName): \(error)")
+        if !wanted.isEmpty {
+            report("\(entity.name).\(index.property.name): \(wanted.count) object(s) missing from the index")
+        }
+    }
+
+    /// Compares a full-text index with the postings, lengths and statistics the records imply.
+    private mutating func checkTextIndex(_ index: TextIndexBinding, of entity: CatalogEntity, against wanted: TextIndexContents) throws {
+        let stored: TextIndexContents
+        do {
+            stored = try transaction.textIndexContents(index)
+        } catch let error as CofferError {
+            report("\(entity.name).\(index.propertyName): \(error)")
+            return
+        }
+        var missing = 0
+        var wrong = 0
+        for (term, postings) in wanted.postings {
+            guard let found = stored.postings[term] else {
+                missing += postings.count
                 continue
             }
-            var missing = 0
-            var wrong = 0
-            for (term, postings) in wanted.postings {
-                guard let found = stored.postings[term] else {
-                    missing += postings.count
-                    continue
-                }
-                if found != postings { wrong += 1 }
-            }
-            let extra = stored.postings.keys.filter { wanted.postings[$0] == nil }.count
-            if missing > 0 {
-                report("\(entity.name).\(index.propertyName): \(missing) full-text posting\(missing == 1 ? " is" : "s are") missing")
-            }
-            if wrong + extra > 0 {
-                report("\(entity.name).\(index.propertyName): the postings of \(wrong + extra) term\(wrong + extra == 1 ? " do" : "s do") not match the records")
-            }
-            if stored.lengths != wanted.lengths || stored.stats != wanted.stats {
-                report("\(entity.name).\(index.propertyName): the full-text length entries or statistics do not match the records")
-            }
+            if found != postings { wrong += 1 }
         }
+        let extra = stored.postings.keys.filter { wanted.postings[$0] == nil }.count
+        if missing > 0 {
+            report("\(entity.name).\(index.propertyName): \(missing) full-text posting\(missing == 1 ? " is" : "s are") missing")
+        }
+        if wrong + extra > 0 {
+            report("\(entity.name).\(index.propertyName): the postings of \(wrong + extra) term\(wrong + extra == 1 ? " do" : "s do") not match the records")
+        }
+        if stored.lengths != wanted.lengths || stored.stats != wanted.stats {
+            report("\(entity.name).\(index.propertyName): the full-text length entries or statistics do not match the records")
+        }
+    }
+
+    /// Checks that the id sequence is not below a stored id.
+    private mutating func checkSequence(of entity: CatalogEntity, storedIds ids: Set<Id>) {
         // New ids are handed out above the sequence: it must not be below a stored id
         // (explicit ids from `explicitIdCeiling` up are stored as given and leave it alone).
         if let catalog = store.catalogDatabase, let highest = ids.filter({ $0 < Transaction.explicitIdCeiling }).max() {
@@ -274,6 +311,10 @@ struct ContentChecker {
                 report("\(error)")
             }
         }
+    }
+
+    /// Checks that each relation's two directions agree and name stored owners.
+    private mutating func checkRelations(of entity: CatalogEntity, storedIds ids: Set<Id>) throws {
         for property in entity.properties where PropertyFlags(rawValue: property.flags).contains(.toMany) {
             let names = RelationTables.names(entity: entity.id, property: property.id)
             guard let forward = store.storedDatabase(names.forward), let reverse = store.storedDatabase(names.reverse) else { continue }
