@@ -24,8 +24,9 @@ struct CodeEmitter {
     mutating func emitFile(imports: [String], entities: [EntityModel], documentCodecs: [DocumentCodecModel] = [],
                            diagnostics: [Diagnostic]) -> String {
         output = Self.header
-        var allImports = imports
-        for required in ["import Coffer", "import Foundation"] where !allImports.contains(required) {
+        // Coffer's generated-code hooks are `@_spi(CofferGenerated)`: only this file sees them.
+        var allImports = imports.filter { $0 != "import Coffer" }
+        for required in ["@_spi(CofferGenerated) import Coffer", "import Foundation"] where !allImports.contains(required) {
             allImports.append(required)
         }
         for text in allImports.sorted() { line(text) }
@@ -58,10 +59,20 @@ struct CodeEmitter {
         return output
     }
 
+    /// The modifiers of a member that implements an `@_spi(CofferGenerated)` requirement:
+    /// public ones are SPI too, so they stay out of the user's module's public interface
+    /// (`_cofferDecode` is the one public requirement, written with the entity's access).
+    static func hookAccess(_ access: String) -> String {
+        access == "public " ? "@_spi(CofferGenerated) public " : access
+    }
+
     /// One entity's extension: its query metadata, its schema, its record encoder and
-    /// decoder, and the hooks `put` calls (present only when the entity needs them).
+    /// decoder, and the hooks `put` calls. Every hook is written, empty when the entity has
+    /// nothing for it to do: the requirements are `@_spi(CofferGenerated)`, so a default
+    /// implementation in Coffer would not be visible where the user declares the conformance.
     private mutating func emit(_ entity: EntityModel) {
         let access = entity.accessModifier.isEmpty ? "" : entity.accessModifier + " "
+        let hookAccess = Self.hookAccess(access)
         let type = entity.qualifiedName
         let fields = entity.storedFields()
         line()
@@ -70,21 +81,21 @@ struct CodeEmitter {
         for property in entity.properties {
             emitMetadata(property, at: &position, path: [], entity: entity, indent: "    ", isStatic: true)
         }
-        emitSchema(of: entity, fields: fields, access: access)
-        emitEncoder(of: entity, access: access)
+        emitSchema(of: entity, fields: fields, access: hookAccess)
+        emitEncoder(of: entity, access: hookAccess)
         emitDecoder(of: entity, fields: fields, access: access)
-        emitPutLinks(of: entity, fields: fields, access: access)
-        emitPutRelations(of: entity, access: access)
-        emitStamp(of: entity, access: access)
+        emitPutLinks(of: entity, fields: fields, access: hookAccess)
+        emitPutRelations(of: entity, access: hookAccess)
+        emitStamp(of: entity, access: hookAccess)
         line("}")
     }
 
-    /// `cofferSchema`, one `PropertySchema` per stored field, and the flag `put` reads from it.
+    /// `_cofferSchema`, one `PropertySchema` per stored field, and the flag `put` reads from it.
     private mutating func emitSchema(of entity: EntityModel, fields: [StoredField], access: String) {
         let type = entity.qualifiedName
         line()
         line("    /// The schema of `\(type)`, compared with the store's catalog when first used.")
-        line("    \(access)static let cofferSchema = EntitySchema(")
+        line("    \(access)static let _cofferSchema = EntitySchema(")
         line("        name: \(Self.literal(type)),")
         if let explicit = entity.explicitStoredName {
             line("        storedName: \(Self.literal(explicit)),")
@@ -100,7 +111,7 @@ struct CodeEmitter {
         line("    )")
         line()
         line("    /// Whether a put changes only the id (read once from the schema).")
-        line("    \(access)static let cofferPutChangesOnlyIds = cofferSchema.putChangesOnlyIds")
+        line("    \(access)static let _cofferPutChangesOnlyIds = _cofferSchema.putChangesOnlyIds")
     }
 
     /// The arguments of a field's `PropertySchema`; those at their default are left out, so
@@ -126,12 +137,12 @@ struct CodeEmitter {
         return arguments
     }
 
-    /// `cofferEncode`: one straight-line write per stored field.
+    /// `_cofferEncode`: one straight-line write per stored field.
     private mutating func emitEncoder(of entity: EntityModel, access: String) {
         let type = entity.qualifiedName
         line()
         line("    /// Writes every stored property of `entity` except `id` into a record (reads only).")
-        line("    \(access)static func cofferEncode(_ entity: inout \(type), to writer: inout RecordWriter) {")
+        line("    \(access)static func _cofferEncode(_ entity: inout \(type), to writer: inout RecordWriter) {")
         var position = 0
         var valueNames = 0
         for property in entity.properties {
@@ -140,13 +151,13 @@ struct CodeEmitter {
         line("    }")
     }
 
-    /// `cofferDecode`: a local per stored field, filled by the straight path and then by the
+    /// `_cofferDecode`: a local per stored field, filled by the straight path and then by the
     /// loop over the fields it did not take, and the memberwise initializer called with them.
     private mutating func emitDecoder(of entity: EntityModel, fields: [StoredField], access: String) {
         let type = entity.qualifiedName
         line()
         line("    /// Reads an object from a record; fields the schema does not know are skipped.")
-        line("    \(access)static func cofferDecode(id: Id, from reader: inout RecordReader) throws -> \(type) {")
+        line("    \(access)static func _cofferDecode(id: Id, from reader: inout _RecordReader) throws -> \(type) {")
         // A non-optional embedded value without a default is rebuilt from its leaves alone:
         // its presence flag is not read.
         let stored = fields.filter { field in
@@ -229,41 +240,42 @@ struct CodeEmitter {
         line("        )")
     }
 
-    /// `cofferPutLinks`, for an entity with many-to-many relations it owns (not backlinks).
+    /// `_cofferPutLinks`: applies the many-to-many relations the entity owns (not backlinks).
     private mutating func emitPutLinks(of entity: EntityModel, fields: [StoredField], access: String) {
         let type = entity.qualifiedName
         let manyToMany = fields.filter { $0.path.isEmpty && $0.model.toManyTarget != nil && $0.model.backlinkProperty == nil }
-        guard !manyToMany.isEmpty else { return }
         line()
         line("    /// Applies the changes of many-to-many relations after the entity is stored; called by `put`.")
-        line("    \(access)static func cofferPutLinks(_ entity: inout \(type), in store: Store) throws {")
+        line("    \(access)static func _cofferPutLinks(_ entity: inout \(type), in store: Store) throws {\(manyToMany.isEmpty ? "}" : "")")
+        guard !manyToMany.isEmpty else { return }
         for field in manyToMany {
             line("        try entity.\(Self.identifier(field.model.name)).cofferApply(owner: \(type).self, position: \(field.position), ownerId: entity.id, in: store)")
         }
         line("    }")
     }
 
-    /// `cofferPutRelations`, for an entity with to-one links.
+    /// `_cofferPutRelations`: stores the unsaved targets of the entity's to-one links.
     private mutating func emitPutRelations(of entity: EntityModel, access: String) {
         let links = entity.properties.filter { $0.relationTarget != nil && $0.toManyTarget == nil }
-        guard !links.isEmpty else { return }
         line()
         line("    /// Stores unsaved link targets before the entity; called by `put`.")
-        line("    \(access)static func cofferPutRelations(_ entity: inout \(entity.qualifiedName), in store: Store) throws {")
+        line("    \(access)static func _cofferPutRelations(_ entity: inout \(entity.qualifiedName), in store: Store) throws {\(links.isEmpty ? "}" : "")")
+        guard !links.isEmpty else { return }
         for link in links {
             line("        try entity.\(Self.identifier(link.name)).cofferStoreTarget(in: store)")
         }
         line("    }")
     }
 
-    /// `cofferStamp`, for an entity with `@CreatedAt` or `@UpdatedAt` properties.
+    /// `_cofferStamp`: sets the `@CreatedAt` and `@UpdatedAt` properties.
     private mutating func emitStamp(of entity: EntityModel, access: String) {
         let created = entity.properties.first { $0.flags.contains("createdAt") }
         let updated = entity.properties.filter { $0.flags.contains("updatedAt") }
-        guard created != nil || !updated.isEmpty else { return }
+        let stamps = created != nil || !updated.isEmpty
         line()
         line("    /// Sets the `@CreatedAt` and `@UpdatedAt` properties; called by `put`.")
-        line("    \(access)static func cofferStamp(_ entity: inout \(entity.qualifiedName), createdAt: Date?, updatedAt: Date) {")
+        line("    \(access)static func _cofferStamp(_ entity: inout \(entity.qualifiedName), createdAt: Date?, updatedAt: Date) {\(stamps ? "" : "}")")
+        guard stamps else { return }
         if let created {
             line("        if let createdAt { entity.\(Self.identifier(created.name)) = createdAt }")
         }
@@ -277,11 +289,11 @@ struct CodeEmitter {
     /// element, keyed by the leaves' stored names.
     private mutating func emit(_ codec: DocumentCodecModel) {
         let type = codec.qualifiedName
-        let access = codec.access.isEmpty ? "" : codec.access + " "
+        let access = Self.hookAccess(codec.access.isEmpty ? "" : codec.access + " ")
         line()
         line("extension \(type): EmbeddedDocument {")
         line("    /// An element of an array of `\(type)` as a document object.")
-        line("    \(access)static func cofferDocument(_ value: \(type)) -> DocumentNode {")
+        line("    \(access)static func _cofferDocument(_ value: \(type)) -> DocumentNode {")
         line("        .object([")
         for leaf in codec.leaves {
             let write = leaf.isOptional ? "optionalNode" : "node"   // nil optional leaves are left out
@@ -291,7 +303,7 @@ struct CodeEmitter {
         line("    }")
         line()
         line("    /// The element of a document object; a missing or mistyped leaf is damage.")
-        line("    \(access)static func cofferElement(_ node: DocumentNode) throws -> \(type) {")
+        line("    \(access)static func _cofferElement(_ node: DocumentNode) throws -> \(type) {")
         line("        try \(type)(")
         for (index, leaf) in codec.leaves.enumerated() {
             var leafType = leaf.embeddedType ?? leaf.valueType
@@ -361,7 +373,7 @@ struct CodeEmitter {
             line("\(indent)\(memberAccess)\(staticWord)let \(Self.identifier(property.name)): Property<\(type), \(valueType)> = Property(index: \(field.position), keyPath: \(keyPath))")
             return
         }
-        let pathType = "CofferPath_" + property.name
+        let pathType = "_CofferPath_" + property.name
         line("\(indent)/// The leaves of the embedded `\(field.name)` (`\(field.swiftType)`), for queries: `\(type).\(field.name).<leaf>`.")
         line("\(indent)\(memberAccess)\(staticWord)let \(Self.identifier(property.name)): \(pathType) = \(pathType)()")
         line()

@@ -1,4 +1,4 @@
-@testable import Coffer
+@_spi(CofferGenerated) @testable import Coffer
 import CLMDB
 import Foundation
 import Testing
@@ -13,7 +13,7 @@ enum IndexProbe {
             let buffer = RecordBuffer()
             var writer = RecordWriter(buffer: buffer, storedIds: binding.storedIds)
             var sample = sample
-            E.cofferEncode(&sample, to: &writer)
+            E._cofferEncode(&sample, to: &writer)
             buffer.adopt(writer)
             return try transaction.matchingIds(index, valueOf: RecordFields(bytes: writer.bytes, entity: "probe", id: 0), table: binding.table).sorted()
         }

@@ -1,4 +1,4 @@
-@testable import Coffer
+@_spi(CofferGenerated) @testable import Coffer
 import Foundation
 import Testing
 
@@ -63,7 +63,7 @@ import Testing
                 try store.dump(entity: "Everything") { damaged.append($0) }
                 let line = try #require(damaged.last)
                 #expect(line.contains("\"$corrupt\":"), "round \(round)")
-                let names = Everything.cofferSchema.properties.map { "\"\($0.name)\":" }
+                let names = Everything._cofferSchema.properties.map { "\"\($0.name)\":" }
                 let shownOrder = names.compactMap { name in line.range(of: name).map { line.distance(from: line.startIndex, to: $0.lowerBound) } }
                 #expect(shownOrder == shownOrder.sorted(), "round \(round)")
                 try Damage.overwriteRecord(store, Everything.self, id: object.id, with: whole)

@@ -634,8 +634,8 @@ final class Recorder: @unchecked Sendable {
 
     @Test func storedAsNamesTheEntityAndItsLinks() throws {
         try withStore { (store: Store) throws in
-            #expect(Inventory.Bin.cofferSchema.storedName == "InventoryBin")
-            #expect(Shelf.cofferSchema.properties[1].relationTarget == "InventoryBin")
+            #expect(Inventory.Bin._cofferSchema.storedName == "InventoryBin")
+            #expect(Shelf._cofferSchema.properties[1].relationTarget == "InventoryBin")
             let bins = store.box(for: Inventory.Bin.self)
             let shelves = store.box(for: Shelf.self)
             let bin = try bins.put(Inventory.Bin(label: "A1"))

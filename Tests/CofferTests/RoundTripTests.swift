@@ -125,8 +125,8 @@ import Testing
     @Test func generatedMetadataNamesEveryStoredProperty() {
         #expect(Everything.id.name == "id")
         #expect(Everything.optLevel.name == "optLevel")
-        #expect(Everything.cofferSchema.properties.count == 44)
-        #expect(!Everything.cofferSchema.properties.contains { $0.name == "scratch" })
+        #expect(Everything._cofferSchema.properties.count == 44)
+        #expect(!Everything._cofferSchema.properties.contains { $0.name == "scratch" })
         #expect(Everything.optLevel.schema.type == .int32 && Everything.optLevel.schema.isOptional)
         #expect(Everything.mood.schema.flags.contains(.enumeration))
         #expect(Note.body.schema.storedName == "body_text")

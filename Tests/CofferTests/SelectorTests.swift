@@ -1,4 +1,4 @@
-@testable import Coffer
+@_spi(CofferGenerated) @testable import Coffer
 import Foundation
 import Testing
 
@@ -228,7 +228,7 @@ import Testing
                 let viaSelector = try box.query(selector: selector).build().findIds()
                 #expect(viaSelector == expected, "\(selector)")
                 var viaCatalog: [Id] = []
-                try store.query(entity: E.cofferSchema.storedName, selector: selector, fields: ["id"]) { line in
+                try store.query(entity: E._cofferSchema.storedName, selector: selector, fields: ["id"]) { line in
                     viaCatalog.append(Id(line.dropFirst(6).dropLast())!)
                 }
                 #expect(viaCatalog == expected, "catalog: \(selector)")

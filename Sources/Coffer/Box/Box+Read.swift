@@ -12,7 +12,7 @@ extension Box {
     @inlinable
     public func get(_ id: Id) throws -> E? {
         var found: E?
-        try withRecord(id) { reader in found = try E.cofferDecode(id: reader.id, from: &reader) }
+        try withRecord(id) { reader in found = try E._cofferDecode(id: reader.id, from: &reader) }
         return found
     }
 
@@ -26,7 +26,7 @@ extension Box {
     public func get(_ ids: [Id]) throws -> [E] {
         var result: [E] = []
         result.reserveCapacity(ids.count)
-        try withRecords(ids) { reader in result.append(try E.cofferDecode(id: reader.id, from: &reader)) }
+        try withRecords(ids) { reader in result.append(try E._cofferDecode(id: reader.id, from: &reader)) }
         return result
     }
 
@@ -39,7 +39,7 @@ extension Box {
     public func all() throws -> [E] {
         var result: [E] = []
         try forEachReader(reserve: { result.reserveCapacity($0) }) { reader in
-            result.append(try E.cofferDecode(id: reader.id, from: &reader))
+            result.append(try E._cofferDecode(id: reader.id, from: &reader))
         }
         return result
     }
@@ -69,7 +69,7 @@ extension Box {
     /// meanwhile are not visited. A throw from `body` ends the walk and is rethrown.
     @inlinable
     public func forEach(_ body: (E) throws -> Void) throws {
-        try walkRecords { reader in try body(try E.cofferDecode(id: reader.id, from: &reader)) }
+        try walkRecords { reader in try body(try E._cofferDecode(id: reader.id, from: &reader)) }
     }
 
     /// Calls `body` with a reader for each record in id order, up to the highest id stored
@@ -100,7 +100,7 @@ extension Box {
     @usableFromInline
     func withRecord(_ id: Id, _ body: (inout RecordReader) throws -> Void) throws {
         try reading(empty: ()) { transaction, binding in
-            guard let bytes = try transaction.record(id, table: binding.table, entity: E.cofferSchema.name) else { return }
+            guard let bytes = try transaction.record(id, table: binding.table, entity: E._cofferSchema.name) else { return }
             var reader = try RecordReader(bytes: bytes, layout: binding, id: id)
             try body(&reader)
         }
@@ -112,7 +112,7 @@ extension Box {
     func withRecords(_ ids: [Id], _ body: (inout RecordReader) throws -> Void) throws {
         try reading(empty: ()) { transaction, binding in
             for id in ids {
-                guard let bytes = try transaction.record(id, table: binding.table, entity: E.cofferSchema.name) else { continue }
+                guard let bytes = try transaction.record(id, table: binding.table, entity: E._cofferSchema.name) else { continue }
                 var reader = try RecordReader(bytes: bytes, layout: binding, id: id)
                 try body(&reader)
             }
@@ -154,7 +154,7 @@ extension Box {
                 var value = MDB_val()
                 let rc = mdb_get(transaction.txn, binding.table, &keyVal, &value)
                 if rc == MDB_NOTFOUND { return false }
-                try transaction.check(rc, "reading \(E.cofferSchema.name) \(id)")
+                try transaction.check(rc, "reading \(E._cofferSchema.name) \(id)")
                 return true
             }
         }
@@ -164,7 +164,7 @@ extension Box {
 
     func count(in transaction: Transaction, binding: EntityBinding) throws -> Int {
         var stat = MDB_stat()
-        try transaction.check(mdb_stat(transaction.txn, binding.table, &stat), "counting \(E.cofferSchema.name)")
+        try transaction.check(mdb_stat(transaction.txn, binding.table, &stat), "counting \(E._cofferSchema.name)")
         return stat.ms_entries
     }
 

@@ -20,7 +20,7 @@ extension Box {
     ///   `@Unique` or `@FullText` on `property` (remove the annotation first).
     public func dropIndex<Value>(on property: Property<E, Value>) throws {
         try store.performWrite { transaction in
-            try store.dropIndex(of: E.cofferSchema, position: property.index, in: transaction)
+            try store.dropIndex(of: E._cofferSchema, position: property.index, in: transaction)
         }
     }
 }

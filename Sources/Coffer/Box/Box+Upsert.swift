@@ -55,11 +55,11 @@ extension Box {
     @discardableResult
     private func upsert(_ entity: inout E, by position: Int, in transaction: Transaction, binding: EntityBinding) throws -> Id {
         guard let index = binding.indexes.first(where: { $0.position == position }) else {
-            let schema = E.cofferSchema
+            let schema = E._cofferSchema
             throw CofferError.invalidUpsertKey(entity: schema.name, property: schema.properties[position].name, problem: .notIndexed)
         }
         var copy = entity
-        entity.id = try transaction.upsertTarget(by: index, binding: binding) { writer, _ in E.cofferEncode(&copy, to: &writer) } ?? 0
+        entity.id = try transaction.upsertTarget(by: index, binding: binding) { writer, _ in E._cofferEncode(&copy, to: &writer) } ?? 0
         return try put(&entity, in: transaction, binding: binding)
     }
 }

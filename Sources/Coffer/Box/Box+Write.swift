@@ -20,7 +20,7 @@ extension Box {
     @discardableResult
     public func put(_ entity: inout E) throws -> Id {
         var attempts = 0
-        if E.cofferPutChangesOnlyIds {
+        if E._cofferPutChangesOnlyIds {
             // Only the id can change: it is all there is to restore. (Copying the whole
             // object on every update, for a restore that rarely happens, is not worth it.)
             let originalId = entity.id
@@ -210,7 +210,7 @@ extension Box {
     @inlinable @discardableResult
     public func modifyEach(_ body: (inout E) throws -> Void) throws -> Int {
         try modifyRecords { reader, storeBack in
-            var object = try E.cofferDecode(id: reader.id, from: &reader)
+            var object = try E._cofferDecode(id: reader.id, from: &reader)
             try body(&object)
             try storeBack(&object)
         }
@@ -252,18 +252,18 @@ extension Box {
     @discardableResult
     func put(_ entity: inout E, in transaction: Transaction, binding: EntityBinding) throws -> Id {
         // Unsaved link targets first, so the links can hold their ids.
-        try E.cofferPutRelations(&entity, in: store)
+        try E._cofferPutRelations(&entity, in: store)
         var id = entity.id
         // Through a pointer: read from the closure's capture of `entity`, the object was
         // copied (and the copy destroyed) for every put.
         try withUnsafeMutablePointer(to: &entity) { object -> Void in
             try transaction.storeObject(id: &id, binding: binding) { writer, stamps in
-                if let stamps { E.cofferStamp(&object.pointee, createdAt: stamps.createdAt, updatedAt: stamps.updatedAt) }
-                E.cofferEncode(&object.pointee, to: &writer)
+                if let stamps { E._cofferStamp(&object.pointee, createdAt: stamps.createdAt, updatedAt: stamps.updatedAt) }
+                E._cofferEncode(&object.pointee, to: &writer)
             }
         }
         entity.id = id
-        try E.cofferPutLinks(&entity, in: store)
+        try E._cofferPutLinks(&entity, in: store)
         return id
     }
 

@@ -18,18 +18,18 @@ import Foundation
 /// optional leaf is left out.
 public protocol EmbeddedDocument: Embedded {
     /// The element as a document object (generated).
-    /// ```swift Address.cofferDocument(address) ```
-    @_documentation(visibility: internal)
-    static func cofferDocument(_ value: Self) -> DocumentNode
+    /// ```swift Address._cofferDocument(address) ```
+    @_spi(CofferGenerated)
+    static func _cofferDocument(_ value: Self) -> DocumentNode
 
     /// The element of a document object; throws when a leaf is missing or of another kind (generated).
-    /// ```swift try Address.cofferElement(node) ```
-    @_documentation(visibility: internal)
-    static func cofferElement(_ node: DocumentNode) throws -> Self
+    /// ```swift try Address._cofferElement(node) ```
+    @_spi(CofferGenerated)
+    static func _cofferElement(_ node: DocumentNode) throws -> Self
 }
 
 /// A document value as generated code builds and reads it (integers exact, unlike ``JSONValue``).
-@_documentation(visibility: internal)
+@_spi(CofferGenerated)
 public struct DocumentNode: Sendable {
     let node: DocumentCodec.Node
 
@@ -54,23 +54,23 @@ public struct DocumentNode: Sendable {
 /// arrays of leaves and embedded values.
 public protocol DocumentLeaf {
     /// The value as a document node. ```swift "Oslo".cofferNode ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     var cofferNode: DocumentNode { get }
     /// The value of a node, or nil when it is of another kind. ```swift String(cofferNode: node) ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     init?(cofferNode: DocumentNode)
 }
 
 extension DocumentLeaf where Self: BinaryInteger {
     /// ```swift 5.cofferNode ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public var cofferNode: DocumentNode {
         // A UInt64 above Int64.max keeps its value (compared as the number it is).
         if let signed = Int64(exactly: self) { return DocumentNode(.scalar(.integer(signed))) }
         return DocumentNode(.scalar(.unsigned(UInt64(truncatingIfNeeded: self))))
     }
     /// ```swift Int(cofferNode: node) ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public init?(cofferNode: DocumentNode) {
         switch cofferNode.node {
         case .scalar(.integer(let value)):
@@ -106,10 +106,10 @@ extension UInt64: DocumentLeaf {}
 
 extension Double: DocumentLeaf {
     /// ```swift 2.5.cofferNode ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public var cofferNode: DocumentNode { DocumentNode(.scalar(.double(self))) }
     /// ```swift Double(cofferNode: node) ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public init?(cofferNode: DocumentNode) {
         switch cofferNode.node {
         case .scalar(.double(let value)): self = value
@@ -122,10 +122,10 @@ extension Double: DocumentLeaf {
 
 extension Float: DocumentLeaf {
     /// ```swift Float(2.5).cofferNode ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public var cofferNode: DocumentNode { Double(self).cofferNode }
     /// ```swift Float(cofferNode: node) ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public init?(cofferNode: DocumentNode) {
         guard let wide = Double(cofferNode: cofferNode) else { return nil }
         guard let exact = wide.isNaN ? Float.nan : Float(exactly: wide) else { return nil }
@@ -135,10 +135,10 @@ extension Float: DocumentLeaf {
 
 extension Bool: DocumentLeaf {
     /// ```swift true.cofferNode ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public var cofferNode: DocumentNode { DocumentNode(.scalar(.bool(self))) }
     /// ```swift Bool(cofferNode: node) ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public init?(cofferNode: DocumentNode) {
         guard case .scalar(.bool(let value)) = cofferNode.node else { return nil }
         self = value
@@ -147,10 +147,10 @@ extension Bool: DocumentLeaf {
 
 extension String: DocumentLeaf {
     /// ```swift "Oslo".cofferNode ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public var cofferNode: DocumentNode { DocumentNode(.scalar(.string(self))) }
     /// ```swift String(cofferNode: node) ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public init?(cofferNode: DocumentNode) {
         guard case .scalar(.string(let value)) = cofferNode.node else { return nil }
         self = value
@@ -159,10 +159,10 @@ extension String: DocumentLeaf {
 
 extension Date: DocumentLeaf {
     /// Seconds since 2001. ```swift Date().cofferNode ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public var cofferNode: DocumentNode { timeIntervalSinceReferenceDate.cofferNode }
     /// ```swift Date(cofferNode: node) ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public init?(cofferNode: DocumentNode) {
         if case .scalar(.string(let text)) = cofferNode.node, let seconds = ISODate.seconds(from: text) {
             self = Date(timeIntervalSinceReferenceDate: seconds)   // an imported ISO 8601 date
@@ -175,10 +175,10 @@ extension Date: DocumentLeaf {
 
 extension UUID: DocumentLeaf {
     /// Its string form. ```swift UUID().cofferNode ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public var cofferNode: DocumentNode { uuidString.cofferNode }
     /// ```swift UUID(cofferNode: node) ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public init?(cofferNode: DocumentNode) {
         guard let text = String(cofferNode: cofferNode), let value = UUID(uuidString: text) else { return nil }
         self = value
@@ -187,10 +187,10 @@ extension UUID: DocumentLeaf {
 
 extension Data: DocumentLeaf {
     /// Base64 text. ```swift Data([1]).cofferNode ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public var cofferNode: DocumentNode { base64EncodedString().cofferNode }
     /// ```swift Data(cofferNode: node) ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public init?(cofferNode: DocumentNode) {
         guard let text = String(cofferNode: cofferNode), let value = Data(base64Encoded: text) else { return nil }
         self = value
@@ -199,19 +199,19 @@ extension Data: DocumentLeaf {
 
 extension JSONValue: DocumentLeaf {
     /// ```swift JSONValue("a").cofferNode ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public var cofferNode: DocumentNode { DocumentNode(DocumentCodec.Node(self)) }
     /// ```swift JSONValue(cofferNode: node) ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public init?(cofferNode: DocumentNode) { self = JSONValue(cofferNode.node) }
 }
 
 extension Array: DocumentLeaf where Element: DocumentLeaf {
     /// ```swift ["a"].cofferNode ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public var cofferNode: DocumentNode { DocumentNode(.array(map(\.cofferNode.node))) }
     /// ```swift [String](cofferNode: node) ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public init?(cofferNode: DocumentNode) {
         guard case .array(let elements) = cofferNode.node else { return nil }
         var result: [Element] = []
@@ -224,7 +224,7 @@ extension Array: DocumentLeaf where Element: DocumentLeaf {
 }
 
 /// Reads and writes leaves in generated element codecs.
-@_documentation(visibility: internal)
+@_spi(CofferGenerated)
 public enum DocumentLeaves {
     /// A leaf's node. ```swift DocumentLeaves.node(address.city) ```
     public static func node<V: DocumentLeaf>(_ value: V) -> DocumentNode { value.cofferNode }
@@ -235,9 +235,9 @@ public enum DocumentLeaves {
     /// An optional enum leaf's node. ```swift DocumentLeaves.optionalNode(address.previousKind) ```
     public static func optionalNode<V: RawRepresentable>(_ value: V?) -> DocumentNode? where V.RawValue: DocumentLeaf { value.map(\.rawValue.cofferNode) }
     /// An embedded leaf's node. ```swift DocumentLeaves.node(address.location) ```
-    public static func node<V: EmbeddedDocument>(_ value: V) -> DocumentNode { V.cofferDocument(value) }
+    public static func node<V: EmbeddedDocument>(_ value: V) -> DocumentNode { V._cofferDocument(value) }
     /// An optional embedded leaf's node. ```swift DocumentLeaves.optionalNode(address.location) ```
-    public static func optionalNode<V: EmbeddedDocument>(_ value: V?) -> DocumentNode? { value.map(V.cofferDocument) }
+    public static func optionalNode<V: EmbeddedDocument>(_ value: V?) -> DocumentNode? { value.map(V._cofferDocument) }
 
     /// A required leaf. ```swift try DocumentLeaves.value(String.self, node["city"], "city", in: Address.self) ```
     public static func value<V: DocumentLeaf, T>(_ type: V.Type, _ node: DocumentNode?, _ name: String, in owner: T.Type) throws -> V {
@@ -266,15 +266,15 @@ public enum DocumentLeaves {
     /// A required embedded leaf. ```swift try DocumentLeaves.value(GeoPoint.self, node["location"], "location", in: Address.self) ```
     public static func value<V: EmbeddedDocument, T>(_ type: V.Type, _ node: DocumentNode?, _ name: String, in owner: T.Type) throws -> V {
         guard let node else { throw damage(owner, name, V.self) }
-        return try V.cofferElement(node)
+        return try V._cofferElement(node)
     }
     /// An optional embedded leaf. ```swift try DocumentLeaves.optional(GeoPoint.self, node["location"], "location", in: Address.self) ```
     public static func optional<V: EmbeddedDocument, T>(_ type: V.Type, _ node: DocumentNode?, _ name: String, in owner: T.Type) throws -> V? {
-        try node.map(V.cofferElement)
+        try node.map(V._cofferElement)
     }
 
     /// An array-of-embedded leaf's node. ```swift DocumentLeaves.node(address.stops) ```
-    public static func node<V: EmbeddedDocument>(_ values: [V]) -> DocumentNode { DocumentNode(.array(values.map { V.cofferDocument($0).node })) }
+    public static func node<V: EmbeddedDocument>(_ values: [V]) -> DocumentNode { DocumentNode(.array(values.map { V._cofferDocument($0).node })) }
     /// An optional array-of-embedded leaf's node. ```swift DocumentLeaves.optionalNode(address.stops) ```
     public static func optionalNode<V: EmbeddedDocument>(_ values: [V]?) -> DocumentNode? { values.map { node($0) } }
     /// A converted leaf's node (its stored value). ```swift DocumentLeaves.node(theme.accent) ```
@@ -285,7 +285,7 @@ public enum DocumentLeaves {
     /// A required array-of-embedded leaf. ```swift try DocumentLeaves.value([Stop].self, node["stops"], "stops", in: Route.self) ```
     public static func value<V: EmbeddedDocument, T>(_ type: [V].Type, _ node: DocumentNode?, _ name: String, in owner: T.Type) throws -> [V] {
         guard let node, case .array(let elements) = node.node else { throw damage(owner, name, [V].self) }
-        return try elements.map { try V.cofferElement(DocumentNode($0)) }
+        return try elements.map { try V._cofferElement(DocumentNode($0)) }
     }
     /// An optional array-of-embedded leaf. ```swift try DocumentLeaves.optional([Stop].self, node["stops"], "stops", in: Route.self) ```
     public static func optional<V: EmbeddedDocument, T>(_ type: [V].Type, _ node: DocumentNode?, _ name: String, in owner: T.Type) throws -> [V]? {
@@ -318,7 +318,7 @@ extension RecordWriter {
     /// Writes an array of embedded values as a document array; called by generated code.
     /// ```swift writer.write(4, entity.addresses) ```
     public mutating func write<V: EmbeddedDocument>(_ field: Int, _ values: [V]) {
-        DocumentCodec.writeField(field, to: &self) { DocumentCodec.write(.array(values.map { V.cofferDocument($0).node }), to: &$0) }
+        DocumentCodec.writeField(field, to: &self) { DocumentCodec.write(.array(values.map { V._cofferDocument($0).node }), to: &$0) }
     }
     /// Writes an optional array of embedded values; nil writes nothing.
     /// ```swift writer.write(5, entity.previousAddresses) ```
@@ -327,6 +327,7 @@ extension RecordWriter {
     }
 }
 
+@_spi(CofferGenerated)
 extension RecordReader {
     /// Decodes an array of embedded values; a damaged document or element is damage.
     /// ```swift case 4: addresses = try reader.value([Address].self) ```
@@ -336,7 +337,7 @@ extension RecordReader {
             throw corrupt("the array of \(V.self) is damaged")
         }
         do {
-            return try elements.map { try V.cofferElement(DocumentNode($0)) }
+            return try elements.map { try V._cofferElement(DocumentNode($0)) }
         } catch CofferError.damagedRecord(_, _, let reason) {
             throw corrupt(reason)
         }

@@ -76,15 +76,15 @@ extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expre
 
 extension JSONValue: RecordValue {
     /// Writes the value in the document encoding. ```swift value.cofferWrite(3, to: &writer) ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
         DocumentCodec.writeField(field, to: &writer) { DocumentCodec.write(DocumentCodec.Node(self), to: &$0) }
     }
 
     /// Reads a document field; nil for another kind or a damaged encoding.
     /// ```swift JSONValue.cofferRead(from: reader) ```
-    @_documentation(visibility: internal)
-    public static func cofferRead(from reader: RecordReader) -> JSONValue? {
+    @_spi(CofferGenerated)
+    public static func cofferRead(from reader: _RecordReader) -> JSONValue? {
         guard reader.kind == .document,
               let node = DocumentCodec.decode(UnsafeRawBufferPointer(start: reader.base + reader.payload, count: reader.payloadLength)) else { return nil }
         return JSONValue(node)
@@ -111,20 +111,20 @@ extension JSONValue {
 /// `[String: Int]`, `[String: Double]`, `[String: Bool]`).
 public protocol DocumentScalar: Sendable {
     /// The value as a document value. ```swift 5.documentValue ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     var documentValue: DocumentCodec.Scalar { get }
     /// The value of a document scalar, or nil when it is of another kind.
     /// ```swift Int(document: .integer(5)) ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     init?(document: DocumentCodec.Scalar)
 }
 
 extension String: DocumentScalar {
     /// ```swift "red".documentValue ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public var documentValue: DocumentCodec.Scalar { .string(self) }
     /// ```swift String(document: .string("red")) ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public init?(document: DocumentCodec.Scalar) {
         guard case .string(let value) = document else { return nil }
         self = value
@@ -133,10 +133,10 @@ extension String: DocumentScalar {
 
 extension Int: DocumentScalar {
     /// ```swift 5.documentValue ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public var documentValue: DocumentCodec.Scalar { .integer(Int64(self)) }
     /// ```swift Int(document: .integer(5)) ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public init?(document: DocumentCodec.Scalar) {
         guard case .integer(let value) = document, let exact = Int(exactly: value) else { return nil }
         self = exact
@@ -145,10 +145,10 @@ extension Int: DocumentScalar {
 
 extension Double: DocumentScalar {
     /// ```swift 2.5.documentValue ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public var documentValue: DocumentCodec.Scalar { .double(self) }
     /// ```swift Double(document: .double(2.5)) ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public init?(document: DocumentCodec.Scalar) {
         guard case .double(let value) = document else { return nil }
         self = value
@@ -157,10 +157,10 @@ extension Double: DocumentScalar {
 
 extension Bool: DocumentScalar {
     /// ```swift true.documentValue ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public var documentValue: DocumentCodec.Scalar { .bool(self) }
     /// ```swift Bool(document: .bool(true)) ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public init?(document: DocumentCodec.Scalar) {
         guard case .bool(let value) = document else { return nil }
         self = value
@@ -169,7 +169,7 @@ extension Bool: DocumentScalar {
 
 extension Dictionary: RecordValue where Key == String, Value: DocumentScalar {
     /// Writes the dictionary as a document object. ```swift ["a": "b"].cofferWrite(3, to: &writer) ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
         DocumentCodec.writeField(field, to: &writer) { writer in
             DocumentCodec.writeObject(self.map { ($0.key, $0.value.documentValue) }, to: &writer)
@@ -178,8 +178,8 @@ extension Dictionary: RecordValue where Key == String, Value: DocumentScalar {
 
     /// Reads a document object whose every value is a `Value`; nil otherwise (damage).
     /// ```swift [String: Int].cofferRead(from: reader) ```
-    @_documentation(visibility: internal)
-    public static func cofferRead(from reader: RecordReader) -> [String: Value]? {
+    @_spi(CofferGenerated)
+    public static func cofferRead(from reader: _RecordReader) -> [String: Value]? {
         guard reader.kind == .document,
               case .object(let members)? = DocumentCodec.decode(UnsafeRawBufferPointer(start: reader.base + reader.payload, count: reader.payloadLength))
         else { return nil }

@@ -32,24 +32,18 @@ extension RecordReader {
     }
 }
 
-/// Signed integers other than `Int` (which has its own conformance).
-public protocol SignedRecordArrayElement: FixedWidthInteger & SignedInteger & Sendable {}
-extension Int8: SignedRecordArrayElement {}
-extension Int16: SignedRecordArrayElement {}
-extension Int32: SignedRecordArrayElement {}
-extension Int64: SignedRecordArrayElement {}
-
-extension RecordArrayElement where Self: SignedRecordArrayElement {
+// Signed integers other than `Int` (which has its own conformance).
+extension RecordArrayElement where Self: FixedWidthInteger & SignedInteger {
     /// Writes the elements as 64-bit values. ```swift Int8.cofferWriteArray([1], field: 3, to: &writer) ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     @inlinable
     public static func cofferWriteArray(_ array: [Self], field: Int, to writer: inout RecordWriter) {
         writer.write8ByteArray(field, .int64Array, count: array.count) { UInt64(bitPattern: Int64(array[$0])) }
     }
     /// Reads the elements, each of which must fit. ```swift Int8.cofferReadArray(from: reader) ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     @inlinable
-    public static func cofferReadArray(from reader: RecordReader) -> [Self]? {
+    public static func cofferReadArray(from reader: _RecordReader) -> [Self]? {
         reader.read8ByteArray(.int64Array) { Self(exactly: Int64(bitPattern: $0)) }
     }
 }
@@ -58,25 +52,18 @@ extension Int16: RecordArrayElement {}
 extension Int32: RecordArrayElement {}
 extension Int64: RecordArrayElement {}
 
-/// Unsigned integers.
-public protocol UnsignedRecordArrayElement: FixedWidthInteger & UnsignedInteger & Sendable {}
-extension UInt: UnsignedRecordArrayElement {}
-extension UInt8: UnsignedRecordArrayElement {}
-extension UInt16: UnsignedRecordArrayElement {}
-extension UInt32: UnsignedRecordArrayElement {}
-extension UInt64: UnsignedRecordArrayElement {}
-
-extension RecordArrayElement where Self: UnsignedRecordArrayElement {
+// Unsigned integers.
+extension RecordArrayElement where Self: FixedWidthInteger & UnsignedInteger {
     /// Writes the elements as 64-bit values. ```swift UInt8.cofferWriteArray([1], field: 3, to: &writer) ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     @inlinable
     public static func cofferWriteArray(_ array: [Self], field: Int, to writer: inout RecordWriter) {
         writer.write8ByteArray(field, .uint64Array, count: array.count) { UInt64(array[$0]) }
     }
     /// Reads the elements, each of which must fit. ```swift UInt8.cofferReadArray(from: reader) ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     @inlinable
-    public static func cofferReadArray(from reader: RecordReader) -> [Self]? {
+    public static func cofferReadArray(from reader: _RecordReader) -> [Self]? {
         reader.read8ByteArray(.uint64Array) { Self(exactly: $0) }
     }
 }
@@ -88,16 +75,16 @@ extension UInt64: RecordArrayElement {}
 
 extension Float: RecordArrayElement {
     /// Writes `[Float]` as doubles. ```swift Float.cofferWriteArray([1.5], field: 3, to: &writer) ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     @inlinable
     public static func cofferWriteArray(_ array: [Float], field: Int, to writer: inout RecordWriter) {
         writer.write8ByteArray(field, .float64Array, count: array.count) { Double(array[$0]).bitPattern }
     }
     /// Reads `[Float]`; a double no `Float` holds exactly is damage (NaN stays NaN).
     /// ```swift Float.cofferReadArray(from: reader) ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     @inlinable
-    public static func cofferReadArray(from reader: RecordReader) -> [Float]? {
+    public static func cofferReadArray(from reader: _RecordReader) -> [Float]? {
         reader.read8ByteArray(.float64Array) { bits in
             let wide = Double(bitPattern: bits)
             return wide.isNaN ? Float.nan : Float(exactly: wide)
@@ -107,22 +94,22 @@ extension Float: RecordArrayElement {
 
 extension Date: RecordArrayElement {
     /// Writes `[Date]` as seconds since 2001. ```swift Date.cofferWriteArray([now], field: 3, to: &writer) ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     @inlinable
     public static func cofferWriteArray(_ array: [Date], field: Int, to writer: inout RecordWriter) {
         writer.write8ByteArray(field, .float64Array, count: array.count) { array[$0].timeIntervalSinceReferenceDate.bitPattern }
     }
     /// Reads `[Date]`. ```swift Date.cofferReadArray(from: reader) ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     @inlinable
-    public static func cofferReadArray(from reader: RecordReader) -> [Date]? {
+    public static func cofferReadArray(from reader: _RecordReader) -> [Date]? {
         reader.read8ByteArray(.float64Array) { Date(timeIntervalSinceReferenceDate: Double(bitPattern: $0)) }
     }
 }
 
 extension UUID: RecordArrayElement {
     /// Writes `[UUID]`: 16 bytes each. ```swift UUID.cofferWriteArray([id], field: 3, to: &writer) ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     @inlinable
     public static func cofferWriteArray(_ array: [UUID], field: Int, to writer: inout RecordWriter) {
         writer.header(field, .uuidArray, payload: 5 + 16 * array.count)
@@ -130,9 +117,9 @@ extension UUID: RecordArrayElement {
         for element in array { withUnsafeBytes(of: element.uuid) { writer.append(bytes: $0) } }
     }
     /// Reads `[UUID]`. ```swift UUID.cofferReadArray(from: reader) ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     @inlinable
-    public static func cofferReadArray(from reader: RecordReader) -> [UUID]? {
+    public static func cofferReadArray(from reader: _RecordReader) -> [UUID]? {
         guard reader.kind == .uuidArray, reader.payloadLength % 16 == 0 else { return nil }
         return (0..<reader.payloadLength / 16).map { index in
             var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
@@ -146,7 +133,7 @@ extension UUID: RecordArrayElement {
 
 extension Bool: RecordArrayElement {
     /// Writes `[Bool]`: one byte each, 0 or 1. ```swift Bool.cofferWriteArray([true], field: 3, to: &writer) ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     @inlinable
     public static func cofferWriteArray(_ array: [Bool], field: Int, to writer: inout RecordWriter) {
         writer.header(field, .boolArray, payload: 5 + array.count)
@@ -154,9 +141,9 @@ extension Bool: RecordArrayElement {
         for element in array { writer.append(UInt8(element ? 1 : 0)) }
     }
     /// Reads `[Bool]`; a byte other than 0 or 1 is damage. ```swift Bool.cofferReadArray(from: reader) ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     @inlinable
-    public static func cofferReadArray(from reader: RecordReader) -> [Bool]? {
+    public static func cofferReadArray(from reader: _RecordReader) -> [Bool]? {
         guard reader.kind == .boolArray else { return nil }
         var result: [Bool] = []
         result.reserveCapacity(reader.payloadLength)
@@ -193,6 +180,7 @@ extension RecordWriter {
     }
 }
 
+@_spi(CofferGenerated)
 extension RecordReader {
     /// Decodes the current field as an array of enums; a raw value without a case is damage.
     ///

@@ -121,8 +121,8 @@ extension RecordReader {
     /// ```swift
     /// stored_name = reader.take(1, String.self)   // generated
     /// ```
-    @inlinable @inline(__always)
-    public mutating func take(_ field: Int, _: String.Type) -> String? {
+    @_spi(CofferGenerated) @inlinable @inline(__always)
+    @_spi(CofferGenerated) public mutating func take(_ field: Int, _: String.Type) -> String? {
         let start = offset
         guard let bytes = straightBytes(field) else { return nil }
         let value = String(recordBytes: bytes)
@@ -135,8 +135,8 @@ extension RecordReader {
     /// ```swift
     /// stored_avatar = reader.take(4, Data.self)   // generated
     /// ```
-    @inlinable @inline(__always)
-    public mutating func take(_ field: Int, _: Data.Type) -> Data? {
+    @_spi(CofferGenerated) @inlinable @inline(__always)
+    @_spi(CofferGenerated) public mutating func take(_ field: Int, _: Data.Type) -> Data? {
         let start = offset
         guard let bytes = straightBytes(field) else { return nil }
         let value = Data(recordBytes: bytes)
@@ -149,8 +149,8 @@ extension RecordReader {
     /// ```swift
     /// stored_done = reader.take(2, Bool.self)   // generated
     /// ```
-    @inlinable @inline(__always)
-    public mutating func take(_ field: Int, _: Bool.Type) -> Bool? {
+    @_spi(CofferGenerated) @inlinable @inline(__always)
+    @_spi(CofferGenerated) public mutating func take(_ field: Int, _: Bool.Type) -> Bool? {
         guard straightEnd &- offset >= 2 else { return nil }
         let value: Bool
         switch tagHere() &- tagBases[field] {
@@ -168,8 +168,8 @@ extension RecordReader {
     /// ```swift
     /// stored_price = reader.take(3, Double.self)   // generated
     /// ```
-    @inlinable @inline(__always)
-    public mutating func take(_ field: Int, _: Double.Type) -> Double? {
+    @_spi(CofferGenerated) @inlinable @inline(__always)
+    @_spi(CofferGenerated) public mutating func take(_ field: Int, _: Double.Type) -> Double? {
         guard let payload = straightFixed(field, .float64, size: 8) else { return nil }
         let value = Double(bitPattern: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: payload, as: UInt64.self)))
         assert(fieldLoopAgrees(from: payload &- 2, field: field, value))
@@ -181,8 +181,8 @@ extension RecordReader {
     /// ```swift
     /// stored_ratio = reader.take(3, Float.self)   // generated
     /// ```
-    @inlinable @inline(__always)
-    public mutating func take(_ field: Int, _: Float.Type) -> Float? {
+    @_spi(CofferGenerated) @inlinable @inline(__always)
+    @_spi(CofferGenerated) public mutating func take(_ field: Int, _: Float.Type) -> Float? {
         guard let payload = straightFixed(field, .float32, size: 4) else { return nil }
         let value = Float(bitPattern: UInt32(littleEndian: base.loadUnaligned(fromByteOffset: payload, as: UInt32.self)))
         assert(fieldLoopAgrees(from: payload &- 2, field: field, value))
@@ -194,8 +194,8 @@ extension RecordReader {
     /// ```swift
     /// stored_created = reader.take(5, Date.self)   // generated
     /// ```
-    @inlinable @inline(__always)
-    public mutating func take(_ field: Int, _: Date.Type) -> Date? {
+    @_spi(CofferGenerated) @inlinable @inline(__always)
+    @_spi(CofferGenerated) public mutating func take(_ field: Int, _: Date.Type) -> Date? {
         take(field, Double.self).map(Date.init(timeIntervalSinceReferenceDate:))
     }
 
@@ -204,8 +204,8 @@ extension RecordReader {
     /// ```swift
     /// stored_token = reader.take(6, UUID.self)   // generated
     /// ```
-    @inlinable @inline(__always)
-    public mutating func take(_ field: Int, _: UUID.Type) -> UUID? {
+    @_spi(CofferGenerated) @inlinable @inline(__always)
+    @_spi(CofferGenerated) public mutating func take(_ field: Int, _: UUID.Type) -> UUID? {
         guard let payload = straightFixed(field, .uuid, size: 16) else { return nil }
         var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(start: base + payload, count: 16)) }
@@ -220,8 +220,8 @@ extension RecordReader {
     /// ```swift
     /// stored_age = reader.take(2, Int.self)   // generated
     /// ```
-    @inlinable @inline(__always)
-    public mutating func take<V: SignedRecordInteger>(_ field: Int, _: V.Type) -> V? {
+    @_spi(CofferGenerated) @inlinable @inline(__always)
+    @_spi(CofferGenerated) public mutating func take<V: RecordValue & FixedWidthInteger & SignedInteger>(_ field: Int, _: V.Type) -> V? {
         let start = offset
         guard let wide = straightSigned(field) else { return nil }
         guard let value = V(exactly: wide) else {
@@ -238,8 +238,8 @@ extension RecordReader {
     /// ```swift
     /// stored_count = reader.take(2, UInt32.self)   // generated
     /// ```
-    @inlinable @inline(__always)
-    public mutating func take<V: UnsignedRecordInteger>(_ field: Int, _: V.Type) -> V? {
+    @_spi(CofferGenerated) @inlinable @inline(__always)
+    @_spi(CofferGenerated) public mutating func take<V: RecordValue & FixedWidthInteger & UnsignedInteger>(_ field: Int, _: V.Type) -> V? {
         let start = offset
         guard let wide = straightUnsigned(field) else { return nil }
         guard let value = V(exactly: wide) else {

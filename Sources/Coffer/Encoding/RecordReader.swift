@@ -1,4 +1,4 @@
-/// Walks the fields of a stored record; generated `cofferDecode` functions drive it.
+/// Walks the fields of a stored record; generated `_cofferDecode` functions drive it.
 ///
 /// The reader works directly on LMDB's memory-mapped bytes (no copy). It skips fields whose
 /// property the current schema does not have, and checks every length against the record's
@@ -13,8 +13,12 @@
 ///     }
 /// }
 /// ```
-@_documentation(visibility: internal)
-public struct RecordReader {
+///
+/// Public under an underscored name, not `@_spi`: ``Entity/_cofferDecode(id:from:)`` names
+/// it, and that requirement is public because the inlinable reads (`Box.get`, `Query.find`)
+/// call it; the underscore keeps it out of code completion, and its members are
+/// `@_spi(CofferGenerated)`. Coffer's own code calls it ``RecordReader``.
+public struct _RecordReader {
     @usableFromInline let base: UnsafeRawPointer
     @usableFromInline let end: Int
     @usableFromInline var offset: Int
@@ -91,8 +95,8 @@ public struct RecordReader {
     /// ```swift
     /// while let field = try reader.nextField() { ... }
     /// ```
-    @inlinable
-    public mutating func nextField() throws -> Int? {
+    @_spi(CofferGenerated) @inlinable
+    @_spi(CofferGenerated) public mutating func nextField() throws -> Int? {
         while offset < end {
             let header: FieldHeader
             switch FieldHeader.parse(base, at: offset, end: end, compact: compact) {
@@ -133,8 +137,8 @@ public struct RecordReader {
     /// if reader.enter(2) { age = try reader.value(Int.self) }
     /// while let field = try reader.nextField() { ... }   // anything left
     /// ```
-    @inlinable @inline(__always)
-    public mutating func enter(_ field: Int) -> Bool {
+    @_spi(CofferGenerated) @inlinable @inline(__always)
+    @_spi(CofferGenerated) public mutating func enter(_ field: Int) -> Bool {
         guard offset < end, case .success(let header) = FieldHeader.parse(base, at: offset, end: end, compact: compact),
               header.fieldId == Int(storedIds[field]) else { return false }
         kind = header.kind
@@ -150,8 +154,8 @@ public struct RecordReader {
     /// ```swift
     /// case 2: age = try reader.value(Int.self)
     /// ```
-    @inlinable @inline(__always)
-    public func value<V: RecordValue>(_ type: V.Type) throws -> V {
+    @_spi(CofferGenerated) @inlinable @inline(__always)
+    @_spi(CofferGenerated) public func value<V: RecordValue>(_ type: V.Type) throws -> V {
         guard let value = V.cofferRead(from: self) else { throw mismatch(String(describing: V.self)) }
         return value
     }
@@ -161,8 +165,8 @@ public struct RecordReader {
     /// ```swift
     /// case 4: color = try reader.value(Color.self)
     /// ```
-    @inlinable @inline(__always)
-    public func value<V: RawRepresentable>(_ type: V.Type) throws -> V where V.RawValue: RecordValue {
+    @_spi(CofferGenerated) @inlinable @inline(__always)
+    @_spi(CofferGenerated) public func value<V: RawRepresentable>(_ type: V.Type) throws -> V where V.RawValue: RecordValue {
         guard let raw = V.RawValue.cofferRead(from: self) else { throw mismatch(String(describing: V.self)) }
         guard let value = V(rawValue: raw) else {
             throw corrupt("\(V.self) has no case with raw value \(raw)")
@@ -175,7 +179,7 @@ public struct RecordReader {
     /// ```swift
     /// firstName: try firstName ?? reader.missing(1)
     /// ```
-    public func missing<T>(_ field: Int) throws -> T {
+    @_spi(CofferGenerated) public func missing<T>(_ field: Int) throws -> T {
         let layout = layout.takeUnretainedValue()
         throw CofferError.damagedRecord(
             entity: layout.entityName, id: id,
@@ -246,3 +250,7 @@ public struct RecordReader {
 
 /// A valid address for readers of empty payloads (an empty buffer may have no base address).
 nonisolated(unsafe) let emptyPayloadBase = UnsafeRawPointer(UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1))
+
+/// The record reader under Coffer's own name (see ``_RecordReader`` for why the public type
+/// is underscored).
+@usableFromInline typealias RecordReader = _RecordReader

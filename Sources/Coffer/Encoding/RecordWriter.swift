@@ -1,18 +1,18 @@
 import Foundation
 
-/// Appends fields to a record; generated `cofferEncode` functions drive it.
+/// Appends fields to a record; generated `_cofferEncode` functions drive it.
 ///
 /// The writer works on one reusable buffer per store, so encoding an object allocates
 /// nothing. Field numbers are the property's position in the entity schema; the writer
 /// translates them to the stable property ids of the store's catalog.
 ///
 /// ```swift
-/// static func cofferEncode(_ entity: inout Person, to writer: inout RecordWriter) {
+/// static func _cofferEncode(_ entity: inout Person, to writer: inout RecordWriter) {
 ///     writer.write(1, entity.firstName)
 ///     writer.write(2, entity.age)
 /// }
 /// ```
-@_documentation(visibility: internal)
+@_spi(CofferGenerated)
 public struct RecordWriter {
     @usableFromInline var base: UnsafeMutableRawPointer
     @usableFromInline var capacity: Int

@@ -9,7 +9,7 @@ public protocol PartialProperty<Root>: Sendable {
     /// The entity the property belongs to.
     associatedtype Root: Entity
 
-    /// The position of the property in `Root.cofferSchema.properties`.
+    /// The position of the property in `Root._cofferSchema.properties`.
     ///
     /// ```swift
     /// (Message.position as any PartialProperty<Message>).index

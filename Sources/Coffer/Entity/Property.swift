@@ -9,7 +9,7 @@
 /// print(Person.firstName.name)   // "firstName"
 /// ```
 public struct Property<E: Entity, Value>: Sendable, CustomStringConvertible {
-    /// The position of the property in `E.cofferSchema.properties`.
+    /// The position of the property in `E._cofferSchema.properties`.
     ///
     /// ```swift
     /// Person.id.index   // 0
@@ -28,7 +28,7 @@ public struct Property<E: Entity, Value>: Sendable, CustomStringConvertible {
     /// ```swift
     /// static let age = Property(index: 2, keyPath: \Person.age)
     /// ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public init(index: Int, keyPath: KeyPath<E, Value> & Sendable) {
         self.index = index
         self.keyPath = keyPath
@@ -39,7 +39,7 @@ public struct Property<E: Entity, Value>: Sendable, CustomStringConvertible {
     /// ```swift
     /// Person.age.schema.type   // .int
     /// ```
-    public var schema: PropertySchema { E.cofferSchema.properties[index] }
+    public var schema: PropertySchema { E._cofferSchema.properties[index] }
 
     /// The Swift name of the property.
     ///
@@ -53,5 +53,5 @@ public struct Property<E: Entity, Value>: Sendable, CustomStringConvertible {
     /// ```swift
     /// "\(Person.age)"   // "Person.age"
     /// ```
-    public var description: String { "\(E.cofferSchema.name).\(name)" }
+    public var description: String { "\(E._cofferSchema.name).\(name)" }
 }

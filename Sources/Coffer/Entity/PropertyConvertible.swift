@@ -182,6 +182,7 @@ extension RecordWriter {
     }
 }
 
+@_spi(CofferGenerated)
 extension RecordReader {
     /// Decodes the current field as a converted value; a stored value the type refuses is
     /// damage, reported with the type's error.

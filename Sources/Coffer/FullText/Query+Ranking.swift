@@ -24,11 +24,11 @@ extension Query {
     ///   for a negative offset or limit.
     public func findRanked(offset: Int = 0, limit: Int? = nil) throws -> [(E, Double)] {
         guard offset >= 0, (limit ?? 0) >= 0 else {
-            throw CofferError.invalidPaging(entity: E.cofferSchema.name, offset: offset, limit: limit)
+            throw CofferError.invalidPaging(entity: E._cofferSchema.name, offset: offset, limit: limit)
         }
         let steps = condition.map { Self.rankingSteps(in: $0) } ?? []
         guard !steps.isEmpty else {
-            throw CofferError.invalidQuery(entity: E.cofferSchema.name, property: nil, reason: "findRanked() needs a full-text matches(_:) condition that is not negated")
+            throw CofferError.invalidQuery(entity: E._cofferSchema.name, property: nil, reason: "findRanked() needs a full-text matches(_:) condition that is not negated")
         }
         return try box.reading(empty: []) { transaction, binding in
             let matches = try self.matches(in: transaction, binding: binding, offset: 0, limit: nil, needsOrder: false)
@@ -59,7 +59,7 @@ extension Query {
             let end = limit.map { ranked.count - start > $0 ? start + $0 : ranked.count } ?? ranked.count
             return try ranked[start..<end].map { match, score in
                 var reader = try RecordReader(bytes: match.record, layout: binding, id: match.id)
-                return (try E.cofferDecode(id: match.id, from: &reader), score)
+                return (try E._cofferDecode(id: match.id, from: &reader), score)
             }
         }
     }

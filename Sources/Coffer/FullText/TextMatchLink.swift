@@ -100,7 +100,7 @@ struct TextMatchLink: QueryLink {
 
     /// A link for the entity type `E`.
     static func of<E: Entity>(_ type: E.Type, properties: [Int], text: String) -> TextMatchLink {
-        TextMatchLink(schema: E.cofferSchema, properties: properties, text: text) { transaction, store in
+        TextMatchLink(schema: E._cofferSchema, properties: properties, text: text) { transaction, store in
             try store.binding(for: E.self, in: transaction)
         }
     }
@@ -136,9 +136,9 @@ extension QueryCondition {
     /// let query = try articles.query { .matchesText("doctor books") && Article.year > 2000 }.build()
     /// ```
     public static func matchesText(_ search: String) -> QueryCondition<E> {
-        let properties = E.cofferSchema.properties.indices.filter { E.cofferSchema.properties[$0].fullText != nil }
+        let properties = E._cofferSchema.properties.indices.filter { E._cofferSchema.properties[$0].fullText != nil }
         guard !properties.isEmpty else {
-            return QueryCondition(.invalid("\(E.cofferSchema.name) has no @FullText property; matchesText(_:) needs one"))
+            return QueryCondition(.invalid("\(E._cofferSchema.name) has no @FullText property; matchesText(_:) needs one"))
         }
         return QueryCondition(.link(LinkStep(link: TextMatchLink.of(E.self, properties: properties, text: search))))
     }

@@ -48,7 +48,7 @@ public struct BoxChanges<E: Entity>: AsyncSequence, Sendable {
         private let subscription: StoreSubscription
 
         init(store: Store) {
-            let entity = E.cofferSchema.storedName
+            let entity = E._cofferSchema.storedName
             let channel = ObservationChannel<ChangeSet.EntityChanges> { $0.append($1) }
             self.channel = channel
             subscription = StoreSubscription(store: store, channel: channel) { changes in

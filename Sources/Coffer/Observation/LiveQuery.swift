@@ -21,7 +21,7 @@ final class LiveQuery<E: Entity> {
     init(_ query: Query<E>, watching watched: [Int]?) {
         self.query = query
         self.watched = watched
-        let entity = E.cofferSchema.storedName
+        let entity = E._cofferSchema.storedName
         let tracker = MatchTracker(condition: query.condition, orders: query.orders, entity: entity)
         self.tracker = tracker
         let channel = ObservationChannel<ObservedChanges> { $0.append($1) }
@@ -210,6 +210,6 @@ final class LiveQuery<E: Entity> {
     /// Decodes the object with `id` in `transaction`.
     static func decode(_ id: Id, in transaction: Transaction, binding: EntityBinding) throws -> E {
         var reader = try RecordReader(bytes: try record(id, in: transaction, binding: binding), layout: binding, id: id)
-        return try E.cofferDecode(id: id, from: &reader)
+        return try E._cofferDecode(id: id, from: &reader)
     }
 }

@@ -51,7 +51,7 @@ public struct QueryResults<E: Entity>: AsyncSequence, Sendable {
         public mutating func next() async throws -> [E]? {
             guard offset >= 0, (limit ?? 0) >= 0 else {
                 live.cancel()
-                throw CofferError.invalidPaging(entity: E.cofferSchema.name, offset: offset, limit: limit)
+                throw CofferError.invalidPaging(entity: E._cofferSchema.name, offset: offset, limit: limit)
             }
             return try await live.nextResult { try look() }
         }

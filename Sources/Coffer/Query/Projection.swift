@@ -71,8 +71,8 @@ public protocol ProjectableValue: Sendable {
     /// ```swift
     /// try Int.cofferProject(from: reader)
     /// ```
-    @_documentation(visibility: internal)
-    static func cofferProject(from reader: RecordReader?) throws -> Self
+    @_spi(CofferGenerated)
+    static func cofferProject(from reader: _RecordReader?) throws -> Self
 }
 
 /// A non-optional projected property without a stored value; `RecordReader.project`
@@ -85,8 +85,8 @@ extension ProjectableValue where Self: RecordValue {
     /// ```swift
     /// try String.cofferProject(from: reader)
     /// ```
-    @_documentation(visibility: internal)
-    public static func cofferProject(from reader: RecordReader?) throws -> Self {
+    @_spi(CofferGenerated)
+    public static func cofferProject(from reader: _RecordReader?) throws -> Self {
         guard let reader else { throw MissingProjectedValue() }
         return try reader.value(Self.self)
     }
@@ -98,8 +98,8 @@ extension Optional: ProjectableValue where Wrapped: RecordValue {
     /// ```swift
     /// try Date?.cofferProject(from: nil)   // nil
     /// ```
-    @_documentation(visibility: internal)
-    public static func cofferProject(from reader: RecordReader?) throws -> Wrapped? {
+    @_spi(CofferGenerated)
+    public static func cofferProject(from reader: _RecordReader?) throws -> Wrapped? {
         guard let reader else { return nil }
         return try reader.value(Wrapped.self)
     }

@@ -103,7 +103,7 @@ public struct PropertyQuery<E: Entity, Value: RecordValue & Hashable>: Sendable 
     /// - Throws: ``CofferError/nonUniqueResult(entity:count:)`` when there are several.
     public func findUnique() throws -> Value? {
         let values = try find()
-        guard values.count <= 1 else { throw CofferError.nonUniqueResult(entity: E.cofferSchema.name, count: values.count) }
+        guard values.count <= 1 else { throw CofferError.nonUniqueResult(entity: E._cofferSchema.name, count: values.count) }
         return values.first
     }
 }
@@ -155,7 +155,7 @@ extension PropertyQuery where Value: BinaryInteger {
     }
 
     private func overflow() -> CofferError {
-        .limitReached(.sum(entity: E.cofferSchema.name, property: E.cofferSchema.properties[position].name))
+        .limitReached(.sum(entity: E._cofferSchema.name, property: E._cofferSchema.properties[position].name))
     }
 }
 

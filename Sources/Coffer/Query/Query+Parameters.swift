@@ -134,7 +134,7 @@ extension Query {
     /// takes `values`: as many as it has, each of a type it compares with.
     private static func check(_ values: [QueryValue], arity: ConditionOp.Arity, for found: ConditionLeaf?, count: Int,
                               target: Target) throws {
-        let schema = E.cofferSchema
+        let schema = E._cofferSchema
         guard let leaf = found else {
             throw CofferError.parameterNotFound(entity: schema.name, parameter: target.name(in: schema))
         }

@@ -90,7 +90,7 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     @inlinable
     public func findFirst() throws -> E? {
         var first: E?
-        try withFirstMatch { reader in first = try E.cofferDecode(id: reader.id, from: &reader) }
+        try withFirstMatch { reader in first = try E._cofferDecode(id: reader.id, from: &reader) }
         return first
     }
 
@@ -111,7 +111,7 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     @inlinable
     public func forEach(_ body: (E) throws -> Void) throws {
         try forEachMatch(offset: skip, limit: limit, visiting: true) { reader in
-            try body(try E.cofferDecode(id: reader.id, from: &reader))
+            try body(try E._cofferDecode(id: reader.id, from: &reader))
         }
     }
 
@@ -125,8 +125,15 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     @inlinable
     public func findUnique() throws -> E? {
         let found = try collect(offset: 0, limit: nil)
-        guard found.count <= 1 else { throw CofferError.nonUniqueResult(entity: E.cofferSchema.name, count: found.count) }
+        guard found.count <= 1 else { throw nonUniqueResult(count: found.count) }
         return found.first
+    }
+
+    /// The error of a `findUnique` that matched `count` objects; not inlinable, because it
+    /// reads the schema, an `@_spi(CofferGenerated)` requirement.
+    @usableFromInline
+    func nonUniqueResult(count: Int) -> CofferError {
+        CofferError.nonUniqueResult(entity: E._cofferSchema.name, count: count)
     }
 
     /// The ids of all matching objects, in the query's order; no object is decoded.
@@ -178,13 +185,13 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     /// ```
     public func describe() -> String {
         do {
-            return try box.reading(empty: "\(E.cofferSchema.name): nothing stored yet; every query is empty") { transaction, binding in
+            return try box.reading(empty: "\(E._cofferSchema.name): nothing stored yet; every query is empty") { transaction, binding in
                 let effective = try effectiveCondition(in: transaction)
                 let plan = QueryPlanner.plan(condition: effective, orders: orders, binding: binding, transaction: transaction)
                 return Describe.plan(plan, condition: condition, orders: orders, schema: binding.schema)
             }
         } catch {
-            return "\(E.cofferSchema.name): cannot describe the query: \(error)"
+            return "\(E._cofferSchema.name): cannot describe the query: \(error)"
         }
     }
 
@@ -203,7 +210,7 @@ public struct Query<E: Entity>: Sendable, CustomDebugStringConvertible {
     func collect(offset: Int, limit: Int?) throws -> [E] {
         var result: [E] = []
         try forEachMatch(offset: offset, limit: limit) { reader in
-            result.append(try E.cofferDecode(id: reader.id, from: &reader))
+            result.append(try E._cofferDecode(id: reader.id, from: &reader))
         }
         return result
     }

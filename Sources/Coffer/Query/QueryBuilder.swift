@@ -37,11 +37,11 @@ public struct QueryBuilder<E: Entity>: Sendable {
     public func build() throws -> Query<E> {
         if let error = condition?.firstBuildError { throw error }
         if let message = condition?.firstInvalid {
-            throw CofferError.invalidQuery(entity: E.cofferSchema.name, property: nil, reason: message)
+            throw CofferError.invalidQuery(entity: E._cofferSchema.name, property: nil, reason: message)
         }
         let aliases = (condition?.leaves ?? []).compactMap(\.alias)
         if let repeated = aliases.first(where: { alias in aliases.filter { $0 == alias }.count > 1 }) {
-            throw CofferError.invalidQuery(entity: E.cofferSchema.name, property: nil, reason: "the alias \(repeated) names more than one condition")
+            throw CofferError.invalidQuery(entity: E._cofferSchema.name, property: nil, reason: "the alias \(repeated) names more than one condition")
         }
         return Query(box: box, condition: condition, orders: orders, skip: skip, limit: limit)
     }

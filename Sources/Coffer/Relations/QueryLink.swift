@@ -35,14 +35,14 @@ struct ToOneLink<Target: Entity>: QueryLink {
     }
 
     var summary: String {
-        let condition = target.map { Describe.node($0, schema: Target.cofferSchema) } ?? "any"
-        return "link \(propertyName) -> \(Target.cofferSchema.name) where \(condition) (its matching ids looked up in the \(propertyName) index)"
+        let condition = target.map { Describe.node($0, schema: Target._cofferSchema) } ?? "any"
+        return "link \(propertyName) -> \(Target._cofferSchema.name) where \(condition) (its matching ids looked up in the \(propertyName) index)"
     }
 
     var invalid: String? { target?.firstInvalid }
 
     var dependencies: Set<String> {
-        Set([Target.cofferSchema.storedName]).union(target?.linkDependencies ?? [])
+        Set([Target._cofferSchema.storedName]).union(target?.linkDependencies ?? [])
     }
 }
 

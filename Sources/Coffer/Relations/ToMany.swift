@@ -96,7 +96,7 @@ public struct ToMany<Target: Entity>: Sendable, ExpressibleByArrayLiteral, Rando
     public mutating func remove(at position: Int) throws -> Target {
         var elements = try storage.load()
         guard elements.indices.contains(position) else {
-            throw CofferError.misuse(.positionOutOfRange(entity: Target.cofferSchema.name, position: position, count: elements.count))
+            throw CofferError.misuse(.positionOutOfRange(entity: Target._cofferSchema.name, position: position, count: elements.count))
         }
         let removed = elements.remove(at: position)
         storage = ToManyStorage(elements: elements)
@@ -185,8 +185,8 @@ extension ToMany {
     /// ```swift
     /// orders: ToMany.cofferBacklink(Order.customer, from: reader)
     /// ```
-    @_documentation(visibility: internal)
-    public static func cofferBacklink<Owner: Entity>(_ link: Property<Target, ToOne<Owner>>, from reader: RecordReader) -> ToMany {
+    @_spi(CofferGenerated)
+    public static func cofferBacklink<Owner: Entity>(_ link: Property<Target, ToOne<Owner>>, from reader: _RecordReader) -> ToMany {
         let store = reader.binding.store
         let ownerId = reader.id
         let position = link.index
@@ -203,8 +203,8 @@ extension ToMany {
     /// ```swift
     /// teachers: ToMany.cofferManyToMany(position: 2, from: reader)
     /// ```
-    @_documentation(visibility: internal)
-    public static func cofferManyToMany(position: Int, from reader: RecordReader) -> ToMany {
+    @_spi(CofferGenerated)
+    public static func cofferManyToMany(position: Int, from reader: _RecordReader) -> ToMany {
         let binding = reader.binding
         let store = binding.store
         let ownerId = reader.id
@@ -221,8 +221,8 @@ extension ToMany {
     /// ```swift
     /// students: ToMany.cofferBacklink(Student.teachers, from: reader)
     /// ```
-    @_documentation(visibility: internal)
-    public static func cofferBacklink<Owner: Entity>(_ link: Property<Target, ToMany<Owner>>, from reader: RecordReader) -> ToMany {
+    @_spi(CofferGenerated)
+    public static func cofferBacklink<Owner: Entity>(_ link: Property<Target, ToMany<Owner>>, from reader: _RecordReader) -> ToMany {
         let store = reader.binding.store
         let ownerId = reader.id
         let position = link.index
@@ -242,14 +242,14 @@ extension ToMany {
     /// ```swift
     /// try entity.teachers.cofferApply(owner: Student.self, position: 2, ownerId: entity.id, in: store)
     /// ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public mutating func cofferApply<Owner: Entity>(owner: Owner.Type, position: Int, ownerId: Id, in store: Store) throws {
         guard var recorded = changes else { return }
         var newlyStored: [Int] = []
         try store.performWrite { transaction in
             let binding = try store.writableBinding(for: Owner.self, in: transaction)
             guard let tables = binding.relationTables[position] else {
-                throw CofferError.misuse(.notARelation(entity: Owner.cofferSchema.name, position: position))
+                throw CofferError.misuse(.notARelation(entity: Owner._cofferSchema.name, position: position))
             }
             let box = store.box(for: Target.self)
             // Unsaved elements, and elements whose first put was rolled back, are stored now.
@@ -311,15 +311,15 @@ struct ManyToManyLink<Owner: Entity, Other: Entity>: QueryLink {
     }
 
     var summary: String {
-        let condition = other.map { Describe.node($0, schema: Other.cofferSchema) } ?? "any"
-        return "link \(propertyName) \(forward ? "->" : "<-") \(Other.cofferSchema.name) where \(condition) (through the relation's \(forward ? "reverse" : "forward") table)"
+        let condition = other.map { Describe.node($0, schema: Other._cofferSchema) } ?? "any"
+        return "link \(propertyName) \(forward ? "->" : "<-") \(Other._cofferSchema.name) where \(condition) (through the relation's \(forward ? "reverse" : "forward") table)"
     }
 
     var invalid: String? { other?.firstInvalid }
 
     /// Relation rows are recorded as changes of their owner.
     var dependencies: Set<String> {
-        Set([Owner.cofferSchema.storedName, Other.cofferSchema.storedName]).union(other?.linkDependencies ?? [])
+        Set([Owner._cofferSchema.storedName, Other._cofferSchema.storedName]).union(other?.linkDependencies ?? [])
     }
 }
 
@@ -346,14 +346,14 @@ struct BacklinkLink<Source: Entity, Owner: Entity>: QueryLink {
     }
 
     var summary: String {
-        let condition = source.map { Describe.node($0, schema: Source.cofferSchema) } ?? "any"
-        return "link \(propertyName) <- \(Source.cofferSchema.name).\(linkName) where \(condition) (their \(linkName) ids looked up in the table)"
+        let condition = source.map { Describe.node($0, schema: Source._cofferSchema) } ?? "any"
+        return "link \(propertyName) <- \(Source._cofferSchema.name).\(linkName) where \(condition) (their \(linkName) ids looked up in the table)"
     }
 
     var invalid: String? { source?.firstInvalid }
 
     var dependencies: Set<String> {
-        Set([Source.cofferSchema.storedName]).union(source?.linkDependencies ?? [])
+        Set([Source._cofferSchema.storedName]).union(source?.linkDependencies ?? [])
     }
 }
 
@@ -389,10 +389,10 @@ extension Property {
                 propertyName: name, relationPosition: index, forward: true, other: condition().node))))
         }
         guard let linkName = schema.backlinkProperty,
-              let linkPosition = Source.cofferSchema.properties.firstIndex(where: { $0.name == linkName }) else {
+              let linkPosition = Source._cofferSchema.properties.firstIndex(where: { $0.name == linkName }) else {
             return QueryCondition(.invalid("\(self) is not a backlink"))
         }
-        if Source.cofferSchema.properties[linkPosition].flags.contains(.toMany) {
+        if Source._cofferSchema.properties[linkPosition].flags.contains(.toMany) {
             return QueryCondition(.link(LinkStep(link: ManyToManyLink<Source, Source>(
                 propertyName: name, relationPosition: linkPosition, forward: false, other: condition().node))))
         }

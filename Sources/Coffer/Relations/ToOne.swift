@@ -112,7 +112,7 @@ public struct ToOne<Target: Entity>: Sendable, ExpressibleByNilLiteral {
     /// ```swift
     /// try entity.customer.cofferStoreTarget(in: store)
     /// ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public mutating func cofferStoreTarget(in store: Store) throws {
         guard var pending = assigned else { return }
         let box = store.box(for: Target.self)
@@ -125,14 +125,14 @@ public struct ToOne<Target: Entity>: Sendable, ExpressibleByNilLiteral {
 
 extension ToOne: RecordValue {
     /// Writes the target id (nothing for no link). ```swift order.customer.cofferWrite(3, to: &writer) ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
         if let targetId { writer.writeUnsigned(field, targetId) }
     }
 
     /// Reads a link bound to the store of the record. ```swift ToOne<Customer>.cofferRead(from: reader) ```
-    @_documentation(visibility: internal)
-    public static func cofferRead(from reader: RecordReader) -> ToOne? {
+    @_spi(CofferGenerated)
+    public static func cofferRead(from reader: _RecordReader) -> ToOne? {
         guard let id = reader.unsignedValue else { return nil }
         return ToOne(id: id, store: reader.binding.store)
     }

@@ -5,7 +5,7 @@
 /// records stay readable when properties are added, removed or renamed.
 ///
 /// ```swift
-/// for property in Person.cofferSchema.properties {
+/// for property in Person._cofferSchema.properties {
 ///     print(property.name, property.type)
 /// }
 /// ```
@@ -13,7 +13,7 @@ public struct EntitySchema: Sendable {
     /// The Swift type name, e.g. `"Person"`.
     ///
     /// ```swift
-    /// Person.cofferSchema.name   // "Person"
+    /// Person._cofferSchema.name   // "Person"
     /// ```
     public let name: String
 
@@ -22,7 +22,7 @@ public struct EntitySchema: Sendable {
     /// either are refused (see ``StoredAs(_:)``).
     ///
     /// ```swift
-    /// Person.cofferSchema.storedName
+    /// Person._cofferSchema.storedName
     /// ```
     public let storedName: String
 
@@ -30,14 +30,14 @@ public struct EntitySchema: Sendable {
     /// another entity type of the process use the same stored entity).
     ///
     /// ```swift
-    /// Later.Note.cofferSchema.storedNameIsExplicit   // true: @StoredAs("Note")
+    /// Later.Note._cofferSchema.storedNameIsExplicit   // true: @StoredAs("Note")
     /// ```
     public let storedNameIsExplicit: Bool
 
     /// Every stored property, `id` first, in declaration order.
     ///
     /// ```swift
-    /// Person.cofferSchema.properties[0].name   // "id"
+    /// Person._cofferSchema.properties[0].name   // "id"
     /// ```
     public let properties: [PropertySchema]
 
@@ -45,9 +45,9 @@ public struct EntitySchema: Sendable {
     /// relations to save): a failed put then restores the id alone, not a copy of the object.
     ///
     /// ```swift
-    /// Note.cofferSchema.putChangesOnlyIds   // true
+    /// Note._cofferSchema.putChangesOnlyIds   // true
     /// ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public let putChangesOnlyIds: Bool
 
     /// Creates a schema; called by generated code.
@@ -55,7 +55,7 @@ public struct EntitySchema: Sendable {
     /// ```swift
     /// EntitySchema(name: "Person", properties: [...])
     /// ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public init(name: String, storedName: String? = nil, storedNameIsExplicit: Bool = false, properties: [PropertySchema]) {
         self.name = name
         self.storedName = storedName ?? name
@@ -68,7 +68,7 @@ public struct EntitySchema: Sendable {
 /// One stored property of an entity.
 ///
 /// ```swift
-/// let age = Person.cofferSchema.properties[2]
+/// let age = Person._cofferSchema.properties[2]
 /// print(age.name, age.type, age.isOptional)
 /// ```
 public struct PropertySchema: Sendable, Equatable {
@@ -162,7 +162,7 @@ public struct PropertySchema: Sendable, Equatable {
     /// ```swift
     /// PropertySchema(name: "age", type: .int, swiftType: "Int")
     /// ```
-    @_documentation(visibility: internal)
+    @_spi(CofferGenerated)
     public init(
         name: String,
         storedName: String? = nil,

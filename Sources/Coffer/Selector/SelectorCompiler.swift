@@ -39,7 +39,7 @@ struct SelectorCompiler {
 
     /// A compiler for the entity type `E`.
     static func of<E: Entity>(_ type: E.Type, store: Store) -> SelectorCompiler {
-        SelectorCompiler(schema: E.cofferSchema, binding: { transaction, store in try store.binding(for: E.self, in: transaction) },
+        SelectorCompiler(schema: E._cofferSchema, binding: { transaction, store in try store.binding(for: E.self, in: transaction) },
                          catalogSchema: { name in try store.catalogSchema(storedName: name) })
     }
 

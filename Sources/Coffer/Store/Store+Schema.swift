@@ -130,7 +130,7 @@ extension Store {
         guard !registry.isBound(ObjectIdentifier(type)) else { return }
         let needsTables: Bool = try performRead { transaction in
             guard let catalog = catalogDatabase else { return true }
-            guard let stored = try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(E.cofferSchema.storedName),
+            guard let stored = try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(E._cofferSchema.storedName),
                                                 dbi: catalog, in: transaction) else { return false }
             return storedDatabase(Catalog.tableName(stored.id)) == nil
         }
@@ -153,7 +153,7 @@ extension Store {
             return cached
         }
         if let pending = transaction.bindings.createdBinding(key), pending.catalogGeneration == generation { return pending }
-        try claimStoredName(E.cofferSchema)
+        try claimStoredName(E._cofferSchema)
         if !transaction.isWrite {
             let readable = registry.readBinding(key)
             if let readable, readable.catalogGeneration == generation {
@@ -162,12 +162,12 @@ extension Store {
             }
         }
         if transaction.isWrite {
-            let binding = try register(E.cofferSchema, in: transaction)
+            let binding = try register(E._cofferSchema, in: transaction)
             transaction.bindings.noteCreated(binding, for: key)
             transaction.incomingRelations.forget()  // the new entity may link to others
             return binding
         }
-        return try readOnlyBinding(E.cofferSchema, key: key, in: transaction)
+        return try readOnlyBinding(E._cofferSchema, key: key, in: transaction)
     }
 
     /// Records that `schema`'s type uses its stored entity with this store (see
@@ -179,7 +179,7 @@ extension Store {
     /// A binding that must exist: registers the entity in a write transaction.
     func writableBinding<E: Entity>(for type: E.Type, in transaction: Transaction) throws -> EntityBinding {
         guard let binding = try binding(for: type, in: transaction) else {
-            throw CofferError.unknownEntity(name: E.cofferSchema.storedName, path: path, known: [])
+            throw CofferError.unknownEntity(name: E._cofferSchema.storedName, path: path, known: [])
         }
         return binding
     }
