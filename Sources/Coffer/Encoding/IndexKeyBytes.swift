@@ -7,7 +7,7 @@ import Foundation
 ///
 /// Invariants: `count <= capacity`; `base` is nil exactly when `capacity` is 0. The value
 /// owns its memory, so it is never copied: it lives in `Transaction`'s key slots, is reached
-/// through a pointer (`Transaction.keyPair`) and is freed by the transaction.
+/// through a pointer (`WriteScratch.keyPair`) and is freed with the transaction.
 struct IndexKeyBytes: IndexKeySink {
     private(set) var base: UnsafeMutableRawPointer?
     private(set) var count = 0

@@ -45,4 +45,10 @@ struct IdStates: Sequence {
     func makeIterator() -> IndexingIterator<[(entity: UInt32, state: IdState)]> {
         entries.makeIterator()
     }
+
+    /// The last id handed out per entity whose state moved in this transaction (what the
+    /// store reserves, see `SchemaRegistry.reserve`).
+    var handedOut: LazyMapSequence<LazyFilterSequence<[(entity: UInt32, state: IdState)]>, (entity: UInt32, last: Id)> {
+        entries.lazy.filter { $0.state.isDirty }.map { (entity: $0.entity, last: $0.state.lastHandedOut) }
+    }
 }

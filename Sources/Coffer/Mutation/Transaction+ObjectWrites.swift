@@ -85,7 +85,8 @@ extension Transaction {
         let carried = try carryUnknownFields(of: &target, binding: binding)
         let stamps = try putStamps(previous: target, binding: binding)
         let record = try encodeRecord(id: id, binding: binding, stamps: stamps, carried: carried, encode: encode)
-        if let holder = try checkUniqueConstraints(of: record, id: id, target: &target, binding: binding, redirected: redirected) {
+        if let holder = try checkUniqueConstraints(of: record, id: id, target: &target, indexes: indexes, binding: binding,
+                                                     redirected: redirected) {
             return .redirect(to: holder)
         }
         try prepareIndexKeys(of: record, target: target, indexes: indexes)
@@ -178,9 +179,9 @@ extension Transaction {
     /// as removing moved pages); `.update` returns the holder the put must become, unless
     /// the put was redirected already.
     @inline(__always)
-    private func checkUniqueConstraints(of record: RecordFields, id: Id, target: inout PutTarget, binding: EntityBinding,
-                                        redirected: Bool) throws -> Id? {
-        let uniqueCandidates = binding.hasUniqueIndex ? binding.indexes : []  // empty: no retain per index
+    private func checkUniqueConstraints(of record: RecordFields, id: Id, target: inout PutTarget, indexes: [IndexBinding],
+                                        binding: EntityBinding, redirected: Bool) throws -> Id? {
+        let uniqueCandidates = binding.hasUniqueIndex ? indexes : []  // empty: no retain per index
         for index in uniqueCandidates where index.isUnique {
             guard try record.field(index.storedId) != nil else { continue }  // nil never collides
             let clashes = try matchingIds(index, valueOf: record, table: binding.table, excluding: id)

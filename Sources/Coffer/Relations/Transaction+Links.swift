@@ -1,19 +1,5 @@
 import CLMDB
 
-/// The relations in the store that can point at objects of one entity.
-struct IncomingRelations {
-    var toOne: [IncomingLink] = []
-    var manyToMany: [RelationTables] = []
-}
-
-/// A `ToOne` property somewhere in the store that can point at objects of one entity.
-struct IncomingLink {
-    let ownerName: String
-    let ownerTable: MDB_dbi
-    /// The owner's index on the link property (links are always indexed).
-    let index: IndexBinding
-}
-
 extension Store {
     /// Every `ToOne` in the catalog whose target is the entity stored as `target`, as
     /// `transaction` sees the catalog. Cached per catalog generation.

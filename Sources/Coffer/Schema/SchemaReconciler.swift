@@ -31,55 +31,78 @@ enum SchemaReconciler {
             }
             if let previous {
                 matched.insert(previous.id)
-                try checkCompatible(property, previous: previous, entity: schema.name)
-                // Names it had before stay known, so a build still using an old name (an
-                // older app version, an extension) finds it after a rename.
-                let formerNames = Set((previous.formerNames ?? []) + [previous.name]).subtracting([property.storedName]).sorted()
-                // Indexes another build declared stay: dropping them here would make that
-                // build rebuild them on its next write, and this one drop them again.
-                let kept = keptIndexes(property, previous: previous)
-                properties.append(CatalogProperty(
-                    id: previous.id, name: property.storedName, type: property.type,
-                    optional: property.isOptional, swiftType: property.swiftType,
-                    flags: property.flags.union(kept.flags).rawValue,
-                    target: property.relationTarget,
-                    keys: property.flags.union(kept.flags).contains(.indexed) ? IndexKey.version : nil,
-                    formerNames: formerNames.isEmpty ? nil : formerNames,
-                    tokenizer: property.fullText?.rawValue ?? kept.tokenizer,
-                    defaulted: defaulted(property), onConflict: conflict(property) ?? kept.onConflict))
+                properties.append(try reconciledProperty(property, previous: previous, entity: schema.name))
             } else {
-                if stored != nil && !property.isOptional && !property.hasDefault {
-                    throw CofferError.schemaMismatch(
-                        entity: schema.name, property: property.name,
-                        stored: "no values (the property is new)",
-                        declared: "\(property.swiftType) without a default value; make it optional or give it a default so stored objects can be read")
-                }
-                guard result.lastPropertyId < UInt16.max - 1 else {
-                    throw CofferError.limitReached(.propertyIds(entity: schema.name))
-                }
-                result.lastPropertyId += 1
-                properties.append(CatalogProperty(
-                    id: result.lastPropertyId, name: property.storedName, type: property.type,
-                    optional: property.isOptional, swiftType: property.swiftType, flags: property.flags.rawValue,
-                    target: property.relationTarget, keys: keyVersion(property, previous: nil),
-                    tokenizer: property.fullText?.rawValue, defaulted: defaulted(property), onConflict: conflict(property)))
+                properties.append(try addedProperty(property, to: &result, hasStoredEntity: stored != nil, entity: schema.name))
             }
         }
-        for old in stored?.properties ?? [] where !matched.contains(old.id) {
+        properties += retiredProperties(of: stored, except: matched)
+        result.properties = properties
+        let backlinks = catalogBacklinks(of: schema)
+        result.backlinks = backlinks.isEmpty ? nil : backlinks
+        return result
+    }
+
+    /// The catalog entry of a declared property the catalog has (`previous`): its id, the
+    /// declaration's type and flags, the names it had, and the indexes another build keeps.
+    private static func reconciledProperty(_ property: PropertySchema, previous: CatalogProperty, entity: String) throws -> CatalogProperty {
+        try checkCompatible(property, previous: previous, entity: entity)
+        // Names it had before stay known, so a build still using an old name (an older
+        // app version, an extension) finds it after a rename.
+        let formerNames = Set((previous.formerNames ?? []) + [previous.name]).subtracting([property.storedName]).sorted()
+        // Indexes another build declared stay: dropping them here would make that build
+        // rebuild them on its next write, and this one drop them again.
+        let kept = keptIndexes(property, previous: previous)
+        return CatalogProperty(
+            id: previous.id, name: property.storedName, type: property.type,
+            optional: property.isOptional, swiftType: property.swiftType,
+            flags: property.flags.union(kept.flags).rawValue,
+            target: property.relationTarget,
+            keys: property.flags.union(kept.flags).contains(.indexed) ? IndexKey.version : nil,
+            formerNames: formerNames.isEmpty ? nil : formerNames,
+            tokenizer: property.fullText?.rawValue ?? kept.tokenizer,
+            defaulted: defaulted(property), onConflict: conflict(property) ?? kept.onConflict)
+    }
+
+    /// The catalog entry of a declared property the catalog does not have, under the next
+    /// property id of `result`. An entity with stored objects can gain only properties it
+    /// can read from them (optional or defaulted).
+    private static func addedProperty(_ property: PropertySchema, to result: inout CatalogEntity, hasStoredEntity: Bool,
+                                      entity: String) throws -> CatalogProperty {
+        if hasStoredEntity && !property.isOptional && !property.hasDefault {
+            throw CofferError.schemaMismatch(
+                entity: entity, property: property.name,
+                stored: "no values (the property is new)",
+                declared: "\(property.swiftType) without a default value; make it optional or give it a default so stored objects can be read")
+        }
+        guard result.lastPropertyId < UInt16.max - 1 else {
+            throw CofferError.limitReached(.propertyIds(entity: entity))
+        }
+        result.lastPropertyId += 1
+        return CatalogProperty(
+            id: result.lastPropertyId, name: property.storedName, type: property.type,
+            optional: property.isOptional, swiftType: property.swiftType, flags: property.flags.rawValue,
+            target: property.relationTarget, keys: keyVersion(property, previous: nil),
+            tokenizer: property.fullText?.rawValue, defaulted: defaulted(property), onConflict: conflict(property))
+    }
+
+    /// The stored properties no declaration matched, retired. Their indexes, full-text ones
+    /// included, stay and are maintained by this build too (from the values carried in each
+    /// record), so the build that declares the property never has to rebuild them.
+    private static func retiredProperties(of stored: CatalogEntity?, except matched: Set<UInt16>) -> [CatalogProperty] {
+        (stored?.properties ?? []).filter { !matched.contains($0.id) }.map { old in
             var retired = old
             retired.retired = true
-            // Its indexes, full-text ones included, stay and are maintained by this build
-            // too (from the values carried in each record), so the build that declares the
-            // property never has to rebuild them.
-            properties.append(retired)
+            return retired
         }
-        result.properties = properties
-        let backlinks = schema.properties.compactMap { property -> CatalogBacklink? in
+    }
+
+    /// The catalog entries of the schema's backlinks.
+    private static func catalogBacklinks(of schema: EntitySchema) -> [CatalogBacklink] {
+        schema.properties.compactMap { property -> CatalogBacklink? in
             guard property.flags.contains(.backlink), let source = property.relationTarget, let link = property.backlinkProperty else { return nil }
             return CatalogBacklink(name: property.storedName, source: source, link: link)
         }
-        result.backlinks = backlinks.isEmpty ? nil : backlinks
-        return result
     }
 
     /// The catalog's `defaulted` flag: set only for properties with a default (so catalogs

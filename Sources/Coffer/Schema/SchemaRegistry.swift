@@ -211,12 +211,12 @@ final class SchemaRegistry: @unchecked Sendable {
         locked { reservedIds[entityId] ?? 0 }
     }
 
-    /// Remembers the ids a transaction handed out, whatever becomes of it.
-    func reserve(_ ids: IdStates) {
-        guard !ids.isEmpty else { return }
+    /// Remembers the ids a transaction handed out (the last one per entity id), whatever
+    /// becomes of the transaction.
+    func reserve<HandedOut: Sequence>(_ handedOut: HandedOut) where HandedOut.Element == (entity: UInt32, last: Id) {
         locked {
-            for (entity, state) in ids where state.isDirty && state.lastHandedOut > reservedIds[entity] ?? 0 {
-                reservedIds[entity] = state.lastHandedOut
+            for (entity, last) in handedOut where last > reservedIds[entity] ?? 0 {
+                reservedIds[entity] = last
             }
         }
     }

@@ -227,22 +227,69 @@ struct FileVerifier {
         }
     }
 
+    /// A page whose header checked out: its bytes, kind, entry count and the start of its
+    /// node area.
+    private struct CheckedPage {
+        let number: UInt64
+        let bytes: UnsafeRawBufferPointer
+        let isBranch: Bool
+        let count: Int
+        let upper: Int
+    }
+
+    /// One entry of a page: where it starts, its header fields and its key.
+    private struct Node {
+        let offset: Int
+        let lo: UInt64
+        let hi: UInt64
+        let flags: UInt16
+        let key: UnsafeRawBufferPointer
+        var keyEnd: Int { offset + FileVerifier.nodeHeaderSize + key.count }
+    }
+
     /// Checks one page and, for a branch, its children. `low`/`high` bound the keys the page
     /// may hold (from its parent's separator keys).
     private mutating func page(_ number: UInt64, depth: Int, of db: Database, name: String, ordered: Bool,
                                low: [UInt8]?, high: [UInt8]?, tally: inout Tally,
                                _ visit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, UInt16) -> String?) {
+        guard let page = checkedPage(number, depth: depth, of: db, name: name) else { return }
+        if page.isBranch { tally.branch += 1 } else { tally.leaf += 1 }
+        var previousKey: [UInt8]? = nil
+        for index in 0..<page.count {
+            guard let node = node(index, of: page, name: name) else { return }
+            // The first key of a branch page is implicitly the lowest: it is not compared.
+            let comparable = !(page.isBranch && index == 0)
+            if ordered && comparable {
+                checkKeyOrder(node.key, at: index, of: page, name: name, previous: previousKey, low: low, high: high)
+            }
+            if comparable { previousKey = Array(node.key) }
+            if page.isBranch {
+                let child = node.lo | node.hi << 16 | UInt64(node.flags) << 32
+                let childLow = comparable ? Array(node.key) : low
+                let childHigh = separatorKey(after: index, of: page) ?? high
+                self.page(child, depth: depth + 1, of: db, name: name, ordered: ordered, low: childLow, high: childHigh, tally: &tally, visit)
+                continue
+            }
+            tally.entries += 1
+            guard visitLeafEntry(node, at: index, of: page, name: name, tally: &tally, visit) else { return }
+        }
+    }
+
+    /// The header checks of page `number` at `depth` of a tree: in the file and reached once,
+    /// numbered as it says, a branch or leaf page at the right level, with sane free-space
+    /// bounds and at least one entry. Nil (reported) when any fails.
+    private mutating func checkedPage(_ number: UInt64, depth: Int, of db: Database, name: String) -> CheckedPage? {
         guard number >= 2, number <= lastPage else {
             report("\(name) refers to page \(number), outside 2...\(lastPage)")
-            return
+            return nil
         }
         guard number < filePages else {
             report("\(name) refers to page \(number), past the end of the file (\(filePages) pages): the file is truncated")
-            return
+            return nil
         }
         guard used.insert(number).inserted else {
             report("\(name) reaches page \(number) twice (a cycle or a shared page)")
-            return
+            return nil
         }
         pagesChecked += 1
         let base = Int(number) * pageSize
@@ -251,100 +298,110 @@ struct FileVerifier {
         let flags = page.loadUnaligned(fromByteOffset: 10, as: UInt16.self)
         guard storedNumber == number else {
             report("page \(number) of \(name) says it is page \(storedNumber)")
-            return
+            return nil
         }
         let isBranch = flags & Self.branchFlag != 0, isLeaf = flags & Self.leafFlag != 0
         guard isBranch != isLeaf, flags & (Self.overflowFlag | Self.metaFlag | Self.leaf2Flag) == 0 else {
             report("page \(number) of \(name) has flags 0x\(String(flags, radix: 16)), not a plain branch or leaf page")
-            return
+            return nil
         }
         let isLastLevel = depth == Int(db.depth)
         if isLeaf != isLastLevel {
             report("page \(number) of \(name) is a \(isLeaf ? "leaf" : "branch") page at depth \(depth) of \(db.depth)")
-            return
+            return nil
         }
         let lower = Int(page.loadUnaligned(fromByteOffset: 12, as: UInt16.self))
         let upper = Int(page.loadUnaligned(fromByteOffset: 14, as: UInt16.self))
         guard lower >= Self.headerSize, lower <= upper, upper <= pageSize, (lower - Self.headerSize) % 2 == 0 else {
             report("page \(number) of \(name) has free space bounds \(lower)...\(upper)")
-            return
+            return nil
         }
         let count = (lower - Self.headerSize) / 2
         guard count >= 1 else {
             report("page \(number) of \(name) holds no entries")
-            return
+            return nil
         }
-        if isBranch { tally.branch += 1 } else { tally.leaf += 1 }
-        var previousKey: [UInt8]? = nil
-        for index in 0..<count {
-            let offset = Int(page.loadUnaligned(fromByteOffset: Self.headerSize + 2 * index, as: UInt16.self))
-            guard offset >= upper, offset + Self.nodeHeaderSize <= pageSize else {
-                report("entry \(index) of page \(number) of \(name) starts at \(offset), outside the page's node area")
-                return
-            }
-            let lo = UInt64(page.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
-            let hi = UInt64(page.loadUnaligned(fromByteOffset: offset + 2, as: UInt16.self))
-            let nodeFlags = page.loadUnaligned(fromByteOffset: offset + 4, as: UInt16.self)
-            let keySize = Int(page.loadUnaligned(fromByteOffset: offset + 6, as: UInt16.self))
-            let keyStart = offset + Self.nodeHeaderSize
-            guard keyStart + keySize <= pageSize else {
-                report("the key of entry \(index) of page \(number) of \(name) runs past the page")
-                return
-            }
-            let key = UnsafeRawBufferPointer(rebasing: page[keyStart..<keyStart + keySize])
-            // The first key of a branch page is implicitly the lowest: it is not compared.
-            let comparable = !(isBranch && index == 0)
-            if ordered && comparable {
-                if let previousKey, previousKey.withUnsafeBytes({ ByteSearch.order($0, key) }) >= 0 {
-                    report("keys of page \(number) of \(name) are out of order at entry \(index)")
-                }
-                if let low, low.withUnsafeBytes({ ByteSearch.order(key, $0) }) < 0 {
-                    report("a key of page \(number) of \(name) sorts before its parent's bound")
-                }
-                if let high, high.withUnsafeBytes({ ByteSearch.order(key, $0) }) >= 0 {
-                    report("a key of page \(number) of \(name) sorts after its parent's bound")
-                }
-            }
-            if comparable { previousKey = Array(key) }
-            if isBranch {
-                let child = lo | hi << 16 | UInt64(nodeFlags) << 32
-                var nextKey: [UInt8]? = high
-                if index + 1 < count {
-                    let nextOffset = Int(page.loadUnaligned(fromByteOffset: Self.headerSize + 2 * (index + 1), as: UInt16.self))
-                    if nextOffset + Self.nodeHeaderSize <= pageSize {
-                        let nextSize = Int(page.loadUnaligned(fromByteOffset: nextOffset + 6, as: UInt16.self))
-                        let start = nextOffset + Self.nodeHeaderSize
-                        if start + nextSize <= pageSize { nextKey = Array(page[start..<start + nextSize]) }
-                    }
-                }
-                let childLow = comparable ? Array(key) : low
-                self.page(child, depth: depth + 1, of: db, name: name, ordered: ordered, low: childLow, high: nextKey, tally: &tally, visit)
-                continue
-            }
-            tally.entries += 1
-            let dataSize = Int(lo | hi << 16)
-            let dataStart = keyStart + keySize
-            if nodeFlags & Self.dupDataFlag != 0 {
-                report("entry \(index) of page \(number) of \(name) holds duplicates, which Coffer never writes")
-                continue
-            }
-            if nodeFlags & Self.bigDataFlag != 0 {
-                guard dataStart + 8 <= pageSize else {
-                    report("the overflow reference of entry \(index) of page \(number) of \(name) runs past the page")
-                    return
-                }
-                let first = page.loadUnaligned(fromByteOffset: dataStart, as: UInt64.self)
-                guard let value = overflow(first, size: dataSize, name: name, tally: &tally) else { continue }
-                if let problem = visit(key, value, nodeFlags) { report("\(name), page \(number): \(problem)") }
-            } else {
-                guard dataStart + dataSize <= pageSize else {
-                    report("the value of entry \(index) of page \(number) of \(name) runs past the page")
-                    return
-                }
-                let value = UnsafeRawBufferPointer(rebasing: page[dataStart..<dataStart + dataSize])
-                if let problem = visit(key, value, nodeFlags) { report("\(name), page \(number): \(problem)") }
-            }
+        return CheckedPage(number: number, bytes: page, isBranch: isBranch, count: count, upper: upper)
+    }
+
+    /// Entry `index` of a checked page, or nil (reported) when it starts outside the node
+    /// area or its key runs past the page.
+    private mutating func node(_ index: Int, of page: CheckedPage, name: String) -> Node? {
+        let bytes = page.bytes, number = page.number
+        let offset = Int(bytes.loadUnaligned(fromByteOffset: Self.headerSize + 2 * index, as: UInt16.self))
+        guard offset >= page.upper, offset + Self.nodeHeaderSize <= pageSize else {
+            report("entry \(index) of page \(number) of \(name) starts at \(offset), outside the page's node area")
+            return nil
         }
+        let keySize = Int(bytes.loadUnaligned(fromByteOffset: offset + 6, as: UInt16.self))
+        let keyStart = offset + Self.nodeHeaderSize
+        guard keyStart + keySize <= pageSize else {
+            report("the key of entry \(index) of page \(number) of \(name) runs past the page")
+            return nil
+        }
+        return Node(offset: offset,
+                    lo: UInt64(bytes.loadUnaligned(fromByteOffset: offset, as: UInt16.self)),
+                    hi: UInt64(bytes.loadUnaligned(fromByteOffset: offset + 2, as: UInt16.self)),
+                    flags: bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt16.self),
+                    key: UnsafeRawBufferPointer(rebasing: bytes[keyStart..<keyStart + keySize]))
+    }
+
+    /// Reports a key out of order with the previous one or outside its parent's bounds.
+    private mutating func checkKeyOrder(_ key: UnsafeRawBufferPointer, at index: Int, of page: CheckedPage, name: String,
+                                        previous: [UInt8]?, low: [UInt8]?, high: [UInt8]?) {
+        let number = page.number
+        if let previous, previous.withUnsafeBytes({ ByteSearch.order($0, key) }) >= 0 {
+            report("keys of page \(number) of \(name) are out of order at entry \(index)")
+        }
+        if let low, low.withUnsafeBytes({ ByteSearch.order(key, $0) }) < 0 {
+            report("a key of page \(number) of \(name) sorts before its parent's bound")
+        }
+        if let high, high.withUnsafeBytes({ ByteSearch.order(key, $0) }) >= 0 {
+            report("a key of page \(number) of \(name) sorts after its parent's bound")
+        }
+    }
+
+    /// The key of the branch entry after `index` (the upper bound of entry `index`'s child),
+    /// or nil for the last entry or one whose key cannot be read (its own check reports it).
+    private func separatorKey(after index: Int, of page: CheckedPage) -> [UInt8]? {
+        guard index + 1 < page.count else { return nil }
+        let bytes = page.bytes
+        let nextOffset = Int(bytes.loadUnaligned(fromByteOffset: Self.headerSize + 2 * (index + 1), as: UInt16.self))
+        guard nextOffset + Self.nodeHeaderSize <= pageSize else { return nil }
+        let nextSize = Int(bytes.loadUnaligned(fromByteOffset: nextOffset + 6, as: UInt16.self))
+        let start = nextOffset + Self.nodeHeaderSize
+        guard start + nextSize <= pageSize else { return nil }
+        return Array(bytes[start..<start + nextSize])
+    }
+
+    /// Checks a leaf entry's value (in the page or an overflow chain) and hands it to
+    /// `visit`; returns false when the rest of the page cannot be read.
+    private mutating func visitLeafEntry(_ node: Node, at index: Int, of page: CheckedPage, name: String, tally: inout Tally,
+                                         _ visit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, UInt16) -> String?) -> Bool {
+        let bytes = page.bytes, number = page.number
+        let dataSize = Int(node.lo | node.hi << 16)
+        let dataStart = node.keyEnd
+        if node.flags & Self.dupDataFlag != 0 {
+            report("entry \(index) of page \(number) of \(name) holds duplicates, which Coffer never writes")
+            return true
+        }
+        if node.flags & Self.bigDataFlag != 0 {
+            guard dataStart + 8 <= pageSize else {
+                report("the overflow reference of entry \(index) of page \(number) of \(name) runs past the page")
+                return false
+            }
+            let first = bytes.loadUnaligned(fromByteOffset: dataStart, as: UInt64.self)
+            guard let value = overflow(first, size: dataSize, name: name, tally: &tally) else { return true }
+            if let problem = visit(node.key, value, node.flags) { report("\(name), page \(number): \(problem)") }
+        } else {
+            guard dataStart + dataSize <= pageSize else {
+                report("the value of entry \(index) of page \(number) of \(name) runs past the page")
+                return false
+            }
+            let value = UnsafeRawBufferPointer(rebasing: bytes[dataStart..<dataStart + dataSize])
+            if let problem = visit(node.key, value, node.flags) { report("\(name), page \(number): \(problem)") }
+        }
+        return true
     }
 
     /// Checks an overflow chain starting at `first` for a value of `size` bytes; returns

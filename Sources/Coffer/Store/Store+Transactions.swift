@@ -257,7 +257,7 @@ extension Store {
             mdb_txn_abort(transaction.txn)
             environment.gate.unlock()
             // Rolled back: the ids it handed out are still never handed out again.
-            registry.reserve(transaction.ids)
+            reserveIds(of: transaction)
             throw error
         case .success(let value):
             return value
@@ -275,7 +275,7 @@ extension Store {
             try growMapOrGiveUp(transaction)
             return false
         }
-        registry.reserve(transaction.ids)
+        reserveIds(of: transaction)
         guard commit == 0 else {
             publisher.abandonCommit()
             throw CofferError.storage(code: .init(result: commit), message: "cannot commit a write transaction on \(path): \(LMDB.message(commit))")
@@ -315,9 +315,15 @@ extension Store {
         do {
             try environment.growMap()
         } catch {
-            registry.reserve(transaction.ids)
+            reserveIds(of: transaction)
             throw error
         }
+    }
+
+    /// Remembers the ids `transaction` handed out, whatever becomes of it.
+    private func reserveIds(of transaction: Transaction) {
+        guard !transaction.ids.isEmpty else { return }
+        registry.reserve(transaction.ids.handedOut)
     }
 
     /// Another process grew the map: adopt its size.

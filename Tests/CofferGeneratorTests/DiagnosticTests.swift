@@ -2,34 +2,6 @@ import CofferGeneratorCore
 import Foundation
 import Testing
 
-@Suite struct GoldenTests {
-    func fixture(_ name: String) throws -> String {
-        let url = try #require(Bundle.module.url(forResource: name, withExtension: nil, subdirectory: "Fixtures"))
-        return try String(contentsOf: url, encoding: .utf8)
-    }
-
-    /// Input source -> expected generated file, byte for byte. To update after an intended
-    /// change, run with `COFFER_UPDATE_GOLDEN=1` and review the diff.
-    @Test func generatedFileMatchesGolden() throws {
-        let input = try fixture("Models.input.txt")
-        let result = Generator.generate([SourceFile(path: "Models.swift", text: input)])
-        #expect(result.diagnostics.isEmpty)
-        if ProcessInfo.processInfo.environment["COFFER_UPDATE_GOLDEN"] != nil {
-            let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-                .appendingPathComponent("Fixtures/Models.expected.txt")
-            try result.code.write(to: path, atomically: true, encoding: .utf8)
-        }
-        #expect(result.code == (try fixture("Models.expected.txt")))
-    }
-
-    @Test func noEntitiesStillGivesACompilableFile() {
-        let result = Generator.generate([SourceFile(path: "Empty.swift", text: "struct Plain { var x = 1 }")])
-        #expect(result.diagnostics.isEmpty)
-        #expect(!result.code.contains("extension"))
-        #expect(result.code.contains("import Coffer"))
-    }
-}
-
 @Suite struct DiagnosticTests {
     func diagnose(_ source: String) -> [String] {
         Generator.generate([SourceFile(path: "Model.swift", text: source)]).diagnostics.map(\.description)
@@ -245,40 +217,5 @@ import Testing
         let result = Generator.generate([SourceFile(path: "/src/Model.swift", text: "struct Z: Entity {\n    var id: Id = 0\n    var x: Set<Int>\n}")])
         #expect(result.code.contains("#sourceLocation(file: \"/src/Model.swift\", line: 3)\n#error(\"property 'x' of entity 'Z' has the unsupported type"))
         #expect(!result.code.contains("extension Z"))
-    }
-}
-
-@Suite struct EntityNameTests {
-    @Test func entityLevelAnnotationsAreRefused() {
-        let result = Generator.generate([SourceFile(path: "M.swift", text: "@Name(\"x\")\nstruct P: Entity {\n    var id: Id = 0\n}")])
-        #expect(result.diagnostics.map(\.description) == [
-            "M.swift:1:1: error: @Name applies to properties, not to the entity 'P'; to store the entity under another name, write @StoredAs(\"...\") on the type",
-        ])
-    }
-
-    @Test func storedAsNamesTheEntityAndTheLinksToIt() {
-        let source = """
-            enum Inventory {
-                @StoredAs("InventoryItem")
-                struct Item: Entity {
-                    var id: Id = 0
-                }
-            }
-            struct Shelf: Entity {
-                var id: Id = 0
-                var item: ToOne<Inventory.Item> = nil
-            }
-            """
-        let result = Generator.generate([SourceFile(path: "M.swift", text: source)])
-        #expect(result.diagnostics.isEmpty)
-        #expect(result.code.contains("storedName: \"InventoryItem\",\n        storedNameIsExplicit: true,"))
-        #expect(result.code.contains("relationTarget: \"InventoryItem\""))
-    }
-
-    @Test func malformedStoredAsIsReportedAtItsLine() {
-        let result = Generator.generate([SourceFile(path: "M.swift", text: "@StoredAs(\"\")\nstruct P: Entity {\n    var id: Id = 0\n}")])
-        #expect(result.diagnostics.map(\.description) == [
-            "M.swift:1:1: error: @StoredAs takes one non-empty string literal: @StoredAs(\"...\")",
-        ])
     }
 }
