@@ -1,4 +1,4 @@
-@testable import Coffer
+@_spi(CofferGenerated) @testable import Coffer
 import Foundation
 import Testing
 

@@ -14,6 +14,7 @@ import Foundation
 /// `.damaged` (find), never a trap and never read as a missing value. Writing accepts
 /// exactly what reading does: a put whose document nests deeper is refused
 /// (``CofferError/documentTooDeep(entity:property:depth:limit:)``) before anything is stored.
+@_spi(CofferGenerated)
 public enum DocumentCodec {
     /// A leaf value.
     public enum Scalar: Sendable, Equatable {

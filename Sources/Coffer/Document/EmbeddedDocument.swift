@@ -52,6 +52,7 @@ public struct DocumentNode: Sendable {
 
 /// A leaf type inside a document element: the scalar types, enums through their raw values,
 /// arrays of leaves and embedded values.
+@_spi(CofferGenerated)
 public protocol DocumentLeaf {
     /// The value as a document node. ```swift "Oslo".cofferNode ```
     @_spi(CofferGenerated)
@@ -61,6 +62,7 @@ public protocol DocumentLeaf {
     init?(cofferNode: DocumentNode)
 }
 
+@_spi(CofferGenerated)
 extension DocumentLeaf where Self: BinaryInteger {
     /// ```swift 5.cofferNode ```
     @_spi(CofferGenerated)
@@ -93,18 +95,18 @@ extension DocumentLeaf where Self: BinaryInteger {
         }
     }
 }
-extension Int: DocumentLeaf {}
-extension Int8: DocumentLeaf {}
-extension Int16: DocumentLeaf {}
-extension Int32: DocumentLeaf {}
-extension Int64: DocumentLeaf {}
-extension UInt: DocumentLeaf {}
-extension UInt8: DocumentLeaf {}
-extension UInt16: DocumentLeaf {}
-extension UInt32: DocumentLeaf {}
-extension UInt64: DocumentLeaf {}
+@_spi(CofferGenerated) extension Int: DocumentLeaf {}
+@_spi(CofferGenerated) extension Int8: DocumentLeaf {}
+@_spi(CofferGenerated) extension Int16: DocumentLeaf {}
+@_spi(CofferGenerated) extension Int32: DocumentLeaf {}
+@_spi(CofferGenerated) extension Int64: DocumentLeaf {}
+@_spi(CofferGenerated) extension UInt: DocumentLeaf {}
+@_spi(CofferGenerated) extension UInt8: DocumentLeaf {}
+@_spi(CofferGenerated) extension UInt16: DocumentLeaf {}
+@_spi(CofferGenerated) extension UInt32: DocumentLeaf {}
+@_spi(CofferGenerated) extension UInt64: DocumentLeaf {}
 
-extension Double: DocumentLeaf {
+@_spi(CofferGenerated) extension Double: DocumentLeaf {
     /// ```swift 2.5.cofferNode ```
     @_spi(CofferGenerated)
     public var cofferNode: DocumentNode { DocumentNode(.scalar(.double(self))) }
@@ -120,7 +122,7 @@ extension Double: DocumentLeaf {
     }
 }
 
-extension Float: DocumentLeaf {
+@_spi(CofferGenerated) extension Float: DocumentLeaf {
     /// ```swift Float(2.5).cofferNode ```
     @_spi(CofferGenerated)
     public var cofferNode: DocumentNode { Double(self).cofferNode }
@@ -133,7 +135,7 @@ extension Float: DocumentLeaf {
     }
 }
 
-extension Bool: DocumentLeaf {
+@_spi(CofferGenerated) extension Bool: DocumentLeaf {
     /// ```swift true.cofferNode ```
     @_spi(CofferGenerated)
     public var cofferNode: DocumentNode { DocumentNode(.scalar(.bool(self))) }
@@ -145,7 +147,7 @@ extension Bool: DocumentLeaf {
     }
 }
 
-extension String: DocumentLeaf {
+@_spi(CofferGenerated) extension String: DocumentLeaf {
     /// ```swift "Oslo".cofferNode ```
     @_spi(CofferGenerated)
     public var cofferNode: DocumentNode { DocumentNode(.scalar(.string(self))) }
@@ -157,7 +159,7 @@ extension String: DocumentLeaf {
     }
 }
 
-extension Date: DocumentLeaf {
+@_spi(CofferGenerated) extension Date: DocumentLeaf {
     /// Seconds since 2001. ```swift Date().cofferNode ```
     @_spi(CofferGenerated)
     public var cofferNode: DocumentNode { timeIntervalSinceReferenceDate.cofferNode }
@@ -173,7 +175,7 @@ extension Date: DocumentLeaf {
     }
 }
 
-extension UUID: DocumentLeaf {
+@_spi(CofferGenerated) extension UUID: DocumentLeaf {
     /// Its string form. ```swift UUID().cofferNode ```
     @_spi(CofferGenerated)
     public var cofferNode: DocumentNode { uuidString.cofferNode }
@@ -185,7 +187,7 @@ extension UUID: DocumentLeaf {
     }
 }
 
-extension Data: DocumentLeaf {
+@_spi(CofferGenerated) extension Data: DocumentLeaf {
     /// Base64 text. ```swift Data([1]).cofferNode ```
     @_spi(CofferGenerated)
     public var cofferNode: DocumentNode { base64EncodedString().cofferNode }
@@ -197,7 +199,7 @@ extension Data: DocumentLeaf {
     }
 }
 
-extension JSONValue: DocumentLeaf {
+@_spi(CofferGenerated) extension JSONValue: DocumentLeaf {
     /// ```swift JSONValue("a").cofferNode ```
     @_spi(CofferGenerated)
     public var cofferNode: DocumentNode { DocumentNode(DocumentCodec.Node(self)) }
@@ -206,7 +208,7 @@ extension JSONValue: DocumentLeaf {
     public init?(cofferNode: DocumentNode) { self = JSONValue(cofferNode.node) }
 }
 
-extension Array: DocumentLeaf where Element: DocumentLeaf {
+@_spi(CofferGenerated) extension Array: DocumentLeaf where Element: DocumentLeaf {
     /// ```swift ["a"].cofferNode ```
     @_spi(CofferGenerated)
     public var cofferNode: DocumentNode { DocumentNode(.array(map(\.cofferNode.node))) }
