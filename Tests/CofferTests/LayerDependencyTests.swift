@@ -45,14 +45,11 @@ import Testing
         ("Storage -> Relations: IncomingRelationCache", "the incoming-relation cache of a write, stored inline"),
         ("Storage -> FullText: PendingTextIndexes", "the text-index buffers of a write, stored inline"),
         ("Storage -> Store: Store", "a transaction keeps its store (unowned) to reach the environment and the schema registry"),
-        // Text indexes are declared in the schema.
-        ("Schema -> FullText: TextTokenizer", "an entity's schema declares its text indexes and their tokenizer"),
+        // Text indexes are bound with the rest of the schema.
         ("Schema -> FullText: TextIndexBinding", "an entity binding holds its text indexes' bindings, resolved with the others"),
         // The facade: handles keep the store they came from to open transactions.
         ("Schema -> Store: Store", "an entity binding keeps its store (unowned) for the records it reads"),
         ("Entity -> Store: Store", "the generated relation hooks (_cofferPutRelations, _cofferPutLinks) write through the store"),
-        ("Entity -> Query: QueryValue", "PropertyConvertible refines QueryableValue: every stored type can be a query operand"),
-        ("Entity -> Query: QueryableValue", "PropertyConvertible refines QueryableValue: every stored type can be a query operand"),
         ("Box -> Store: Store", "a box is a handle into its store"),
         ("Query -> Store: Store", "a query runs in its store's transactions (through its box) and resolves links there"),
         ("Relations -> Store: Store", "relation handles load and resolve their targets in the store"),
