@@ -218,6 +218,16 @@ import Testing
         }
     }
 
+    @Test func idsUsedUpAreALimit() throws {
+        try withStore { (store: Store) throws in
+            let notes = store.box(for: Note.self)
+            var last = Note(title: "last")
+            last.id = Transaction.explicitIdCeiling - 1
+            try notes.put(&last)
+            #expect(throws: CofferError.limitReached(.ids(entity: "Note"))) { try notes.put(Note(title: "one more")) }
+        }
+    }
+
     // MARK: Schema and names
 
     @Test func unknownEntityListsTheKnownOnes() throws {

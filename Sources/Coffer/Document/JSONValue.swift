@@ -205,5 +205,3 @@ extension DocumentCodec.Node {
         }
     }
 }
-
-extension Array: DocumentProperty where Element: EmbeddedDocument {}

@@ -1,13 +1,5 @@
 import Foundation
 
-/// The identifier of a stored object. `0` means "not stored yet".
-///
-/// ```swift
-/// var person = Person(firstName: "Ada")   // person.id == 0
-/// try people.put(&person)                 // person.id is now 1, 2, ...
-/// ```
-public typealias Id = UInt64
-
 /// A struct whose values Coffer stores.
 ///
 /// Declare the conformance on the struct itself and give it a `var id: Id`; the

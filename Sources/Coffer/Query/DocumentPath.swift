@@ -8,6 +8,7 @@ public protocol DocumentProperty {}
 extension JSONValue: DocumentProperty {}
 extension Dictionary: DocumentProperty where Key == String, Value: DocumentScalar {}
 extension Optional: DocumentProperty where Wrapped: DocumentProperty {}
+extension Array: DocumentProperty where Element: EmbeddedDocument {}
 
 extension Property where Value: DocumentProperty {
     /// The value under `key` in each object's document, for conditions.
