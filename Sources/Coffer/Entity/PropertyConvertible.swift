@@ -64,8 +64,8 @@ public protocol PropertyConvertible: QueryableValue, Sendable {
 }
 
 extension PropertyConvertible {
-    /// Compares by the stored value. ```swift color.queryValue   // .string("#FF0000") ```
-    public var queryValue: QueryValue { storedValue.queryValue }
+    /// Compares by the stored value. ```swift color._queryValue   // .string("#FF0000") ```
+    public var _queryValue: QueryValue { storedValue._queryValue }
 }
 
 extension URL: PropertyConvertible {

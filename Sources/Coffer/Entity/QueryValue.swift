@@ -3,7 +3,7 @@ import Foundation
 /// A query parameter: a value normalised to the few families Coffer compares.
 ///
 /// ```swift
-/// let value: QueryValue = 42.queryValue     // .signed(42)
+/// let value: QueryValue = 42._queryValue     // .signed(42)
 /// ```
 public enum QueryValue: Sendable, Hashable, CustomStringConvertible {
     /// No value (a nil optional). ```swift QueryValue.null ```
@@ -60,80 +60,83 @@ public enum QueryValue: Sendable, Hashable, CustomStringConvertible {
 /// value itself, and the generated conformance sits in another file than the enum, where
 /// Swift would refuse to restate an internal enum's implicit `Sendable` conformance.
 public protocol QueryableValue {
-    /// The normalised value. ```swift 5.queryValue ```
-    var queryValue: QueryValue { get }
+    /// The normalised value. Underscored, not `@_spi`: a ``PropertyConvertible`` type you
+    /// write gets it from a default implementation, which must be visible in your file; the
+    /// underscore keeps it out of code completion on every scalar.
+    /// ```swift 5._queryValue ```
+    var _queryValue: QueryValue { get }
 }
 
 extension QueryableValue where Self: RawRepresentable, RawValue: QueryableValue {
-    /// Enums compare by raw value. ```swift Mood.happy.queryValue   // .string("happy") ```
-    public var queryValue: QueryValue { rawValue.queryValue }
+    /// Enums compare by raw value. ```swift Mood.happy._queryValue   // .string("happy") ```
+    public var _queryValue: QueryValue { rawValue._queryValue }
 }
 
 extension Bool: QueryableValue {
-    /// ```swift true.queryValue ```
-    public var queryValue: QueryValue { .bool(self) }
+    /// ```swift true._queryValue ```
+    public var _queryValue: QueryValue { .bool(self) }
 }
 extension Int: QueryableValue {
-    /// ```swift 1.queryValue ```
-    public var queryValue: QueryValue { .signed(Int64(self)) }
+    /// ```swift 1._queryValue ```
+    public var _queryValue: QueryValue { .signed(Int64(self)) }
 }
 extension Int8: QueryableValue {
-    /// ```swift Int8(1).queryValue ```
-    public var queryValue: QueryValue { .signed(Int64(self)) }
+    /// ```swift Int8(1)._queryValue ```
+    public var _queryValue: QueryValue { .signed(Int64(self)) }
 }
 extension Int16: QueryableValue {
-    /// ```swift Int16(1).queryValue ```
-    public var queryValue: QueryValue { .signed(Int64(self)) }
+    /// ```swift Int16(1)._queryValue ```
+    public var _queryValue: QueryValue { .signed(Int64(self)) }
 }
 extension Int32: QueryableValue {
-    /// ```swift Int32(1).queryValue ```
-    public var queryValue: QueryValue { .signed(Int64(self)) }
+    /// ```swift Int32(1)._queryValue ```
+    public var _queryValue: QueryValue { .signed(Int64(self)) }
 }
 extension Int64: QueryableValue {
-    /// ```swift Int64(1).queryValue ```
-    public var queryValue: QueryValue { .signed(self) }
+    /// ```swift Int64(1)._queryValue ```
+    public var _queryValue: QueryValue { .signed(self) }
 }
 extension UInt: QueryableValue {
-    /// ```swift UInt(1).queryValue ```
-    public var queryValue: QueryValue { .unsigned(UInt64(self)) }
+    /// ```swift UInt(1)._queryValue ```
+    public var _queryValue: QueryValue { .unsigned(UInt64(self)) }
 }
 extension UInt8: QueryableValue {
-    /// ```swift UInt8(1).queryValue ```
-    public var queryValue: QueryValue { .unsigned(UInt64(self)) }
+    /// ```swift UInt8(1)._queryValue ```
+    public var _queryValue: QueryValue { .unsigned(UInt64(self)) }
 }
 extension UInt16: QueryableValue {
-    /// ```swift UInt16(1).queryValue ```
-    public var queryValue: QueryValue { .unsigned(UInt64(self)) }
+    /// ```swift UInt16(1)._queryValue ```
+    public var _queryValue: QueryValue { .unsigned(UInt64(self)) }
 }
 extension UInt32: QueryableValue {
-    /// ```swift UInt32(1).queryValue ```
-    public var queryValue: QueryValue { .unsigned(UInt64(self)) }
+    /// ```swift UInt32(1)._queryValue ```
+    public var _queryValue: QueryValue { .unsigned(UInt64(self)) }
 }
 extension UInt64: QueryableValue {
-    /// ```swift UInt64(1).queryValue ```
-    public var queryValue: QueryValue { .unsigned(self) }
+    /// ```swift UInt64(1)._queryValue ```
+    public var _queryValue: QueryValue { .unsigned(self) }
 }
 extension Float: QueryableValue {
-    /// ```swift Float(1).queryValue ```
-    public var queryValue: QueryValue { .double(Double(self)) }
+    /// ```swift Float(1)._queryValue ```
+    public var _queryValue: QueryValue { .double(Double(self)) }
 }
 extension Double: QueryableValue {
-    /// ```swift 1.5.queryValue ```
-    public var queryValue: QueryValue { .double(self) }
+    /// ```swift 1.5._queryValue ```
+    public var _queryValue: QueryValue { .double(self) }
 }
 extension String: QueryableValue {
-    /// ```swift "a".queryValue ```
-    public var queryValue: QueryValue { .string(self) }
+    /// ```swift "a"._queryValue ```
+    public var _queryValue: QueryValue { .string(self) }
 }
 extension Date: QueryableValue {
-    /// Dates compare as seconds since the reference date. ```swift Date().queryValue ```
-    public var queryValue: QueryValue { .double(timeIntervalSinceReferenceDate) }
+    /// Dates compare as seconds since the reference date. ```swift Date()._queryValue ```
+    public var _queryValue: QueryValue { .double(timeIntervalSinceReferenceDate) }
 }
 extension UUID: QueryableValue {
-    /// ```swift UUID().queryValue ```
-    public var queryValue: QueryValue { .uuid(self) }
+    /// ```swift UUID()._queryValue ```
+    public var _queryValue: QueryValue { .uuid(self) }
 }
 extension Optional: QueryableValue where Wrapped: QueryableValue {
-    /// nil is `.null`. ```swift Int?.none.queryValue ```
-    public var queryValue: QueryValue { self?.queryValue ?? .null }
+    /// nil is `.null`. ```swift Int?.none._queryValue ```
+    public var _queryValue: QueryValue { self?._queryValue ?? .null }
 }

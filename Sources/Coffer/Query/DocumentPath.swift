@@ -42,20 +42,20 @@ public struct DocumentPath<E: Entity>: Sendable {
     }
 
     /// Equal to `value`. ```swift Conversation.metadata["color"] == "red" ```
-    public static func == <V: QueryableValue>(lhs: Self, rhs: V) -> QueryCondition<E> { lhs.condition(.compare(.equal), [rhs.queryValue]) }
+    public static func == <V: QueryableValue>(lhs: Self, rhs: V) -> QueryCondition<E> { lhs.condition(.compare(.equal), [rhs._queryValue]) }
     /// Not equal (also nil). ```swift Conversation.metadata["color"] != "red" ```
-    public static func != <V: QueryableValue>(lhs: Self, rhs: V) -> QueryCondition<E> { lhs.condition(.compare(.notEqual), [rhs.queryValue]) }
+    public static func != <V: QueryableValue>(lhs: Self, rhs: V) -> QueryCondition<E> { lhs.condition(.compare(.notEqual), [rhs._queryValue]) }
     /// Less than. ```swift Conversation.metadata["priority"] < 3 ```
-    public static func < <V: QueryableValue>(lhs: Self, rhs: V) -> QueryCondition<E> { lhs.condition(.compare(.less), [rhs.queryValue]) }
+    public static func < <V: QueryableValue>(lhs: Self, rhs: V) -> QueryCondition<E> { lhs.condition(.compare(.less), [rhs._queryValue]) }
     /// Less than or equal. ```swift Conversation.metadata["priority"] <= 3 ```
-    public static func <= <V: QueryableValue>(lhs: Self, rhs: V) -> QueryCondition<E> { lhs.condition(.compare(.lessOrEqual), [rhs.queryValue]) }
+    public static func <= <V: QueryableValue>(lhs: Self, rhs: V) -> QueryCondition<E> { lhs.condition(.compare(.lessOrEqual), [rhs._queryValue]) }
     /// Greater than. ```swift Conversation.metadata["priority"] > 3 ```
-    public static func > <V: QueryableValue>(lhs: Self, rhs: V) -> QueryCondition<E> { lhs.condition(.compare(.greater), [rhs.queryValue]) }
+    public static func > <V: QueryableValue>(lhs: Self, rhs: V) -> QueryCondition<E> { lhs.condition(.compare(.greater), [rhs._queryValue]) }
     /// Greater than or equal. ```swift Conversation.metadata["priority"] >= 3 ```
-    public static func >= <V: QueryableValue>(lhs: Self, rhs: V) -> QueryCondition<E> { lhs.condition(.compare(.greaterOrEqual), [rhs.queryValue]) }
+    public static func >= <V: QueryableValue>(lhs: Self, rhs: V) -> QueryCondition<E> { lhs.condition(.compare(.greaterOrEqual), [rhs._queryValue]) }
 
     /// One of `values`. ```swift Conversation.metadata["backgroundColor"].isIn(["red", "blue"]) ```
-    public func isIn<V: QueryableValue>(_ values: [V]) -> QueryCondition<E> { condition(.inList, values.map(\.queryValue)) }
+    public func isIn<V: QueryableValue>(_ values: [V]) -> QueryCondition<E> { condition(.inList, values.map(\._queryValue)) }
 
     /// The path names nothing. ```swift Conversation.metadata["archived"].isNil() ```
     public func isNil() -> QueryCondition<E> { condition(.isNil, []) }
@@ -64,5 +64,5 @@ public struct DocumentPath<E: Entity>: Sendable {
     public func isNotNil() -> QueryCondition<E> { condition(.isNotNil, []) }
 
     /// An array at the path holds `element`. ```swift Conversation.metadata["tags"].containsElement("ops") ```
-    public func containsElement<V: QueryableValue>(_ element: V) -> QueryCondition<E> { condition(.containsElement, [element.queryValue]) }
+    public func containsElement<V: QueryableValue>(_ element: V) -> QueryCondition<E> { condition(.containsElement, [element._queryValue]) }
 }

@@ -16,40 +16,40 @@ infix operator ∉ : ComparisonPrecedence
 extension Property where Value: QueryableValue {
     /// Equal. ```swift Person.age == 21 ```
     public static func == (lhs: Property, rhs: Value) -> QueryCondition<E> {
-        QueryCondition(lhs.index, .compare(.equal), [rhs.queryValue])
+        QueryCondition(lhs.index, .compare(.equal), [rhs._queryValue])
     }
     /// Not equal (nil is not equal to any value). ```swift Person.age != 21 ```
     public static func != (lhs: Property, rhs: Value) -> QueryCondition<E> {
-        QueryCondition(lhs.index, .compare(.notEqual), [rhs.queryValue])
+        QueryCondition(lhs.index, .compare(.notEqual), [rhs._queryValue])
     }
     /// Less than. ```swift Person.age < 18 ```
     public static func < (lhs: Property, rhs: Value) -> QueryCondition<E> {
-        QueryCondition(lhs.index, .compare(.less), [rhs.queryValue])
+        QueryCondition(lhs.index, .compare(.less), [rhs._queryValue])
     }
     /// Greater than. ```swift Person.age > 18 ```
     public static func > (lhs: Property, rhs: Value) -> QueryCondition<E> {
-        QueryCondition(lhs.index, .compare(.greater), [rhs.queryValue])
+        QueryCondition(lhs.index, .compare(.greater), [rhs._queryValue])
     }
     /// Less than or equal. ```swift Person.age <= 18 ```
     public static func <= (lhs: Property, rhs: Value) -> QueryCondition<E> {
-        QueryCondition(lhs.index, .compare(.lessOrEqual), [rhs.queryValue])
+        QueryCondition(lhs.index, .compare(.lessOrEqual), [rhs._queryValue])
     }
     /// Greater than or equal. ```swift Person.age >= 18 ```
     public static func >= (lhs: Property, rhs: Value) -> QueryCondition<E> {
-        QueryCondition(lhs.index, .compare(.greaterOrEqual), [rhs.queryValue])
+        QueryCondition(lhs.index, .compare(.greaterOrEqual), [rhs._queryValue])
     }
 
     /// Between two values, both included, in either order. ```swift Person.age.isBetween(10, and: 18) ```
     public func isBetween(_ first: Value, and second: Value) -> QueryCondition<E> {
-        QueryCondition(index, .between(lowerInclusive: true, upperInclusive: true), [first.queryValue, second.queryValue])
+        QueryCondition(index, .between(lowerInclusive: true, upperInclusive: true), [first._queryValue, second._queryValue])
     }
     /// Equal to one of the values. ```swift Person.lastName.isIn(["Smith", "Jones"]) ```
     public func isIn(_ values: [Value]) -> QueryCondition<E> {
-        QueryCondition(index, .inList, values.map(\.queryValue))
+        QueryCondition(index, .inList, values.map(\._queryValue))
     }
     /// Equal to none of the values. ```swift Person.age.isNotIn([1, 2]) ```
     public func isNotIn(_ values: [Value]) -> QueryCondition<E> {
-        QueryCondition(index, .notInList, values.map(\.queryValue))
+        QueryCondition(index, .notInList, values.map(\._queryValue))
     }
     /// In a list. ```swift Person.age ∈ [1, 2, 3] ```
     public static func ∈ (lhs: Property, rhs: [Value]) -> QueryCondition<E> { lhs.isIn(rhs) }
@@ -68,7 +68,7 @@ extension Property {
 extension Property where Value: QueryableValue & Comparable {
     /// In a half-open range. ```swift Person.age ∈ (10..<18) ```
     public static func ∈ (lhs: Property, rhs: Range<Value>) -> QueryCondition<E> {
-        QueryCondition(lhs.index, .between(lowerInclusive: true, upperInclusive: false), [rhs.lowerBound.queryValue, rhs.upperBound.queryValue])
+        QueryCondition(lhs.index, .between(lowerInclusive: true, upperInclusive: false), [rhs.lowerBound._queryValue, rhs.upperBound._queryValue])
     }
     /// In a closed range. ```swift Person.age ∈ (10...18) ```
     public static func ∈ (lhs: Property, rhs: ClosedRange<Value>) -> QueryCondition<E> {
@@ -83,11 +83,11 @@ extension Property where Value: QueryableValue & Comparable {
 extension Property {
     /// In a half-open range, for an optional property. ```swift Person.score ∈ (1..<5) ```
     public static func ∈ <W: QueryableValue & Comparable>(lhs: Property, rhs: Range<W>) -> QueryCondition<E> where Value == W? {
-        QueryCondition(lhs.index, .between(lowerInclusive: true, upperInclusive: false), [rhs.lowerBound.queryValue, rhs.upperBound.queryValue])
+        QueryCondition(lhs.index, .between(lowerInclusive: true, upperInclusive: false), [rhs.lowerBound._queryValue, rhs.upperBound._queryValue])
     }
     /// In a closed range, for an optional property. ```swift Person.score ∈ (1...5) ```
     public static func ∈ <W: QueryableValue & Comparable>(lhs: Property, rhs: ClosedRange<W>) -> QueryCondition<E> where Value == W? {
-        QueryCondition(lhs.index, .between(lowerInclusive: true, upperInclusive: true), [rhs.lowerBound.queryValue, rhs.upperBound.queryValue])
+        QueryCondition(lhs.index, .between(lowerInclusive: true, upperInclusive: true), [rhs.lowerBound._queryValue, rhs.upperBound._queryValue])
     }
     /// Outside a half-open range (nil is outside). ```swift Person.score ∉ (1..<5) ```
     public static func ∉ <W: QueryableValue & Comparable>(lhs: Property, rhs: Range<W>) -> QueryCondition<E> where Value == W? { !(lhs ∈ rhs) }
@@ -144,9 +144,9 @@ extension Optional: DateQueryable where Wrapped == Date {}
 
 extension Property where Value: DateQueryable {
     /// Strictly before. ```swift Order.date.isBefore(today) ```
-    public func isBefore(_ date: Date) -> QueryCondition<E> { QueryCondition(index, .compare(.less), [date.queryValue]) }
+    public func isBefore(_ date: Date) -> QueryCondition<E> { QueryCondition(index, .compare(.less), [date._queryValue]) }
     /// Strictly after. ```swift Order.date.isAfter(yesterday) ```
-    public func isAfter(_ date: Date) -> QueryCondition<E> { QueryCondition(index, .compare(.greater), [date.queryValue]) }
+    public func isAfter(_ date: Date) -> QueryCondition<E> { QueryCondition(index, .compare(.greater), [date._queryValue]) }
 }
 
 /// Arrays of any storable element type (enums included), optional or not: the values
@@ -167,7 +167,7 @@ extension Optional: ArrayQueryable where Wrapped: ArrayQueryable {
 extension Property where Value: ArrayQueryable {
     /// The array holds the element. ```swift Person.tags.containsElement("swift") ```
     public func containsElement(_ element: Value.QueryElement) -> QueryCondition<E> {
-        QueryCondition(index, .containsElement, [element.queryValue])
+        QueryCondition(index, .containsElement, [element._queryValue])
     }
     /// The number of elements, for comparisons (nil arrays count 0).
     /// ```swift Person.tags.count == 3 ```

@@ -11,8 +11,8 @@ extension Query {
     ///   when that condition takes two values or a list.
     public mutating func setParameter<Value: QueryableValue>(_ property: Property<E, Value>, to value: Value) throws {
         // The look-up loop's shape: only the kept value changes (see `lookUpPosition`).
-        if replaceLookUpValue(position: property.index, with: value.queryValue) { return }
-        try set(.property(property.index), [value.queryValue], arity: .one, ofPropertyType: true)
+        if replaceLookUpValue(position: property.index, with: value._queryValue) { return }
+        try set(.property(property.index), [value._queryValue], arity: .one, ofPropertyType: true)
     }
 
     /// Changes the element an array condition (`containsElement`) looks for.
@@ -21,7 +21,7 @@ extension Query {
     /// try q.setParameter(Person.tags, to: "swift")
     /// ```
     public mutating func setParameter<Value: ArrayQueryable>(_ property: Property<E, Value>, to element: Value.QueryElement) throws {
-        try set(.property(property.index), [element.queryValue], arity: .one)
+        try set(.property(property.index), [element._queryValue], arity: .one)
     }
 
     /// Changes both values of a two-value condition (`isBetween`, ranges).
@@ -31,7 +31,7 @@ extension Query {
     /// try r.setParameters(Person.age, to: 10, and: 18)
     /// ```
     public mutating func setParameters<Value: QueryableValue>(_ property: Property<E, Value>, to first: Value, and second: Value) throws {
-        try set(.property(property.index), [first.queryValue, second.queryValue], arity: .two, ofPropertyType: true)
+        try set(.property(property.index), [first._queryValue, second._queryValue], arity: .two, ofPropertyType: true)
     }
 
     /// Changes the list of an in-list condition (`isIn`, `isNotIn`, `∈ [...]`).
@@ -40,7 +40,7 @@ extension Query {
     /// try t.setParameters(Person.lastName, to: ["Jones", "Brown"])
     /// ```
     public mutating func setParameters<Value: QueryableValue>(_ property: Property<E, Value>, to values: [Value]) throws {
-        try set(.property(property.index), values.map(\.queryValue), arity: .list, ofPropertyType: true)
+        try set(.property(property.index), values.map(\._queryValue), arity: .list, ofPropertyType: true)
     }
 
     /// Changes the value of the condition named `alias` with `.=`.
@@ -51,7 +51,7 @@ extension Query {
     /// try s.setParameter("minAge", to: "thirty")   // throws parameterTypeMismatch
     /// ```
     public mutating func setParameter(_ alias: String, to value: any QueryableValue) throws {
-        try set(.alias(alias), [value.queryValue], arity: .one)
+        try set(.alias(alias), [value._queryValue], arity: .one)
     }
 
     /// Changes both values of the two-value condition named `alias`.
@@ -60,7 +60,7 @@ extension Query {
     /// try s.setParameters("range", to: 1, and: 5)
     /// ```
     public mutating func setParameters(_ alias: String, to first: any QueryableValue, and second: any QueryableValue) throws {
-        try set(.alias(alias), [first.queryValue, second.queryValue], arity: .two)
+        try set(.alias(alias), [first._queryValue, second._queryValue], arity: .two)
     }
 
     /// Changes the list of the in-list condition named `alias`.
@@ -69,7 +69,7 @@ extension Query {
     /// try s.setParameters("names", to: ["Ada", "Grace"])
     /// ```
     public mutating func setParameters(_ alias: String, to values: [any QueryableValue]) throws {
-        try set(.alias(alias), values.map(\.queryValue), arity: .list)
+        try set(.alias(alias), values.map(\._queryValue), arity: .list)
     }
 
     private enum Target {
