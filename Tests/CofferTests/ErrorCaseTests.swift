@@ -218,6 +218,13 @@ import Testing
         }
     }
 
+    @Test func modifyingAMissingObjectIsNotFound() throws {
+        try withStore { (store: Store) throws in
+            let notes = store.box(for: Note.self)
+            #expect(throws: CofferError.notFound(entity: "Note", id: 42)) { try notes.modify(42) { $0.title = "x" } }
+        }
+    }
+
     @Test func idsUsedUpAreALimit() throws {
         try withStore { (store: Store) throws in
             let notes = store.box(for: Note.self)

@@ -2,8 +2,8 @@
 import Foundation
 import Testing
 
-/// `Box.modifyEach`: every object changed in place and stored back in one transaction, with
-/// the rules of a put, against a plain model.
+/// `Box.modifyEach` and `Box.modify(_:_:)`: objects changed in place and stored back in one
+/// transaction, with the rules of a put, against a plain model.
 @Suite struct ModifyTests {
     @Test func modifyEachChangesEveryObjectAlongAModel() throws {
         try withStore { (store: Store) throws in
@@ -147,6 +147,79 @@ import Testing
             #expect(visited == 400)
             #expect(try box.all().map(\.position) == (0..<400).map { $0 + 1_000 })
             #expect(try store.verify().isIntact)
+        }
+    }
+
+    @Test func modifyOneObjectStoresWhatTheBodyChanged() throws {
+        try withStore { (store: Store) throws in
+            let box = store.box(for: Message.self)
+            var generator = SplitMix64(state: 11)
+            var messages = (0..<200).map { Message(conversation: $0 % 5, position: $0) }
+            try box.put(&messages)
+            var model = Dictionary(uniqueKeysWithValues: messages.map { ($0.id, $0) })
+            for _ in 0..<300 {
+                let id = messages[Int.random(in: 0..<messages.count, using: &generator)].id
+                let conversation = Int.random(in: 0..<5, using: &generator)
+                let stored = try box.modify(id) { message in
+                    #expect(model[id] == message)
+                    message.conversation = conversation
+                    message.text += "x"
+                }
+                model[id]?.conversation = conversation
+                model[id]?.text += "x"
+                #expect(stored == model[id])
+            }
+            #expect(try box.all() == model.values.sorted { $0.id < $1.id })
+            for conversation in 0..<5 {
+                #expect(try box.query { Message.conversation == conversation }.build().find().map(\.id)
+                        == model.values.filter { $0.conversation == conversation }.map(\.id).sorted())
+            }
+            #expect(try IndexProbe.isConsistent(store, Message.self))
+        }
+    }
+
+    @Test func modifyOfAMissingObjectThrowsNotFoundAndWritesNothing() throws {
+        try withStore { (store: Store) throws in
+            let box = store.box(for: Message.self)
+            let id = try box.put(Message(conversation: 1, position: 1))
+            let stored = try box.get(id)
+            for missing in [0, id + 1, Id.max] as [Id] {
+                do {
+                    try box.modify(missing) { _ in Issue.record("body called for a missing object") }
+                    Issue.record("no error for a missing object")
+                } catch CofferError.notFound(let entity, let notFound) {
+                    #expect(entity == "Message" && notFound == missing)
+                }
+            }
+            #expect(try box.get(id) == stored && box.count() == 1)
+        }
+    }
+
+    @Test func aFailedModifyLeavesTheObjectAsStored() throws {
+        struct Refused: Error {}
+        try withStore { (store: Store) throws in
+            let box = store.box(for: Message.self)
+            let id = try box.put(Message(conversation: 1, position: 1))
+            let stored = try box.get(id)
+            #expect(throws: Refused.self) {
+                try box.modify(id) { message in message.position = 7; throw Refused() }
+            }
+            do {
+                try box.modify(id) { message in message.id = id + 5 }
+                Issue.record("an id change was stored")
+            } catch CofferError.misuse(.idChangedInModify(let entity, let from, let to)) {
+                #expect(entity == "Message" && from == id && to == id + 5)
+            }
+            #expect(try box.get(id) == stored && box.count() == 1)
+            // Inside a transaction the closure decides: a later throw rolls the modify back.
+            #expect(throws: Refused.self) {
+                try store.write {
+                    try box.modify(id) { $0.position = 9 }
+                    #expect(try box.get(id)?.position == 9)
+                    throw Refused()
+                }
+            }
+            #expect(try box.get(id) == stored)
         }
     }
 }

@@ -216,6 +216,53 @@ extension Box {
         }
     }
 
+    /// Reads the object with `id`, lets `body` change it and stores it back, in one write
+    /// transaction; returns the object as stored (with `@UpdatedAt` and other put effects).
+    ///
+    /// ```swift
+    /// let older = try people.modify(ada.id) { person in person.age += 1 }
+    /// ```
+    ///
+    /// Rules and consequences:
+    /// - No object with `id`: ``CofferError/notFound(entity:id:)`` naming the entity and the
+    ///   id, and nothing is written (`body` is not called).
+    /// - The store is a put: indexes, unique constraints, links and relations are kept as
+    ///   ``put(_:)-(inout E)`` keeps them.
+    /// - `body` must not change the object's `id`: that throws ``CofferError/misuse(_:)``
+    ///   (`.idChangedInModify`) and nothing is written.
+    /// - A throw from `body` or from the put is rethrown. In its own transaction nothing is
+    ///   stored; inside `store.write` the transaction's closure decides.
+    /// - When the store must grow its map, the transaction runs again and `body` sees the
+    ///   object as stored, as a first run would.
+    @inlinable @discardableResult
+    public func modify(_ id: Id, _ body: (inout E) throws -> Void) throws -> E {
+        try modifyRecord(id) { reader, storeBack in
+            var object = try E._cofferDecode(id: reader.id, from: &reader)
+            try body(&object)
+            try storeBack(&object)
+            return object
+        }
+    }
+
+    /// Calls `visit` with a reader for the record of `id` and a function that stores the
+    /// object back, in one write transaction; throws `notFound` when no record has `id`.
+    @usableFromInline
+    func modifyRecord(_ id: Id, _ visit: (inout RecordReader, (inout E) throws -> Void) throws -> E) throws -> E {
+        try writing { transaction, binding in
+            let name = binding.schema.name
+            guard let bytes = try transaction.record(id, table: binding.table, entity: name) else {
+                throw CofferError.notFound(entity: name, id: id)
+            }
+            var reader = try RecordReader(bytes: bytes, layout: binding, id: id)
+            return try visit(&reader) { object in
+                guard object.id == id else {
+                    throw CofferError.misuse(.idChangedInModify(entity: name, from: id, to: object.id))
+                }
+                try put(&object, in: transaction, binding: binding)
+            }
+        }
+    }
+
     /// Calls `visit` with a reader for each record in id order (up to the highest id stored
     /// when the walk begins) and a function that stores the visited object back; returns
     /// the number of records visited. Walks with the transaction's table cursor, so the

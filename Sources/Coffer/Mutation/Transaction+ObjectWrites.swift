@@ -10,9 +10,13 @@ struct PutStamps {
 
 /// What a put found of the object it stores, carried from phase to phase of
 /// `Transaction.storeObject`.
+///
+/// Trivially copyable (plain bytes and flags, no references), so handing it from phase to
+/// phase copies a few words instead of calling value witnesses: the stored record is kept as
+/// its bytes and viewed as `RecordFields` where a phase reads it.
 struct PutTarget {
-    /// The stored record of an update; nil for an insert.
-    var previous: RecordFields?
+    /// The bytes of the stored record of an update; nil for an insert.
+    var previousBytes: UnsafeRawBufferPointer?
     /// Whether a new id is above every stored key (LMDB may append it).
     var canAppend = false
     /// An update reads the stored record through a cursor and writes the new one at the
@@ -24,6 +28,15 @@ struct PutTarget {
     var previousHasNothingToCarry = false
     /// The stored record cannot say which index entries it has: they are found by id.
     var previousIsDamaged = false
+
+    /// Whether the put updates a stored object.
+    var isUpdate: Bool { previousBytes != nil }
+
+    /// The stored record of an update as fields of `layout`'s entity; nil for an insert.
+    @inline(__always)
+    func previous(_ layout: RecordLayout, id: Id) -> RecordFields? {
+        previousBytes.map { RecordFields(bytes: $0, layout: layout, id: id) }
+    }
 }
 
 /// How one attempt of a put ended.
@@ -82,29 +95,29 @@ extension Transaction {
         var target = try locateStoredObject(id: &id, binding: binding)
         let indexes = binding.indexes
         writes.prepareKeyBuffers(count: indexes.count)
-        let carried = try carryUnknownFields(of: &target, binding: binding)
-        let stamps = try putStamps(previous: target, binding: binding)
+        let carried = try carryUnknownFields(of: &target, id: id, binding: binding)
+        let stamps = try putStamps(previous: target, id: id, binding: binding)
         let record = try encodeRecord(id: id, binding: binding, stamps: stamps, carried: carried, encode: encode)
         if let holder = try checkUniqueConstraints(of: record, id: id, target: &target, indexes: indexes, binding: binding,
                                                      redirected: redirected) {
             return .redirect(to: holder)
         }
-        try prepareIndexKeys(of: record, target: target, indexes: indexes)
+        try prepareIndexKeys(of: record, id: id, target: target, indexes: indexes, binding: binding)
         // Full-text postings before and after; the stored record is read again here because
         // a `.replace` above may have moved its page.
         let hasTextIndexes = !binding.textIndexes.isEmpty
-        let oldPostings = hasTextIndexes ? try textPostings(of: target.previous == nil ? nil : id, binding: binding) : nil
+        let oldPostings = hasTextIndexes ? try textPostings(of: target.isUpdate ? id : nil, binding: binding) : nil
         // Synced entities only: the changed fields, while the stored record's bytes are valid.
         if binding.syncTables != nil {
-            try collectSyncedChanges(previous: target.previous, previousIsDamaged: target.previousIsDamaged, record: record)
+            try collectSyncedChanges(previous: target.previous(binding, id: id), previousIsDamaged: target.previousIsDamaged, record: record)
         }
         let placement: RecordPlacement = target.cursorOnPrevious.map { .atCursor($0) } ?? (target.canAppend ? .appended : .byKey)
         try putRecord(record.bytes, id: id, table: binding.table, placement: placement, "storing \(binding.schema.name) \(id)")
-        changes.recordPut(binding, id, isInsert: target.previous == nil)
+        changes.recordPut(binding, id, isInsert: !target.isUpdate)
         try applyIndexKeys(id: id, target: target, indexes: indexes, entity: binding.schema.name)
         if hasTextIndexes { try applyTextPostings(of: id, binding: binding, old: oldPostings, new: record) }
-        if binding.syncTables != nil { try recordSyncedPut(id, binding: binding, isInsert: target.previous == nil) }
-        return .stored(replaced: target.previous != nil)
+        if binding.syncTables != nil { try recordSyncedPut(id, binding: binding, isInsert: !target.isUpdate) }
+        return .stored(replaced: target.isUpdate)
     }
 
     /// Phase 1: a new id for an insert (and whether it can be appended), or for an update
@@ -122,7 +135,7 @@ extension Transaction {
             try noteStoredId(id, for: binding)
             let cursor = try writeCursor(of: binding)
             if let bytes = try seekRecord(id, cursor: cursor, of: binding) {
-                target.previous = RecordFields(bytes: bytes, layout: binding, id: id)
+                target.previousBytes = bytes
                 target.cursorOnPrevious = cursor
                 target.previousHasNothingToCarry = visit?.hasNothingToCarry(bytes, of: id, in: binding.table, cursorMoves: writes.cursorMoves) ?? false
             }
@@ -134,8 +147,8 @@ extension Transaction {
     /// not declare (retired here, or added by a newer build), carried into the new record so
     /// no build loses another's data. Marks a stored record too damaged to walk.
     @inline(__always)
-    private func carryUnknownFields(of target: inout PutTarget, binding: EntityBinding) throws -> [(UInt16, RecordFields.Field)] {
-        guard let previous = target.previous, !target.previousHasNothingToCarry else { return [] }
+    private func carryUnknownFields(of target: inout PutTarget, id: Id, binding: EntityBinding) throws -> [(UInt16, RecordFields.Field)] {
+        guard let previous = target.previous(binding, id: id), !target.previousHasNothingToCarry else { return [] }
         do {
             // Old index keys are worked out later, only for the indexed values that changed.
             return try fieldsToCarry(from: previous, binding: binding)
@@ -150,11 +163,11 @@ extension Transaction {
     /// Phase 3: the timestamps to set, when the entity has any: the stored creation date of
     /// an update (or now), and now.
     @inline(__always)
-    private func putStamps(previous target: PutTarget, binding: EntityBinding) throws -> PutStamps? {
+    private func putStamps(previous target: PutTarget, id: Id, binding: EntityBinding) throws -> PutStamps? {
         guard binding.hasTimestamps else { return nil }
         let now = Date()
         var created: Date? = now
-        if let previous = target.previous, !target.previousIsDamaged, let storedId = binding.createdAtStoredId,
+        if let previous = target.previous(binding, id: id), !target.previousIsDamaged, let storedId = binding.createdAtStoredId,
            let field = try previous.field(storedId),
            let seconds = FieldValue.double(field.kind, field.payload) {
             created = Date(timeIntervalSinceReferenceDate: seconds)
@@ -212,18 +225,18 @@ extension Transaction {
     private func replaceHolders(_ holders: [Id], of id: Id, target: inout PutTarget, binding: EntityBinding) throws {
         for other in holders { _ = try removeObject(other, binding: binding) }
         target.cursorOnPrevious = nil
-        guard target.previous != nil, !target.previousIsDamaged else { return }
+        guard target.isUpdate, !target.previousIsDamaged else { return }
         guard let again = try record(id, table: binding.table, entity: binding.schema.name) else {
             throw CofferError.damagedRecord(entity: binding.schema.name, id: id, reason: "the object disappeared while a unique conflict was replaced")
         }
-        target.previous = RecordFields(bytes: again, layout: binding, id: id)
+        target.previousBytes = again
     }
 
     /// Phase 6: each index's new key, and for an update its old key, into the transaction's
     /// key pairs, unless the indexed field holds the same bytes as before (the usual
     /// update): then the pair is marked unchanged and its entries stay as they are.
     @inline(__always)
-    private func prepareIndexKeys(of record: RecordFields, target: PutTarget, indexes: [IndexBinding]) throws {
+    private func prepareIndexKeys(of record: RecordFields, id: Id, target: PutTarget, indexes: [IndexBinding], binding: EntityBinding) throws {
         for position in indexes.indices {
             // Borrowed: `indexes` holds every index for the whole call (a retain and a
             // release per index and put otherwise).
@@ -231,7 +244,7 @@ extension Transaction {
             let newField = try record.field(index.storedId)
             let pair = writes.keyPair(position)
             pair.pointee.isUnchanged = false
-            if let previous = target.previous, !target.previousIsDamaged {
+            if let previous = target.previous(binding, id: id), !target.previousIsDamaged {
                 // The usual update: the old record is byte for byte the new one up to the end
                 // of the indexed field, so its walk finds the same field there first.
                 if let newField, previous.hasSamePrefix(as: record, through: newField) {
@@ -262,7 +275,7 @@ extension Transaction {
             let pair = writes.keyPair(position)
             if target.previousIsDamaged {
                 try deleteIndexEntries(index, of: id, entity: entity())
-            } else if target.previous != nil {
+            } else if target.isUpdate {
                 guard !pair.pointee.isUnchanged, !pair.pointee.old.hasSameBytes(as: pair.pointee.new) else { continue }
                 try updateIndexEntries(index, old: pair.pointee.old.bytes, new: pair.pointee.new.bytes, id: id)
                 continue
