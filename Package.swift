@@ -10,10 +10,13 @@ let package = Package(
         .plugin(name: "CofferPlugin", targets: ["CofferPlugin"]),
         .executable(name: "coffer-demo", targets: ["CofferDemo"]),
         .executable(name: "coffer", targets: ["CofferTool"]),
+        .library(name: "CofferSync", targets: ["CofferSync"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swiftlang/swift-syntax.git", "602.0.0"..<"604.0.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        // Only CofferSync depends on it: apps that do not sync keep today's dependencies.
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // The system LMDB (Debian: liblmdb-dev, Homebrew: lmdb).
@@ -49,9 +52,17 @@ let package = Package(
             name: "CofferTool",
             dependencies: ["Coffer", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
+        // Sync with PostgreSQL: the server schema generated from the model, the SQL functions
+        // that push and pull.
+        .target(
+            name: "CofferSync",
+            dependencies: ["Coffer", .product(name: "PostgresNIO", package: "postgres-nio")]
+        ),
         .executableTarget(name: "CofferDemo", dependencies: ["Coffer"], plugins: ["CofferPlugin"]),
         // PublicAPI.txt: the reviewed list of public symbols (PublicAPITests), read from source.
         .testTarget(name: "CofferTests", dependencies: ["Coffer"], exclude: ["PublicAPI.txt"], plugins: ["CofferPlugin"]),
+        // Runs against a private PostgreSQL cluster that the suite starts (PostgresCluster).
+        .testTarget(name: "CofferSyncTests", dependencies: ["CofferSync"], plugins: ["CofferPlugin"]),
         .testTarget(
             name: "CofferGeneratorTests",
             dependencies: ["CofferGeneratorCore"],

@@ -1,0 +1,310 @@
+import Foundation
+import PostgresNIO
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The private PostgreSQL cluster the sync tests run against: one per test process, started
+/// by the first test that asks for it, shared by every suite, stopped when the process exits.
+///
+/// The cluster lives in a fresh temporary directory owned by the `postgres` user (initdb
+/// refuses root), listens on 127.0.0.1 only, on a free port, with durability switched off
+/// (a test cluster is thrown away). It is stopped and its directory removed by an exit hook
+/// and, should the process die without running it (a crash, kill -9), by a watcher process
+/// that waits for the test process to end.
+///
+/// ```swift
+/// let connection = try await PostgresCluster.shared.connect()
+/// ```
+actor PostgresCluster {
+    static let shared = PostgresCluster()
+
+    /// Where a started cluster listens.
+    struct Endpoint: Sendable {
+        let port: Int
+        let database: String
+        let user: String
+    }
+
+    private var started: Result<Endpoint, PostgresClusterError>?
+    private var nextConnectionID = 0
+
+    /// The running cluster, started on first use. A failure to start is remembered: every
+    /// later caller fails with the same error instead of trying again.
+    func endpoint() throws -> Endpoint {
+        if started == nil {
+            do {
+                started = .success(try Self.start())
+            } catch let error as PostgresClusterError {
+                started = .failure(error)
+            } catch {
+                started = .failure(.startFailed("\(error)"))
+            }
+        }
+        guard let started else { throw PostgresClusterError.startFailed("not started") }
+        return try started.get()
+    }
+
+    /// A new connection to the test database, as the test role. The caller closes it.
+    func connect() async throws -> PostgresConnection {
+        let endpoint = try endpoint()
+        nextConnectionID += 1
+        let configuration = PostgresConnection.Configuration(
+            host: "127.0.0.1", port: endpoint.port, username: endpoint.user, password: nil,
+            database: endpoint.database, tls: .disable
+        )
+        return try await PostgresConnection.connect(
+            configuration: configuration, id: nextConnectionID, logger: Logger(label: "coffer.sync.tests")
+        )
+    }
+
+    // MARK: Starting
+
+    private static let database = "coffer_test"
+    private static let role = "coffer_test"
+
+    private static func start() throws -> Endpoint {
+        let bin = try binaryDirectory()
+        let runAsPostgres = geteuid() == 0
+        let directory = try makeDirectory(ownedByPostgres: runAsPostgres)
+        let data = directory + "/data"
+        Cleanup.register(bin: bin, directory: directory, runAsPostgres: runAsPostgres)
+
+        try run(bin + "/initdb", ["-D", data, "-U", "postgres", "--auth=trust", "--encoding=UTF8",
+                                  "--locale=C", "--no-sync"], asPostgres: runAsPostgres)
+        var lastFailure = ""
+        for _ in 0..<3 {
+            let port = try freePort()
+            let options = "-c listen_addresses=127.0.0.1 -p \(port) -c unix_socket_directories=\(directory)"
+                + " -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+                + " -c idle_in_transaction_session_timeout=60000"
+            do {
+                try run(bin + "/pg_ctl", ["start", "-w", "-t", "60", "-D", data, "-l", directory + "/server.log",
+                                          "-o", options], asPostgres: runAsPostgres)
+            } catch {
+                lastFailure = "\(error)\n" + ((try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? "")
+                continue
+            }
+            Cleanup.started()
+            let psql = ["-h", "127.0.0.1", "-p", "\(port)", "-U", "postgres", "-d", "postgres", "-v", "ON_ERROR_STOP=1", "-q"]
+            try run(bin + "/psql", psql + ["-c", "CREATE ROLE \(role) LOGIN"], asPostgres: runAsPostgres)
+            try run(bin + "/psql", psql + ["-c", "CREATE DATABASE \(database) OWNER \(role)"], asPostgres: runAsPostgres)
+            return Endpoint(port: port, database: database, user: role)
+        }
+        throw PostgresClusterError.startFailed(lastFailure)
+    }
+
+    /// The directory holding initdb and pg_ctl: `pg_config --bindir`, then the newest
+    /// /usr/lib/postgresql/*/bin, then PATH.
+    private static func binaryDirectory() throws -> String {
+        var candidates: [String] = []
+        if let bindir = try? capture("/usr/bin/env", ["pg_config", "--bindir"]) {
+            candidates.append(bindir.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
+        for version in versions.sorted(by: { (Int($0) ?? 0) > (Int($1) ?? 0) }) {
+            candidates.append("/usr/lib/postgresql/\(version)/bin")
+        }
+        for entry in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
+            candidates.append(String(entry))
+        }
+        let tools = ["initdb", "pg_ctl", "psql"]
+        for directory in candidates
+        where tools.allSatisfy({ FileManager.default.isExecutableFile(atPath: directory + "/" + $0) }) {
+            return directory
+        }
+        throw PostgresClusterError.binariesMissing(searched: candidates)
+    }
+
+    private static func makeDirectory(ownedByPostgres: Bool) throws -> String {
+        var template = Array("/tmp/coffer-pg-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw PostgresClusterError.startFailed("cannot create a temporary directory: errno \(errno)")
+        }
+        let directory = String(cString: made)
+        if ownedByPostgres {
+            try run("/bin/chown", ["postgres:", directory], asPostgres: false)
+        }
+        return directory
+    }
+
+    /// A loopback port nobody listens on now (the kernel's choice for port 0).
+    private static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw PostgresClusterError.startFailed("socket: errno \(errno)") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+                bind(fd, generic, length) == 0 && getsockname(fd, generic, &length) == 0
+            }
+        }
+        guard bound else { throw PostgresClusterError.startFailed("bind: errno \(errno)") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    // MARK: Processes
+
+    /// Runs a tool to its end; throws with its output when it fails.
+    static func run(_ tool: String, _ arguments: [String], asPostgres: Bool) throws {
+        let (executable, fullArguments) = asPostgres
+            ? ("/usr/sbin/runuser", ["-u", "postgres", "--", tool] + arguments)
+            : (tool, arguments)
+        try capture(executable, fullArguments, failing: true)
+    }
+
+    /// Runs a tool and returns what it printed (through a file).
+    ///
+    /// Spawned directly rather than with Foundation's `Process`, which learns that a child
+    /// ended when a socket it shares with the child closes: `pg_ctl start` leaves the server
+    /// running with that socket inherited, and the wait would never end. Here the child gets
+    /// only stdin, stdout and stderr, and is waited for by its pid.
+    @discardableResult
+    static func capture(_ executable: String, _ arguments: [String], failing: Bool = true) throws -> String {
+        let outputPath = NSTemporaryDirectory() + "coffer-pg-output-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: outputPath) }
+        let pid = try spawn([executable] + arguments, output: outputPath)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        let exitedCleanly = (status & 0x7f) == 0 && ((status >> 8) & 0xff) == 0
+        if failing && !exitedCleanly {
+            throw PostgresClusterError.commandFailed(
+                ([executable] + arguments).joined(separator: " "), status: status, output: text
+            )
+        }
+        return text
+    }
+
+    /// Starts `argv` with stdin from /dev/null, stdout and stderr to `output` (or /dev/null),
+    /// and no other descriptor of this process (bash closes them before the exec).
+    static func spawn(_ argv: [String], output: String?) throws -> pid_t {
+        let closeOthers = #"for fd in /proc/$$/fd/*; do n=${fd##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-"; done; exec "$@""#
+        let full: [String] = ["/bin/bash", "-c", closeOthers, "bash"] + argv
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let pointers = full.map { strdup($0) } + [nil]
+        defer { pointers.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, "/bin/bash", &actions, nil, pointers, environ)
+        guard spawned == 0 else {
+            throw PostgresClusterError.commandFailed(argv.joined(separator: " "), status: spawned, output: "posix_spawn failed")
+        }
+        return pid
+    }
+}
+
+/// Why the test cluster is not there. Every message names the package to install.
+enum PostgresClusterError: Error, CustomStringConvertible {
+    case binariesMissing(searched: [String])
+    case startFailed(String)
+    case commandFailed(String, status: Int32, output: String)
+
+    var description: String {
+        let hint = "The sync tests start a private PostgreSQL cluster: install the Debian package postgresql-15 (apt-get install postgresql-15)."
+        switch self {
+        case .binariesMissing(let searched):
+            return "PostgreSQL server binaries (initdb, pg_ctl, psql) not found in \(searched). \(hint)"
+        case .startFailed(let detail):
+            return "The PostgreSQL test cluster did not start: \(detail)\n\(hint)"
+        case .commandFailed(let command, let status, let output):
+            return "`\(command)` exited with \(status): \(output)\n\(hint)"
+        }
+    }
+}
+
+/// Stops the cluster and removes its directory when the test process ends.
+///
+/// Two paths, so that a cluster never outlives its tests: an `atexit` hook for a normal exit
+/// (Swift Testing's runner returns from main with the process's status), and a watcher
+/// process, started with the cluster, that polls for the test process and does the same
+/// cleanup once it is gone (a crash or kill -9 skips atexit). Whichever comes first wins; the
+/// second finds nothing to do.
+enum Cleanup {
+    private struct State {
+        var bin = ""
+        var directory = ""
+        var runAsPostgres = false
+        var registered = false
+    }
+
+    private final class Box: @unchecked Sendable {
+        let lock = NSLock()
+        var state = State()
+    }
+
+    private static let box = Box()
+
+    private static func withState<T>(_ body: (inout State) -> T) -> T {
+        box.lock.lock()
+        defer { box.lock.unlock() }
+        return body(&box.state)
+    }
+
+    static func register(bin: String, directory: String, runAsPostgres: Bool) {
+        let first = withState { state -> Bool in
+            state.bin = bin
+            state.directory = directory
+            state.runAsPostgres = runAsPostgres
+            defer { state.registered = true }
+            return !state.registered
+        }
+        if first { atexit { Cleanup.stopNow() } }
+    }
+
+    /// Starts the watcher once the server runs.
+    static func started() {
+        let (bin, directory, runAsPostgres) = withState { ($0.bin, $0.directory, $0.runAsPostgres) }
+        let stop = stopCommand(bin: bin, directory: directory, runAsPostgres: runAsPostgres)
+        let script = "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; \(stop)"
+        // Not waited for: it outlives the test process by design (setsid keeps it out of
+        // the test's process group).
+        if (try? PostgresCluster.spawn(["/usr/bin/setsid", "/bin/sh", "-c", script], output: nil)) == nil {
+            FileHandle.standardError.write(Data("could not start the PostgreSQL test cluster's watcher\n".utf8))
+        }
+    }
+
+    private static func stopCommand(bin: String, directory: String, runAsPostgres: Bool) -> String {
+        let prefix = runAsPostgres ? "/usr/sbin/runuser -u postgres -- " : ""
+        return "if [ -d '\(directory)/data' ]; then \(prefix)'\(bin)/pg_ctl' stop -m fast -w -D '\(directory)/data' >/dev/null 2>&1; fi;"
+            + " rm -rf '\(directory)'"
+    }
+
+    private static func stopNow() {
+        let (bin, directory, runAsPostgres) = withState { ($0.bin, $0.directory, $0.runAsPostgres) }
+        guard !directory.isEmpty else { return }
+        do {
+            try PostgresCluster.capture("/bin/sh", ["-c", stopCommand(bin: bin, directory: directory, runAsPostgres: runAsPostgres)])
+        } catch {
+            FileHandle.standardError.write(Data("could not stop the PostgreSQL test cluster in \(directory): \(error)\n".utf8))
+        }
+    }
+}
+
+/// Runs `body` with a new connection to the test database and closes it afterwards, also when
+/// `body` throws.
+///
+/// ```swift
+/// let count = try await withConnection { try await $0.query("SELECT 1", logger: $0.logger).collect().count }
+/// ```
+func withConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+    let connection = try await PostgresCluster.shared.connect()
+    do {
+        let result = try await body(connection)
+        try await connection.close()
+        return result
+    } catch {
+        try? await connection.close()
+        throw error
+    }
+}
