@@ -103,6 +103,10 @@ struct CodeEmitter {
         } else if let simple = type.split(separator: ".").last, simple != type[...] {
             line("        storedName: \(Self.literal(String(simple))),")
         }
+        if entity.isSynced {
+            // Only synced entities name the flag: every other schema is generated as before.
+            line("        isSynced: true,")
+        }
         line("        properties: [")
         for field in fields {
             line("            PropertySchema(\(schemaArguments(field).joined(separator: ", "))),")

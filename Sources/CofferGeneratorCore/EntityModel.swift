@@ -14,6 +14,8 @@ struct EntityModel {
     var properties: [PropertyModel]
     /// The name given with `@StoredAs`, if any.
     var explicitStoredName: String? = nil
+    /// Whether the type is marked `@Sync`.
+    var isSynced = false
 
     /// The name the entity is stored under: `@StoredAs`, else the simple type name.
     var storedName: String { explicitStoredName ?? String(qualifiedName.split(separator: ".").last ?? Substring(qualifiedName)) }

@@ -289,14 +289,18 @@ struct SourceAnalyzer {
                         report(structDecl.name, "'\(structDecl.name.text)' cannot be both an Entity and Embedded: an entity is stored on its own, an embedded value inside one", &context)
                     }
                     analyzeEntity(structDecl, qualifiedName: name.joined(separator: "."), context: &context)
+                } else {
+                    reportSyncOutsideEntity(structDecl.attributes, of: "'\(structDecl.name.text)', which is not an Entity", &context)
                 }
                 walk(structDecl.memberBlock.members.map(\.decl), parents: name, context: &context)
             } else if let classDecl = declaration.as(ClassDeclSyntax.self) {
+                reportSyncOutsideEntity(classDecl.attributes, of: "class '\(classDecl.name.text)'", &context)
                 if Self.conformsToEntity(classDecl.inheritanceClause) {
                     report(classDecl.classKeyword, "entity '\(classDecl.name.text)' must be a struct: Coffer stores value types", &context)
                 }
                 walk(classDecl.memberBlock.members.map(\.decl), parents: parents + [classDecl.name.text], context: &context)
             } else if let enumDecl = declaration.as(EnumDeclSyntax.self) {
+                reportSyncOutsideEntity(enumDecl.attributes, of: "enum '\(enumDecl.name.text)'", &context)
                 if Self.conformsToEntity(enumDecl.inheritanceClause) {
                     report(enumDecl.enumKeyword, "entity '\(enumDecl.name.text)' must be a struct: Coffer stores structs", &context)
                 }
@@ -304,6 +308,7 @@ struct SourceAnalyzer {
             } else if let actorDecl = declaration.as(ActorDeclSyntax.self), Self.conformsToEntity(actorDecl.inheritanceClause) {
                 report(actorDecl.actorKeyword, "entity '\(actorDecl.name.text)' must be a struct: Coffer stores structs", &context)
             } else if let extensionDecl = declaration.as(ExtensionDeclSyntax.self) {
+                reportSyncOutsideEntity(extensionDecl.attributes, of: "an extension of '\(extensionDecl.extendedType.trimmedDescription)'", &context)
                 if Self.conformsToEntity(extensionDecl.inheritanceClause) {
                     report(extensionDecl.extensionKeyword,
                            "declare the Entity conformance of '\(extensionDecl.extendedType.trimmedDescription)' on its struct declaration, where the generator can see its stored properties",
@@ -321,6 +326,13 @@ struct SourceAnalyzer {
 
     static func conforms(_ clause: InheritanceClauseSyntax?, to name: String) -> Bool {
         clause?.inheritedTypes.contains { [name, "Coffer." + name].contains($0.type.trimmedDescription) } ?? false
+    }
+
+    /// `@Sync` marks entity structs only: anywhere else it would silently sync nothing.
+    private mutating func reportSyncOutsideEntity(_ attributes: AttributeListSyntax, of what: String, _ context: inout FileContext) {
+        for attribute in Self.attributes(attributes) where Self.markerName(attribute) == "Sync" {
+            report(attribute, "@Sync applies to an entity struct (one declared 'struct X: Entity'), not to \(what)", &context)
+        }
     }
 
     private mutating func report(_ node: some SyntaxProtocol, _ message: String, _ context: inout FileContext) {
@@ -344,6 +356,13 @@ struct SourceAnalyzer {
         var explicitStoredName: String?
         for attribute in Self.attributes(decl.attributes) where Self.markerName(attribute) == "StoredAs" {
             explicitStoredName = stringArgument(attribute, label: nil, context: &context)
+        }
+        var isSynced = false
+        for attribute in Self.attributes(decl.attributes) where Self.markerName(attribute) == "Sync" {
+            if attribute.arguments != nil {
+                report(attribute, "@Sync takes no arguments: write @Sync on the entity", &context)
+            }
+            isSynced = true
         }
         for attribute in Self.attributes(decl.attributes) where Self.markers.contains(Self.markerName(attribute)) {
             // A peer macro on a type makes the compiler expand it during top-level name
@@ -379,7 +398,7 @@ struct SourceAnalyzer {
         let ordered = properties.filter(\.isId) + properties.filter { !$0.isId }
         entities.append(EntityModel(qualifiedName: qualifiedName,
                                     accessModifier: access == "internal" ? "" : (access == "open" ? "public" : access),
-                                    properties: ordered, explicitStoredName: explicitStoredName))
+                                    properties: ordered, explicitStoredName: explicitStoredName, isSynced: isSynced))
     }
 
     /// What a `var` or `let` declaration says for all its bindings.
@@ -497,7 +516,9 @@ struct SourceAnalyzer {
     private mutating func reportForeignAttributes(_ attributes: [AttributeSyntax], context: inout FileContext) {
         for attribute in attributes {
             let attributeName = Self.markerName(attribute)
-            if !Self.markers.contains(attributeName) {
+            if attributeName == "Sync" {
+                report(attribute, "@Sync applies to the entity, not to one of its properties: write it on the struct", &context)
+            } else if !Self.markers.contains(attributeName) {
                 report(attribute, "@\(attributeName) is not a Coffer annotation; entity properties take @Index, @Unique, @Transient, @Name, @Renamed, @CreatedAt, @UpdatedAt, @Backlink and @FullText", &context)
             }
         }

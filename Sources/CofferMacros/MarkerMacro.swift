@@ -17,7 +17,7 @@ public struct MarkerMacro: PeerMacro {
     }
 }
 
-/// The expansion behind `@StoredAs` on an entity type: an extension macro that adds nothing
+/// The expansion behind `@StoredAs` and `@Sync` on an entity type: an extension macro that adds nothing
 /// (an extension role, unlike a peer role, is not expanded during top-level name lookup, so
 /// the generated statics do not become circular references).
 public struct EntityMarkerMacro: ExtensionMacro {

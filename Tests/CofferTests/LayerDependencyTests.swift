@@ -26,7 +26,7 @@ import Testing
     /// composed of the environment, the schema registry and the commit publisher.
     static let layers = [
         "Errors", "Storage", "Encoding", "Schema", "Mutation", "Entity", "Document", "Box",
-        "Query", "Relations", "FullText", "Observation", "Interchange", "Selector",
+        "Query", "Relations", "FullText", "Sync", "Observation", "Interchange", "Selector",
         "Annotations", "Store",
     ]
 
@@ -44,6 +44,7 @@ import Testing
         ("Storage -> Query: LookUpScratch", "the index look-up scratch, stored inline"),
         ("Storage -> Relations: IncomingRelationCache", "the incoming-relation cache of a write, stored inline"),
         ("Storage -> FullText: PendingTextIndexes", "the text-index buffers of a write, stored inline"),
+        ("Storage -> Sync: SyncWriteState", "the outbox state of a write (clock tick, counters, remote-apply mode), stored inline"),
         ("Storage -> Store: Store", "a transaction keeps its store (unowned) to reach the environment and the schema registry"),
         // Text indexes are bound with the rest of the schema.
         ("Schema -> FullText: TextIndexBinding", "an entity binding holds its text indexes' bindings, resolved with the others"),

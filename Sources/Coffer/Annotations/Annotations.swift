@@ -69,6 +69,28 @@ public macro Name(_ storedName: String) = #externalMacro(module: "CofferMacros",
 @attached(extension)
 public macro StoredAs(_ storedName: String) = #externalMacro(module: "CofferMacros", type: "EntityMarkerMacro")
 
+/// Opts an entity into sync: every write of it records, in the same transaction, what
+/// changed for a pusher to send (see "Sync" in the README). Entities without it pay nothing.
+///
+/// A synced object gets a global id (a UUIDv7 `syncId`) at its first put; its local `Id`
+/// stays local. Once a store has synced an entity it stays synced for every writer of that
+/// store, imports and builds without the annotation included, so no change escapes the
+/// outbox.
+///
+/// ```swift
+/// @Sync
+/// struct Task: Entity {
+///     var id: Id = 0
+///     var title: String
+///     var done = false
+/// }
+///
+/// let task = try store.box(for: Task.self).put(Task(title: "Write"))
+/// let global = try store.box(for: Task.self).syncId(of: task.id)   // a UUIDv7
+/// ```
+@attached(extension)
+public macro Sync() = #externalMacro(module: "CofferMacros", type: "EntityMarkerMacro")
+
 /// Declares the name a property was stored under before it was renamed in Swift, so that
 /// stored values carry over.
 ///

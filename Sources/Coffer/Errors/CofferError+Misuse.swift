@@ -107,6 +107,20 @@ extension CofferError {
         /// ```
         case notARelation(entity: String, position: Int)
 
+        /// A sync call named an entity that is not synced (declare it with `@Sync`).
+        ///
+        /// ```swift
+        /// catch CofferError.misuse(.notSynced(let entity)) { print("\(entity) is not @Sync") }
+        /// ```
+        case notSynced(entity: String)
+
+        /// A pusher acknowledged mutation ids it never took from the outbox.
+        ///
+        /// ```swift
+        /// catch CofferError.misuse(.acknowledgedUntakenSyncChange(let mid, let floor)) { ... }
+        /// ```
+        case acknowledgedUntakenSyncChange(mid: UInt64, sendFloor: UInt64)
+
         /// What was called where, and what to do instead.
         ///
         /// ```swift
@@ -140,6 +154,10 @@ extension CofferError {
                 return "\(path) already holds a store; back up into an empty directory"
             case let .notARelation(entity, position):
                 return "\(entity) has no relation tables for property #\(position)"
+            case .notSynced(let entity):
+                return "\(entity) is not synced; declare it with @Sync"
+            case let .acknowledgedUntakenSyncChange(mid, sendFloor):
+                return "cannot acknowledge the outbox through mutation \(mid): pushers have taken entries through \(sendFloor) only"
             }
         }
     }

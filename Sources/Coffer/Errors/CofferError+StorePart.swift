@@ -44,6 +44,14 @@ extension CofferError {
         /// ```
         case relation(entity: String)
 
+        /// The sync outbox, its pending map, the sync counters or a synced entity's identity
+        /// tables (sync id <-> local id).
+        ///
+        /// ```swift
+        /// catch CofferError.damagedStore(.sync, let reason) { print("sync state is damaged: \(reason)") }
+        /// ```
+        case sync
+
         /// `the schema catalog`, `the index on Person.email`, ...
         ///
         /// ```swift
@@ -56,6 +64,7 @@ extension CofferError {
             case .table(let entity): return "the table of \(entity)"
             case .index(let entity, let property): return "the index on \(entity).\(property)"
             case .relation(let entity): return "a relation of \(entity)"
+            case .sync: return "the sync outbox and identity tables"
             }
         }
     }

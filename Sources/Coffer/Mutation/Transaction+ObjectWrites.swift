@@ -107,11 +107,16 @@ extension Transaction {
         // a `.replace` above may have moved its page.
         let hasTextIndexes = !binding.textIndexes.isEmpty
         let oldPostings = hasTextIndexes ? try textPostings(of: target.isUpdate ? id : nil, binding: binding) : nil
+        // Synced entities only: the changed fields, while the stored record's bytes are valid.
+        if binding.syncTables != nil {
+            try collectSyncedChanges(previous: target.previous(binding, id: id), previousIsDamaged: target.previousIsDamaged, record: record)
+        }
         let placement: RecordPlacement = target.cursorOnPrevious.map { .atCursor($0) } ?? (target.canAppend ? .appended : .byKey)
         try putRecord(record.bytes, id: id, table: binding.table, placement: placement, "storing \(binding.schema.name) \(id)")
         changes.recordPut(binding, id, isInsert: !target.isUpdate)
         try applyIndexKeys(id: id, target: target, indexes: indexes, entity: binding.schema.name)
         if hasTextIndexes { try applyTextPostings(of: id, binding: binding, old: oldPostings, new: record) }
+        if binding.syncTables != nil { try recordSyncedPut(id, binding: binding, isInsert: !target.isUpdate) }
         return .stored(replaced: target.isUpdate)
     }
 
@@ -381,6 +386,7 @@ extension Transaction {
         if removed {
             try applyTextPostings(of: id, binding: binding, old: oldPostings, new: nil)
             changes.recordRemove(binding, id)
+            if binding.syncTables != nil { try recordSyncedRemove(id, binding: binding) }
             let incoming = try store.incomingLinks(to: binding.schema.storedName, in: self)
             if !incoming.toOne.isEmpty { try clearLinks(to: id, of: binding) }
             if !incoming.manyToMany.isEmpty || !binding.relationTables.isEmpty { try removeManyToMany(of: id, binding: binding) }
@@ -393,6 +399,7 @@ extension Transaction {
     /// the change (it knows the ids only when a change handler listens).
     func removeAllObjects(binding: EntityBinding) throws {
         writes.noteTableChange()
+        if binding.syncTables != nil { try recordSyncedRemoveAll(binding: binding) }
         try clearAllLinks(of: binding)
         try dropManyToMany(of: binding)
         try deleteAllRecords(of: binding)

@@ -78,5 +78,6 @@ extension Transaction {
         changes.recordPut(entity, id, isInsert: false)
         try deleteIndexEntry(index, key: oldKey, id: id)
         try insertIndexEntry(index, key: newKey, id: id)
+        try recordSyncedRewrite(id, entity: entity, field: index.storedId)
     }
 }

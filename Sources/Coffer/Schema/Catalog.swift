@@ -37,6 +37,9 @@ struct CatalogEntity: Codable, Equatable {
     /// for them): so that selector paths through them (`"orders.total"`) work without the
     /// Swift type. Nil when there are none.
     var backlinks: [CatalogBacklink]? = nil
+    /// True once a build registered the entity with `@Sync`: from then on every writer of
+    /// the store (other builds, imports) records its changes for sync. Nil when not synced.
+    var synced: Bool? = nil
 
     /// Whether `other` describes the same schema: the same properties in any order (a build
     /// that lacks a property lists it, retired, after its own). Registering writes the

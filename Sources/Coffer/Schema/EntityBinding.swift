@@ -28,6 +28,9 @@ final class EntityBinding: RecordLayout, @unchecked Sendable {
     @exclusivity(unchecked) private(set) var hasUniqueIndex = false
     /// The entity's full-text indexes, filled like `indexes`.
     @exclusivity(unchecked) var textIndexes: [TextIndexBinding] = []
+    /// The identity tables of a synced entity (nil: not synced, and its writes record
+    /// nothing for sync). Filled like `indexes`.
+    @exclusivity(unchecked) var syncTables: SyncIdTables?
     /// The tables of the entity's many-to-many relations, by schema position.
     @exclusivity(unchecked) var relationTables: [Int: RelationTables] = [:]
     /// Whether a put must set `@CreatedAt` / `@UpdatedAt` properties.

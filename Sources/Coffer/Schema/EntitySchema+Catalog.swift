@@ -19,7 +19,7 @@ extension EntitySchema {
                 name: backlink.name, type: .uint64, swiftType: "ToMany<\(backlink.source)>", flags: .backlink,
                 hasDefault: true, relationTarget: backlink.source, backlinkProperty: backlink.link))
         }
-        self.init(name: entity.name, properties: properties)
+        self.init(name: entity.name, isSynced: entity.synced == true, properties: properties)
     }
 }
 

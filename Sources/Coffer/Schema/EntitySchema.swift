@@ -34,6 +34,14 @@ public struct EntitySchema: Sendable {
     /// ```
     public let storedNameIsExplicit: Bool
 
+    /// Whether the type is marked `@Sync`: its writes record what changed in the store's
+    /// outbox, in the same transaction (see ``Sync()``).
+    ///
+    /// ```swift
+    /// Task._cofferSchema.isSynced   // true for `@Sync struct Task: Entity`
+    /// ```
+    public let isSynced: Bool
+
     /// Every stored property, `id` first, in declaration order.
     ///
     /// ```swift
@@ -56,10 +64,12 @@ public struct EntitySchema: Sendable {
     /// EntitySchema(name: "Person", properties: [...])
     /// ```
     @_spi(CofferGenerated)
-    public init(name: String, storedName: String? = nil, storedNameIsExplicit: Bool = false, properties: [PropertySchema]) {
+    public init(name: String, storedName: String? = nil, storedNameIsExplicit: Bool = false, isSynced: Bool = false,
+                properties: [PropertySchema]) {
         self.name = name
         self.storedName = storedName ?? name
         self.storedNameIsExplicit = storedNameIsExplicit
+        self.isSynced = isSynced
         self.properties = properties
         putChangesOnlyIds = !properties.contains { !$0.flags.isDisjoint(with: [.createdAt, .updatedAt, .relation]) }
     }

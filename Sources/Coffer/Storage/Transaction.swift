@@ -58,6 +58,9 @@ final class Transaction {
     @exclusivity(unchecked) var lookUp = LookUpScratch()
     /// Read cursors no walk is using (see `withCursor`).
     @exclusivity(unchecked) var idleReadCursors = IdleReadCursors()
+    /// Sync's outbox state of a write (see `SyncWriteState`); untouched unless a synced
+    /// entity changes.
+    @exclusivity(unchecked) var sync = SyncWriteState()
 
     init(store: Store, txn: OpaquePointer, isWrite: Bool, recordsChanges: Bool = false) {
         self.store = store

@@ -105,6 +105,10 @@ extension Store {
                     let relation = RelationTables.names(entity: entity.id, property: property.id)
                     names += [relation.forward, relation.reverse]
                 }
+                if entity.synced == true {
+                    let sync = SyncIdTables.names(entity: entity.id)
+                    names += [sync.syncIds, sync.localIds, SyncIdTables.outboxName, SyncIdTables.pendingName]
+                }
                 for name in names where storedDatabase(name) == nil {
                     var database: MDB_dbi = 0
                     let rc = mdb_dbi_open(txn, name, 0, &database)
@@ -200,7 +204,22 @@ extension Store {
         try bindIndexes(of: binding, previous: stored, in: transaction)
         try bindTextIndexes(of: binding, previous: stored, in: transaction)
         try bindRelationTables(of: binding, in: transaction)
+        try bindSyncTables(of: binding, in: transaction)
         return binding
+    }
+
+    /// Opens (creating) the identity tables of a synced entity and the store's outbox. When
+    /// the entity has just become synced, the objects already stored get their sync ids and
+    /// creation entries in this transaction, so that every object reaches the outbox.
+    private func bindSyncTables(of binding: EntityBinding, in transaction: Transaction) throws {
+        guard binding.catalog.synced == true else { return }
+        let names = SyncIdTables.names(entity: binding.entityId)
+        let what = "the sync ids of \(binding.schema.name) in \(path)"
+        let (syncIds, existed) = try transaction.openDatabase(names.syncIds, create: true, what)
+        let (localIds, _) = try transaction.openDatabase(names.localIds, create: true, what)
+        binding.syncTables = SyncIdTables(syncIds: syncIds, localIds: localIds)
+        try transaction.prepareSyncState()
+        if !existed { try transaction.syncStoredObjects(of: binding) }
     }
 
     /// Refuses annotations no index can serve: full text on a non-text property, an index
@@ -232,6 +251,8 @@ extension Store {
             meta.lastEntityId += 1
             return meta.lastEntityId
         }
+        // Sync, once on, stays on for every writer of the store.
+        reconciled.synced = schema.isSynced || stored?.synced == true ? true : nil
         // A retired property's index stays maintained when it exists with current keys;
         // otherwise it is forgotten, and built again when a build declares the property.
         for (offset, property) in reconciled.properties.enumerated()
@@ -513,6 +534,14 @@ extension Store {
             binding.relationTables[position] = RelationTables(forward: try listedDatabase(names.forward, in: transaction, what),
                                                               reverse: try listedDatabase(names.reverse, in: transaction, what),
                                                               owner: schema.storedName)
+        }
+        if stored.synced == true {
+            // A synced entity in the catalog has its identity tables (registration creates
+            // them with the flag): never read as "no sync ids".
+            let names = SyncIdTables.names(entity: stored.id)
+            let what = "the sync ids of \(schema.name)"
+            binding.syncTables = SyncIdTables(syncIds: try listedDatabase(names.syncIds, in: transaction, what),
+                                              localIds: try listedDatabase(names.localIds, in: transaction, what))
         }
         return binding
     }

@@ -238,6 +238,7 @@ extension Store {
             let value = try body(transaction)
             try transaction.flushTextIndexes()
             try flushSequences(of: transaction)
+            try transaction.finishSync()
             return value
         }
     }

@@ -42,6 +42,8 @@ public final class Store: @unchecked Sendable {
     let registry = SchemaRegistry()
     /// Change handlers and the lock that orders publishing commits to them.
     let publisher = CommitPublisher()
+    /// The physical time source of the store's hybrid clock (tests replace it).
+    let syncClock = SyncClock()
     /// The catalog database handle, or nil in a read-only store that has never been written.
     var catalogDatabase: MDB_dbi? { registry.catalogDatabase }
     /// The database handles this store opened, by name (a copy).

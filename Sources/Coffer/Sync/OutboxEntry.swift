@@ -1,0 +1,116 @@
+import Foundation
+
+/// One entry of the sync outbox: which object changed (entity, sync id), how (upsert or
+/// delete), and which fields, each with the clock value of its latest change. Field values
+/// are not stored: a pusher reads them from the current record, so a resend always sends the
+/// latest state.
+///
+/// Stored under its mutation id (`mid`, 8 bytes big-endian) in `sync.outbox`, as
+/// version 1: `[1, op, flags, entity id (4), sync id (16), clock (8), field count (2),
+/// count × (stored field id (2), clock (8))]`, integers big-endian. Bytes read back are
+/// checked: anything else is a damaged store, never a trap.
+struct OutboxEntry: Equatable {
+    enum Operation: UInt8 {
+        case upsert = 0
+        case delete = 1
+    }
+
+    static let version: UInt8 = 1
+    private static let headerSize = 33
+    /// Flag bit: the entry holds the object's creation (nothing of it was handed to a pusher).
+    private static let createdFlag: UInt8 = 1
+
+    var operation: Operation
+    /// Whether the entry includes the object's creation: a delete merged into such an entry
+    /// drops it (the server never saw the object).
+    var isCreation: Bool
+    /// The catalog id of the entity.
+    var entityId: UInt32
+    var syncId: UUID
+    /// The clock of the entry's latest change.
+    var clock: UInt64
+    /// Changed fields by stored field id, with the clock of their latest change, in id order.
+    var fields: [(id: UInt16, clock: UInt64)]
+
+    static func == (lhs: OutboxEntry, rhs: OutboxEntry) -> Bool {
+        lhs.operation == rhs.operation && lhs.isCreation == rhs.isCreation && lhs.entityId == rhs.entityId
+            && lhs.syncId == rhs.syncId && lhs.clock == rhs.clock
+            && lhs.fields.map(\.id) == rhs.fields.map(\.id) && lhs.fields.map(\.clock) == rhs.fields.map(\.clock)
+    }
+
+    /// Adds the changes of a later write of the same object: the union of the fields, each
+    /// at its latest clock.
+    mutating func merge(fields changed: [UInt16], clock: UInt64) {
+        var merged = Dictionary(fields.map { ($0.id, $0.clock) }, uniquingKeysWith: { max($0, $1) })
+        for field in changed { merged[field] = max(merged[field] ?? 0, clock) }
+        fields = merged.sorted { $0.key < $1.key }.map { (id: $0.key, clock: $0.value) }
+        self.clock = max(self.clock, clock)
+    }
+
+    func encoded() -> [UInt8] {
+        var bytes: [UInt8] = [Self.version, operation.rawValue, isCreation ? Self.createdFlag : 0]
+        bytes.reserveCapacity(Self.headerSize + fields.count * 10)
+        Self.append(entityId, to: &bytes)
+        bytes += syncId.syncBytes
+        Self.append(clock, to: &bytes)
+        Self.append(UInt16(truncatingIfNeeded: fields.count), to: &bytes)
+        for field in fields {
+            Self.append(field.id, to: &bytes)
+            Self.append(field.clock, to: &bytes)
+        }
+        return bytes
+    }
+
+    /// Reads an entry stored under `mid`.
+    ///
+    /// - Throws: ``CofferError/damagedStore(part:reason:)`` (`.sync`) naming the mid when the
+    ///   bytes are not a version-1 entry.
+    init(decoding bytes: UnsafeRawBufferPointer, mid: UInt64) throws {
+        func damage(_ reason: String) -> CofferError {
+            CofferError.damagedStore(part: .sync, reason: "the outbox entry \(mid) \(reason)")
+        }
+        guard bytes.count >= Self.headerSize else { throw damage("has \(bytes.count) bytes, fewer than an entry's \(Self.headerSize)") }
+        guard bytes[0] == Self.version else { throw damage("has format version \(bytes[0]); this build reads \(Self.version)") }
+        guard let operation = Operation(rawValue: bytes[1]) else { throw damage("has the unknown operation \(bytes[1])") }
+        guard bytes[2] & ~Self.createdFlag == 0 else { throw damage("has unknown flags \(bytes[2])") }
+        let count = Int(Self.read(UInt16.self, bytes, at: 31))
+        guard bytes.count == Self.headerSize + count * 10 else {
+            throw damage("has \(bytes.count) bytes, not the \(Self.headerSize + count * 10) its \(count) fields need")
+        }
+        self.operation = operation
+        isCreation = bytes[2] & Self.createdFlag != 0
+        entityId = Self.read(UInt32.self, bytes, at: 3)
+        guard let syncId = UUID(syncBytes: UnsafeRawBufferPointer(rebasing: bytes[7..<23])) else { throw damage("has no sync id") }
+        self.syncId = syncId
+        clock = Self.read(UInt64.self, bytes, at: 23)
+        var fields: [(id: UInt16, clock: UInt64)] = []
+        fields.reserveCapacity(count)
+        var previous: UInt16?
+        for index in 0..<count {
+            let offset = Self.headerSize + index * 10
+            let id = Self.read(UInt16.self, bytes, at: offset)
+            // In id order, each once: what merging relies on.
+            if let previous, id <= previous { throw damage("lists its fields out of order") }
+            previous = id
+            fields.append((id, Self.read(UInt64.self, bytes, at: offset + 2)))
+        }
+        self.fields = fields
+    }
+
+    init(operation: Operation, isCreation: Bool, entityId: UInt32, syncId: UUID, clock: UInt64, fields: [(id: UInt16, clock: UInt64)]) {
+        self.operation = operation
+        self.isCreation = isCreation
+        self.entityId = entityId
+        self.syncId = syncId
+        self.clock = clock
+        self.fields = fields
+    }
+
+    private static func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: value.bigEndian) { bytes += $0 }
+    }
+
+    private static func read<T: FixedWidthInteger>(_ type: T.Type, _ bytes: UnsafeRawBufferPointer, at offset: Int) -> T {
+        T(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self))
+    }
+}

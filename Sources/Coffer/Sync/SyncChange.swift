@@ -1,0 +1,71 @@
+import Foundation
+
+/// One outbox entry as a pusher sends it: which object (entity, sync id), what happened, and
+/// the changed fields with their values read from the current record (the latest state,
+/// whatever the entry's age).
+///
+/// ```swift
+/// let batch = try store.takeSyncChanges(limit: 100)
+/// for change in batch {
+///     print(change.mid, change.entity, change.syncId, change.operation, change.fields.map(\.name))
+/// }
+/// try store.acknowledgeSyncChanges(through: batch.last!.mid)
+/// ```
+@_spi(CofferSync)
+public struct SyncChange: Sendable, Equatable {
+    /// What happened to the object.
+    ///
+    /// ```swift
+    /// if change.operation == .delete { ... }
+    /// ```
+    public enum Operation: String, Sendable, Equatable {
+        /// Created or changed: `fields` name what changed since the last entry taken.
+        case upsert
+        /// Removed (no fields).
+        case delete
+    }
+
+    /// The mutation id: ascending, never reused; the server skips mids it has applied.
+    public let mid: UInt64
+    /// The entity's stored name.
+    public let entity: String
+    /// The object's global id.
+    public let syncId: UUID
+    public let operation: Operation
+    /// Whether the entry includes the object's creation (the server has never seen it).
+    public let isCreation: Bool
+    /// The hybrid clock value of the entry's latest change.
+    public let clock: UInt64
+    /// The changed fields, in stored-id order.
+    public let fields: [SyncFieldValue]
+    /// Stored field ids the catalog does not list (written by a build this one does not know
+    /// of): carried in the entry, reported here, never dropped silently.
+    public let unknownFieldIds: [UInt16]
+    /// False when the object is no longer stored here (removed after the change; its delete
+    /// follows in a later entry): `fields` then hold no values.
+    public let objectExists: Bool
+}
+
+/// One changed field of a ``SyncChange``.
+///
+/// ```swift
+/// for field in change.fields { print(field.name, field.type, field.json ?? "absent") }
+/// ```
+@_spi(CofferSync)
+public struct SyncFieldValue: Sendable, Equatable {
+    /// The stored property name (`address.city` for an embedded leaf).
+    public let name: String
+    /// The stable stored id of the property.
+    public let storedId: UInt16
+    /// The stored value type.
+    public let type: PropertyType
+    /// The hybrid clock value of the field's latest change.
+    public let clock: UInt64
+    /// The value as JSON text in the export format (`store.dump`); `nil` when the record holds
+    /// no value (a nil optional) or the object is gone. A `ToOne` link is its target's sync id
+    /// as a JSON string, or `null` when the target has none (not synced).
+    public let json: String?
+    /// Whether the property is retired (declared by no current build; its value is still
+    /// stored and carried).
+    public let isRetired: Bool
+}

@@ -1,0 +1,78 @@
+import CLMDB
+import Foundation
+
+/// Turns outbox entries into ``SyncChange``s within one transaction, opening each entity's
+/// tables once.
+struct SyncChangeReader {
+    private struct EntityTables {
+        let entity: CatalogEntity
+        let properties: [UInt16: CatalogProperty]
+        let table: MDB_dbi
+        let identity: SyncIdTables
+    }
+
+    private let catalog: [CatalogEntity]
+    private var opened: [UInt32: EntityTables] = [:]
+
+    init(catalog: [CatalogEntity]) {
+        self.catalog = catalog
+    }
+
+    mutating func change(mid: UInt64, entry: OutboxEntry, in transaction: Transaction) throws -> SyncChange {
+        let tables = try self.tables(entityId: entry.entityId, mid: mid, in: transaction)
+        let entity = tables.entity
+        let localId = try transaction.localId(of: entry.syncId, in: tables.identity)
+        let record = try localId.flatMap { try transaction.record($0, table: tables.table, entity: entity.name) }
+        // Valid while nothing is written: the values are turned into text before the caller
+        // updates the pending map.
+        let fields = record.map { RecordFields(bytes: $0, entity: entity.name, id: localId ?? 0) }
+        var values: [SyncFieldValue] = []
+        var unknown: [UInt16] = []
+        for field in entry.fields {
+            guard let property = tables.properties[field.id] else {
+                unknown.append(field.id)
+                continue
+            }
+            var json: String?
+            if let stored = try fields?.field(field.id) {
+                if PropertyFlags(rawValue: property.flags).contains(.relation) {
+                    json = try linkJSON(stored, property: property, in: transaction)
+                } else {
+                    json = FieldDescription.json(stored, type: property.type)
+                }
+            }
+            values.append(SyncFieldValue(name: property.name, storedId: field.id, type: property.type, clock: field.clock,
+                                         json: json, isRetired: property.isRetired))
+        }
+        return SyncChange(mid: mid, entity: entity.name, syncId: entry.syncId,
+                          operation: entry.operation == .delete ? .delete : .upsert, isCreation: entry.isCreation,
+                          clock: entry.clock, fields: values, unknownFieldIds: unknown, objectExists: record != nil)
+    }
+
+    /// A link's target as its sync id (JSON string), or `null` when the target has none.
+    private mutating func linkJSON(_ field: RecordFields.Field, property: CatalogProperty, in transaction: Transaction) throws -> String {
+        guard let targetId = FieldValue.unsigned(field.kind, field.payload), targetId != 0,
+              let targetName = property.target,
+              let target = catalog.first(where: { $0.name == targetName }), target.synced == true else { return "null" }
+        let tables = try self.tables(entityId: target.id, mid: 0, in: transaction)
+        guard let syncId = try transaction.syncId(of: targetId, in: tables.identity) else { return "null" }
+        return "\"\(syncId.uuidString.lowercased())\""
+    }
+
+    private mutating func tables(entityId: UInt32, mid: UInt64, in transaction: Transaction) throws -> EntityTables {
+        if let known = opened[entityId] { return known }
+        guard let entity = catalog.first(where: { $0.id == entityId }) else {
+            throw CofferError.damagedStore(part: .sync, reason: "the outbox entry \(mid) names the entity id \(entityId), which the catalog does not list")
+        }
+        let names = SyncIdTables.names(entity: entity.id)
+        let what = "the sync ids of \(entity.name)"
+        let store = transaction.store
+        let identity = SyncIdTables(syncIds: try store.listedDatabase(names.syncIds, in: transaction, what),
+                                    localIds: try store.listedDatabase(names.localIds, in: transaction, what))
+        let table = try store.listedDatabase(Catalog.tableName(entity.id), in: transaction, entity.name)
+        let properties = Dictionary(entity.properties.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let tables = EntityTables(entity: entity, properties: properties, table: table, identity: identity)
+        opened[entityId] = tables
+        return tables
+    }
+}

@@ -1,0 +1,75 @@
+import CLMDB
+import Foundation
+
+/// The pusher's side of the outbox: taking a batch (which raises the send floor, so later
+/// changes of those objects get new entries) and acknowledging what the server applied.
+extension Transaction {
+    /// The first `limit` outbox entries (taken before or not: an unacknowledged entry is sent
+    /// again, and the server skips mids it applied), with their fields' current values; the
+    /// send floor rises to the last of them.
+    func takeSyncChanges(limit: Int) throws -> [SyncChange] {
+        guard limit > 0, try databaseExists(SyncIdTables.outboxName), let catalog = store.catalogDatabase else { return [] }
+        try prepareSyncState()
+        var taken: [(mid: UInt64, entry: OutboxEntry)] = []
+        try withCursor(sync.outbox, "reading the sync outbox") { cursor in
+            var current = try cursor.first()
+            while let stored = current, taken.count < limit {
+                guard stored.key.count == 8 else {
+                    throw CofferError.damagedStore(part: .sync, reason: "the outbox holds a key of \(stored.key.count) bytes, not 8")
+                }
+                let mid = UInt64(bigEndian: stored.key.loadUnaligned(as: UInt64.self))
+                taken.append((mid, try OutboxEntry(decoding: stored.value, mid: mid)))
+                current = try cursor.next()
+            }
+        }
+        guard let highest = taken.last?.mid, var state = sync.state else { return [] }
+        var reader = SyncChangeReader(catalog: try Catalog.entities(dbi: catalog, in: self))
+        let changes = try taken.map { try reader.change(mid: $0.mid, entry: $0.entry, in: self) }
+        if highest > state.sendFloor {
+            guard highest <= state.lastMid else {
+                throw CofferError.damagedStore(part: .sync, reason: "the outbox holds the mid \(highest), above the last one handed out (\(state.lastMid))")
+            }
+            state.sendFloor = highest
+            sync.state = state
+            sync.isDirty = true
+        }
+        // Taken entries are no longer pending: the objects' next changes get new entries.
+        for (mid, entry) in taken where entry.operation == .upsert {
+            let key = entry.syncId.syncBytes
+            if try pendingMid(key) == mid { try deleteSyncValue(sync.pending, key: key, "updating the sync pending map") }
+        }
+        return changes
+    }
+
+    /// Removes the outbox entries through `mid`, which the server has applied.
+    ///
+    /// - Throws: ``CofferError/misuse(_:)`` (`.acknowledgedUntakenSyncChange`) when `mid` is
+    ///   above the send floor: no pusher took those entries.
+    func acknowledgeSyncChanges(through mid: UInt64) throws {
+        guard try databaseExists(SyncIdTables.outboxName) else {
+            if mid == 0 { return }
+            throw CofferError.misuse(.acknowledgedUntakenSyncChange(mid: mid, sendFloor: 0))
+        }
+        try prepareSyncState()
+        guard let state = sync.state else { return }
+        guard mid <= state.sendFloor else {
+            throw CofferError.misuse(.acknowledgedUntakenSyncChange(mid: mid, sendFloor: state.sendFloor))
+        }
+        var acknowledged: [[UInt8]] = []
+        try withCursor(sync.outbox, "reading the sync outbox") { cursor in
+            var current = try cursor.first()
+            while let stored = current, stored.key.count == 8, UInt64(bigEndian: stored.key.loadUnaligned(as: UInt64.self)) <= mid {
+                acknowledged.append(Array(stored.key))
+                current = try cursor.next()
+            }
+        }
+        for key in acknowledged { try deleteSyncValue(sync.outbox, key: key, "removing an acknowledged outbox entry") }
+    }
+
+    /// How many outbox entries wait for a pusher or an acknowledgement.
+    func pendingSyncCount(outbox: MDB_dbi) throws -> Int {
+        var stat = MDB_stat()
+        try check(mdb_stat(txn, outbox, &stat), "counting the sync outbox")
+        return Int(stat.ms_entries)
+    }
+}

@@ -1,0 +1,57 @@
+@_spi(CofferSync) @testable import Coffer
+import Foundation
+import Testing
+
+@Suite struct SyncClockTests {
+    @Test func ticksFollowTimeAndNeverGoBack() throws {
+        let base = HybridClock.value(milliseconds: 5_000)
+        #expect(try HybridClock.tick(after: 0, now: 5_000) == base)
+        #expect(try HybridClock.tick(after: base, now: 5_000) == base + 1)
+        #expect(try HybridClock.tick(after: base + 1, now: 4_000) == base + 2, "a clock gone backwards")
+        #expect(try HybridClock.tick(after: base + 2, now: 6_000) == HybridClock.value(milliseconds: 6_000))
+        // The counter's overflow carries into the milliseconds.
+        let full = base | 0xFFFF
+        #expect(try HybridClock.tick(after: full, now: 5_000) == HybridClock.value(milliseconds: 5_001))
+        #expect(try HybridClock.receive(full, after: base, now: 1) == HybridClock.value(milliseconds: 5_001))
+        #expect(try HybridClock.receive(base, after: full, now: 1) == HybridClock.value(milliseconds: 5_001))
+        // A physical time past the 48-bit range is clamped; the last value is an error.
+        #expect(HybridClock.value(milliseconds: .max) == HybridClock.maximumMilliseconds << 16)
+        #expect(throws: CofferError.self) { try HybridClock.tick(after: .max, now: 0) }
+        #expect(throws: CofferError.self) { try HybridClock.receive(.max, after: 0, now: 0) }
+    }
+
+    @Test func oneTickPerTransactionMonotonicUnderABackwardClockAndAcrossReopen() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let clock = ManualClock(10_000)
+        var values: [UInt64] = []
+        do {
+            let store = try Store(directory: directory.path, options: StoreOptions(durability: .noSync))
+            defer { try? store.close() }
+            clock.install(in: store)
+            let tasks = store.box(for: Synced.Task.self)
+            try store.write {
+                for title in ["a", "b", "c"] { try tasks.put(Synced.Task(title: title)) }
+            }
+            values.append(try store.syncClockValue())
+            #expect(Set(try SyncProbe.snapshot(store).outbox.map(\.entry.clock)) == [values[0]], "one tick for the whole transaction")
+            for step in 0..<20 {
+                clock.now = step.isMultiple(of: 2) ? 9_000 : 10_000 - UInt64(step)   // backwards and stuck
+                try tasks.put(Synced.Task(title: "t\(step)"))
+                values.append(try store.syncClockValue())
+            }
+            try store.receiveSyncClock(HybridClock.value(milliseconds: 50_000))
+            values.append(try store.syncClockValue())
+        }
+        clock.now = 1_000   // far behind after a restart
+        let store = try Store(directory: directory.path, options: StoreOptions(durability: .noSync))
+        defer { try? store.close() }
+        clock.install(in: store)
+        try store.box(for: Synced.Task.self).put(Synced.Task(title: "after reopen"))
+        values.append(try store.syncClockValue())
+        #expect(values == values.sorted() && Set(values).count == values.count, "\(values)")
+        #expect(values.last == HybridClock.value(milliseconds: 50_000) + 2)
+        let clocks = try SyncProbe.snapshot(store).outbox.map(\.entry.clock)
+        #expect(clocks == clocks.sorted())
+    }
+}

@@ -1,0 +1,198 @@
+@_spi(CofferSync) @testable import Coffer
+import Foundation
+import Testing
+
+@Suite struct SyncOutboxTests {
+    @Test func updatesBeforeAPushCoalesceAndLaterOnesGetNewEntries() throws {
+        try withStore { store in
+            let clock = ManualClock(1_000)
+            clock.install(in: store)
+            let tasks = store.box(for: Synced.Task.self)
+            let fields = try SyncProbe.fieldIds(Synced.Task.self, in: store)
+            var task = Synced.Task(title: "a")
+            try tasks.put(&task)
+            task.priority = 2
+            try tasks.put(&task)
+            task.note = "n"
+            try tasks.put(&task)
+            try tasks.put(&task)   // nothing changed: no entry, no tick
+            var snapshot = try SyncProbe.snapshot(store)
+            #expect(snapshot.outbox.count == 1)
+            let entry = try #require(snapshot.outbox.first?.entry)
+            #expect(entry.isCreation)
+            let base = HybridClock.value(milliseconds: 1_000)
+            #expect(entry.fields.map(\.id) == [fields["title"], fields["done"], fields["priority"], fields["note"]].compactMap { $0 }.sorted())
+            #expect(Dictionary(uniqueKeysWithValues: entry.fields.map { ($0.id, $0.clock) })[fields["note"]!] == base + 2)
+            #expect(Dictionary(uniqueKeysWithValues: entry.fields.map { ($0.id, $0.clock) })[fields["title"]!] == base)
+            #expect(snapshot.state.clock == base + 2)
+
+            let batch = try store.takeSyncChanges(limit: 10)
+            #expect(batch.map(\.mid) == [1])
+            #expect(batch.first?.fields.first { $0.name == "note" }?.json == "\"n\"")
+            task.priority = 3
+            try tasks.put(&task)
+            snapshot = try SyncProbe.snapshot(store)
+            #expect(snapshot.outbox.map(\.mid) == [1, 2], "a taken entry is never merged into")
+            #expect(snapshot.outbox.last?.entry.fields.map(\.id) == [fields["priority"]!])
+            #expect(snapshot.outbox.last?.entry.isCreation == false)
+            #expect(snapshot.state.sendFloor == 1)
+            try store.acknowledgeSyncChanges(through: 1)
+            #expect(try SyncProbe.snapshot(store).outbox.map(\.mid) == [2])
+            #expect(throws: CofferError.misuse(.acknowledgedUntakenSyncChange(mid: 2, sendFloor: 1))) {
+                try store.acknowledgeSyncChanges(through: 2)
+            }
+            // A delete after an untaken update replaces it; one after an untaken creation
+            // drops the entry.
+            try tasks.remove(task.id)
+            snapshot = try SyncProbe.snapshot(store)
+            #expect(snapshot.outbox.map(\.mid) == [2])
+            #expect(snapshot.outbox.first?.entry.operation == .delete)
+            let brief = try tasks.put(Synced.Task(title: "brief"))
+            try tasks.remove(brief)
+            #expect(try SyncProbe.snapshot(store).outbox.map(\.mid) == [2])
+            #expect(try store.pendingSyncCount() == 1)
+        }
+    }
+
+    @Test func aBatchCarriesCurrentValuesAndLinksAsSyncIds() throws {
+        try withStore { store in
+            let tasks = store.box(for: Synced.Task.self)
+            let folders = store.box(for: Synced.Folder.self)
+            var folder = Synced.Folder(name: "Inbox")
+            try folders.put(&folder)
+            var task = Synced.Task(title: "linked", priority: 7)
+            task.folder = ToOne(folder)
+            try tasks.put(&task)
+            let batch = try store.takeSyncChanges(limit: 10)
+            #expect(batch.map(\.entity) == ["Folder", "Task"])
+            let change = try #require(batch.last)
+            let folderId = try #require(try folders.syncId(of: folder.id))
+            #expect(change.syncId == (try tasks.syncId(of: task.id)))
+            #expect(change.operation == .upsert && change.isCreation && change.objectExists)
+            let values = Dictionary(uniqueKeysWithValues: change.fields.map { ($0.name, $0.json) })
+            #expect(values["title"] == "\"linked\"")
+            #expect(values["priority"] == "7")
+            #expect(values["folder"] == "\"\(folderId.uuidString.lowercased())\"")
+            #expect(values["note"] == nil, "a nil optional is not a changed field of a creation")
+            // The object changed after its entry was written: the pusher sends what is stored now.
+            try store.write {
+                task.title = "newer"
+                try tasks.put(&task)
+                try tasks.remove(task.id)
+            }
+            let again = try store.takeSyncChanges(limit: 10)
+            #expect(again.map(\.mid) == [1, 2, 3], "unacknowledged entries come again")
+            #expect(again[2].operation == .delete)
+            // Removing the link target rewrites the owner: a synced change of its link field.
+            var other = Synced.Task(title: "other")
+            other.folder = ToOne(folder)
+            try tasks.put(&other)
+            try store.acknowledgeSyncChanges(through: 3)
+            _ = try store.takeSyncChanges(limit: 10)
+            try folders.remove(folder.id)
+            let last = try store.takeSyncChanges(limit: 10).suffix(2)
+            #expect(last.map(\.operation) == [.delete, .upsert])
+            #expect(last.last?.fields.map(\.name) == ["folder"])
+            #expect(last.last?.fields.first?.json == nil)
+        }
+    }
+
+    @Test func aFailedOrRolledBackWriteLeavesNoTrace() throws {
+        try withStore { store in
+            let tasks = store.box(for: Synced.Task.self)
+            try tasks.put(Synced.Task(title: "kept"))
+            let before = try SyncProbe.snapshot(store)
+            #expect(throws: Boom.self) {
+                try store.write {
+                    try tasks.put(Synced.Task(title: "rolled back"))
+                    try tasks.remove(1)
+                    throw Boom()
+                }
+            }
+            let after = try SyncProbe.snapshot(store)
+            #expect(after.outbox.map(\.mid) == before.outbox.map(\.mid))
+            #expect(after.outbox.map(\.entry) == before.outbox.map(\.entry))
+            #expect(after.state == before.state, "no clock advance, no mid handed out")
+            #expect(try tasks.count() == 1)
+            #expect(try tasks.syncId(of: 1) != nil)
+            #expect(try tasks.syncId(of: 2) == nil)
+        }
+    }
+
+    @Test func aSyncFailureAfterTheRecordWasWrittenRefusesTheCommit() throws {
+        try withStore { store in
+            let tasks = store.box(for: Synced.Task.self)
+            var task = Synced.Task(title: "a")
+            try tasks.put(&task)
+            let syncId = try #require(try tasks.syncId(of: task.id))
+            // The pending map names an entry that is not there.
+            try SyncProbe.overwrite(SyncIdTables.pendingName, key: syncId.syncBytes, value: Transaction.midKey(99), in: store)
+            task.priority = 1
+            #expect(throws: CofferError.self) {
+                try store.write {
+                    do { try tasks.put(&task) } catch {}   // swallowed by the caller
+                }
+            }
+            #expect(try tasks.get(task.id)?.priority == 0, "the record write did not commit without its entry")
+        }
+    }
+
+    @Test func damagedBytesAreReportedNeverTrapped() throws {
+        try withStore { store in
+            let tasks = store.box(for: Synced.Task.self)
+            try tasks.put(Synced.Task(title: "a"))
+            for bytes: [UInt8] in [[], [9], [1, 0, 0], [1, 7] + [UInt8](repeating: 0, count: 31), [1, 0, 0] + [UInt8](repeating: 0, count: 28) + [0, 5]] {
+                try SyncProbe.overwrite(SyncIdTables.outboxName, key: Transaction.midKey(1), value: bytes, in: store)
+                do {
+                    _ = try store.takeSyncChanges(limit: 1)
+                    Issue.record("damaged entry \(bytes) was read")
+                } catch CofferError.damagedStore(.sync, _) {}
+            }
+            try withStore { other in
+                try other.box(for: Synced.Task.self).put(Synced.Task(title: "b"))
+                try other.write {
+                    guard let catalog = other.catalogDatabase, let transaction = Transaction.current(for: other) else { return }
+                    try ([1, 2, 3] as [UInt8]).withUnsafeBytes { try Catalog.putRaw(key: SyncState.catalogKey, value: $0, dbi: catalog, in: transaction) }
+                }
+                #expect(throws: CofferError.damagedStore(part: .sync, reason: "the sync state has 3 bytes, not 24")) {
+                    try other.box(for: Synced.Task.self).put(Synced.Task(title: "c"))
+                }
+                #expect(try other.box(for: Synced.Task.self).count() == 1)
+            }
+            let entity = try SyncProbe.entityId(Synced.Task.self, in: store)
+            try SyncProbe.overwrite(SyncIdTables.names(entity: entity).syncIds, key: Array(IdKeyBytes.of(1)), value: [1, 2], in: store)
+            #expect(throws: CofferError.damagedStore(part: .sync, reason: "the sync id of 1 has 2 bytes, not 16")) {
+                try store.box(for: Synced.Task.self).syncId(of: 1)
+            }
+        }
+    }
+
+    @Test func retiredAndUnknownFieldsAreCarriedAndReported() throws {
+        try withStore { store in
+            let tasks = store.box(for: Synced.Task.self)
+            var task = Synced.Task(title: "a", note: "kept")
+            try tasks.put(&task)
+            // Another build without `note` registers: the property is retired, its value carried.
+            let narrow = store.box(for: Synced.TaskWithoutNote.self)
+            var seen = try #require(try narrow.get(task.id))
+            seen.priority = 5
+            try narrow.put(&seen)
+            let batch = try store.takeSyncChanges(limit: 10)
+            let note = try #require(batch.first?.fields.first { $0.name == "note" })
+            #expect(note.isRetired && note.json == "\"kept\"")
+            // An entry naming a field id the catalog does not list keeps it and reports it.
+            try store.performWrite { transaction in
+                try transaction.enqueue(.upsert, isCreation: false, entityId: try store.writableBinding(for: Synced.Task.self, in: transaction).entityId,
+                                        syncId: try #require(try tasks.syncId(of: task.id)), fields: [900])
+            }
+            let unknown = try #require(try store.takeSyncChanges(limit: 10).last)
+            #expect(unknown.unknownFieldIds == [900])
+            #expect(unknown.fields.isEmpty)
+        }
+    }
+}
+
+/// The 8 key bytes of an id, as the tables store it.
+enum IdKeyBytes {
+    static func of(_ id: Id) -> [UInt8] { withUnsafeBytes(of: id.bigEndian) { Array($0) } }
+}
