@@ -393,13 +393,19 @@ enum SyncServerSQL {
                     before := '{}';
                     clocks := '{}';
                 END IF;
+                -- Each changed field's clock follows the clock of the write it overwrites
+                -- (which a client up to five minutes fast may have set ahead of the server's),
+                -- so a plain-SQL write wins over every write it saw.
                 FOR k, v IN SELECT * FROM jsonb_each(changed) LOOP
                     IF v IS DISTINCT FROM coalesce(before -> k, 'null'::jsonb) THEN
-                        clocks := clocks || jsonb_build_object(k, jsonb_build_array(hlc, '00000000-0000-0000-0000-000000000000'));
+                        clocks := clocks || jsonb_build_object(k, jsonb_build_array(
+                            greatest(hlc, coalesce((clocks -> k ->> 0)::bigint + 1, 0)),
+                            '00000000-0000-0000-0000-000000000000'));
                     END IF;
                 END LOOP;
                 NEW._clocks := clocks;
-                NEW._hlc := greatest(hlc, CASE WHEN TG_OP = 'UPDATE' THEN OLD._hlc END);
+                NEW._hlc := greatest(hlc, CASE WHEN TG_OP = 'UPDATE' THEN OLD._hlc + 1 END,
+                                     (SELECT max((c.value ->> 0)::bigint) FROM jsonb_each(clocks) c));
                 NEW._origin := NULL;
             END IF;
             IF TG_OP = 'INSERT' THEN
@@ -438,7 +444,9 @@ enum SyncServerSQL {
         DECLARE
             entity_name text := change ->> 'entity';
             op text := change ->> 'op';
+            is_creation boolean := coalesce((change -> 'create') = 'true'::jsonb, false);
             id uuid;
+            found_rows integer;
             kinds jsonb;
             fields jsonb := coalesce(change -> 'fields', '{}');
             clocks jsonb := coalesce(change -> 'clocks', '{}');
@@ -507,11 +515,18 @@ enum SyncServerSQL {
             PERFORM set_config('coffer.hlc', max_hlc::text, true);
 
             FOR attempt IN 1..2 LOOP
-                EXECUTE format('SELECT _clocks FROM %I.%I WHERE sync_id = $1 FOR UPDATE', @SL@, entity_name)
+                EXECUTE format('SELECT coalesce(_clocks, ''{}'') FROM %I.%I WHERE sync_id = $1 FOR UPDATE', @SL@, entity_name)
                     INTO current_clocks USING id;
-                IF current_clocks IS NULL THEN
+                GET DIAGNOSTICS found_rows = ROW_COUNT;
+                IF found_rows = 0 THEN
                     IF EXISTS (SELECT 1 FROM @S@.tombstones t WHERE t.entity = entity_name AND t.sync_id = id) THEN
                         RETURN 'deleted: the object was deleted, a change does not bring it back';
+                    END IF;
+                    -- Only the change that creates an object may insert its row: a change of
+                    -- some fields of an object the server never had (its creation was
+                    -- rejected, or its tombstone collected) would make up the other fields.
+                    IF NOT is_creation THEN
+                        RETURN 'missing: the server has no such object (its creation never arrived or was rejected)';
                     END IF;
                     columns := '';
                     expressions := '';
@@ -569,6 +584,7 @@ enum SyncServerSQL {
             reason text;
             rejected jsonb := '[]';
             clock_limit bigint;
+            previous_mid bigint;
         BEGIN
             IF client IS NULL THEN
                 RAISE EXCEPTION 'coffer_push needs a client id';
@@ -585,12 +601,26 @@ enum SyncServerSQL {
                     RAISE EXCEPTION 'every change needs a numeric "mid": %', left(change::text, 200);
                 END IF;
                 mid := (change ->> 'mid')::bigint;
+                -- Out of order, a skipped mid would be taken for one already applied.
+                IF mid < 1 OR mid <= previous_mid THEN
+                    RAISE EXCEPTION 'mids must be positive and ascend within a batch: % after %', mid, previous_mid
+                        USING ERRCODE = 'CF003';
+                END IF;
+                previous_mid := mid;
                 CONTINUE WHEN mid <= applied_mid;
                 PERFORM set_config('coffer.origin', client::text, true);
                 BEGIN
                     reason := @S@._apply(client, change, clock_limit);
                 EXCEPTION
-                    WHEN SQLSTATE 'CF002' OR data_exception OR integrity_constraint_violation THEN
+                    WHEN OTHERS THEN
+                        -- A model the server lacks (CF001) fails the push, so nothing advances
+                        -- past the change; so do transient failures (connection, serialization,
+                        -- resources, shutdown, internal), which a retry may get through.
+                        -- Anything else this change caused (a value, a constraint, a trigger,
+                        -- a policy) rejects it and the batch goes on.
+                        IF SQLSTATE = 'CF001' OR left(SQLSTATE, 2) IN ('08', '40', '53', '57', '58', 'XX') THEN
+                            RAISE;
+                        END IF;
                         reason := SQLERRM;
                 END;
                 IF reason IS NOT NULL THEN
@@ -612,7 +642,7 @@ enum SyncServerSQL {
         // the visibility horizon, in (_txid, sync_id) order, with the cursor to pass next.
         #"""
         CREATE OR REPLACE FUNCTION @S@.coffer_pull(entity text, from_cursor text, page_limit integer) RETURNS jsonb
-        LANGUAGE plpgsql STABLE AS $$
+        LANGUAGE plpgsql STABLE SET extra_float_digits = 3 AS $$
         DECLARE
             horizon xid8 := pg_snapshot_xmin(pg_current_snapshot());
             after_txid xid8;

@@ -190,7 +190,7 @@ public struct SyncColumn: Sendable, Equatable {
         case .int32Array: return (.bigintArray, -2_147_483_648...2_147_483_647)
         case .uint16Array: return (.bigintArray, 0...65535)
         case .uint32Array: return (.bigintArray, 0...4_294_967_295)
-        case .uintArray, .uint64Array: return (.uint64Array, nil)
+        case .uintArray, .uint64Array: return (.uint64Array, 0...Decimal(UInt64.max))
         case .doubleArray, .floatArray, .dateArray: return (.doubleArray, nil)
         case .boolArray: return (.boolArray, nil)
         case .uuidArray: return (.uuidArray, nil)

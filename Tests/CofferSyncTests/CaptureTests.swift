@@ -33,11 +33,11 @@ import Testing
             let old = hlcNow(plus: -60_000)
             let other = UUID()
             _ = try await connection.push(s, client: client, json: """
-                [{"mid": 1, "entity": "Note", "id": "\(other.uuidString)", "op": "upsert", "fields": {"title": "client"}, "clocks": {"title": "\(old)"}}]
+                [{"mid": 1, "entity": "Note", "id": "\(other.uuidString)", "op": "upsert", "create": true, "fields": {"title": "client"}, "clocks": {"title": "\(old)"}}]
                 """)
             try await connection.run("UPDATE \(s).\"Note\" SET title = 'admin' WHERE sync_id = '\(other.uuidString)'")
             _ = try await connection.push(s, client: client, json: """
-                [{"mid": 2, "entity": "Note", "id": "\(other.uuidString)", "op": "upsert", "fields": {"title": "stale"}, "clocks": {"title": "\(old + 1)"}}]
+                [{"mid": 2, "entity": "Note", "id": "\(other.uuidString)", "op": "upsert", "create": true, "fields": {"title": "stale"}, "clocks": {"title": "\(old + 1)"}}]
                 """)
             #expect(try await connection.value("SELECT title FROM \(s).\"Note\" WHERE sync_id = '\(other.uuidString)'") == "admin")
         }
@@ -49,6 +49,28 @@ import Testing
             await #expect(throws: SQLFailure.self) {
                 try await connection.run("TRUNCATE \(schema.schemaName).\"Note\"")
             }
+        }
+    }
+
+    @Test func aPlainSQLWriteFollowsAClockAheadOfTheServers() async throws {
+        let schema = try SyncSchema([NoteV2.Note.self], schema: uniqueSchemaName())
+        let s = schema.schemaName
+        let (id, client) = (UUID(), UUID())
+        try await withInstalled(schema) { connection in
+            // A client two minutes fast (inside the clamp) wrote the title.
+            let ahead = hlcNow(plus: 120_000)
+            _ = try await connection.push(s, client: client, json: """
+                [{"mid": 1, "entity": "Note", "id": "\(id.uuidString)", "op": "upsert", "create": true, "fields": {"title": "fast"}, "clocks": {"title": "\(ahead)"}}]
+                """)
+            try await connection.run("UPDATE \(s).\"Note\" SET title = 'admin' WHERE sync_id = '\(id.uuidString)'")
+            let clock = try #require(try await connection.value("SELECT _clocks -> 'title' ->> 0 FROM \(s).\"Note\"").flatMap { UInt64($0) })
+            #expect(clock > ahead, "the SQL write's clock follows the one it overwrote")
+            #expect(try #require(try await connection.value("SELECT _hlc::text FROM \(s).\"Note\"").flatMap { UInt64($0) }) >= clock)
+            // A write the SQL write saw (the same clock, from another replica, pushed late) loses.
+            _ = try await connection.push(s, client: UUID(uuidString: "ffffffff-ffff-ffff-ffff-ffffffffffff")!, json: """
+                [{"mid": 1, "entity": "Note", "id": "\(id.uuidString)", "op": "upsert", "fields": {"title": "late"}, "clocks": {"title": "\(ahead)"}}]
+                """)
+            #expect(try await connection.value("SELECT title FROM \(s).\"Note\"") == "admin")
         }
     }
 }

@@ -8,7 +8,7 @@ import Testing
 /// stop the batch, clocks far ahead are clamped.
 @Suite struct ConflictTests {
     static func upsert(_ mid: Int, _ id: UUID, _ fields: String, clocks: String) -> String {
-        #"{"mid": \#(mid), "entity": "Note", "id": "\#(id.uuidString)", "op": "upsert", "fields": {\#(fields)}, "clocks": {\#(clocks)}}"#
+        #"{"mid": \#(mid), "entity": "Note", "id": "\#(id.uuidString)", "op": "upsert", "create": true, "fields": {\#(fields)}, "clocks": {\#(clocks)}}"#
     }
 
     static func delete(_ mid: Int, _ id: UUID, hlc: UInt64) -> String {
@@ -115,7 +115,7 @@ import Testing
         let ids = (0..<5).map { _ in UUID() }
         func change(_ mid: Int, _ fields: String) -> String {
             let name = fields.split(separator: "\"")[0]
-            return #"{"mid": \#(mid), "entity": "Sample", "id": "\#(ids[mid - 1].uuidString)", "op": "upsert", "fields": {\#(fields)}, "clocks": {"\#(name)": "\#(t)"}}"#
+            return #"{"mid": \#(mid), "entity": "Sample", "id": "\#(ids[mid - 1].uuidString)", "op": "upsert", "create": true, "fields": {\#(fields)}, "clocks": {"\#(name)": "\#(t)"}}"#
         }
         try await withInstalled(schema) { connection in
             let batch = "[" + [
@@ -135,6 +135,58 @@ import Testing
             #expect(reasons[2].contains(#"field "int""#))
             #expect(try await connection.value("SELECT string_agg(string, ',' ORDER BY string) FROM \(s).\"Sample\"") == "also ok,ok")
             #expect(try await connection.value("SELECT string_agg(mid::text, ',' ORDER BY mid) FROM \(s).rejections WHERE client_id = '\(client.uuidString)'") == "2,3,4")
+        }
+    }
+
+    @Test func aChangeOfAnObjectTheServerNeverHadIsRejectedNotMadeUp() async throws {
+        let schema = try SyncSchema([NoteV2.Note.self], schema: uniqueSchemaName())
+        let s = schema.schemaName
+        let (id, client) = (UUID(), UUID())
+        let t = hlcNow()
+        try await withInstalled(schema) { connection in
+            // Its creation was rejected (a NUL in the title); the next change names one field.
+            let nul = Data("a\u{0}b".utf8).base64EncodedString()
+            let batch = """
+                [{"mid": 1, "entity": "Note", "id": "\(id.uuidString)", "op": "upsert", "create": true, "fields": {"title": {"nul": "\(nul)"}, "pinned": false}, "clocks": {"title": "\(t)", "pinned": "\(t)"}},
+                 {"mid": 2, "entity": "Note", "id": "\(id.uuidString)", "op": "upsert", "fields": {"pinned": true}, "clocks": {"pinned": "\(t + 1)"}}]
+                """
+            let result = try await connection.push(s, client: client, json: batch)
+            let rejected = try #require(result["rejected"] as? [[String: Any]])
+            #expect(rejected.compactMap { $0["mid"] as? Int } == [1, 2])
+            #expect((rejected.last?["reason"] as? String)?.hasPrefix("missing") == true)
+            #expect(try await connection.value("SELECT count(*)::text FROM \(s).\"Note\"") == "0", "no row made of one field")
+            #expect(try await connection.pullAll(s, "Note").changes.isEmpty)
+        }
+    }
+
+    @Test func anyErrorAChangeCausesIsARejectionButMidsMustAscend() async throws {
+        let schema = try SyncSchema([NoteV2.Note.self], schema: uniqueSchemaName())
+        let s = schema.schemaName
+        let client = UUID()
+        let t = hlcNow()
+        let (refused, kept) = (UUID(), UUID())
+        try await withInstalled(schema) { connection in
+            // A trigger of the application's own (raising P0001) refuses one title.
+            try await connection.run("""
+                CREATE FUNCTION \(s).refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN IF NEW.title = 'refused' THEN RAISE EXCEPTION 'titles may not be "refused"'; END IF; RETURN NEW; END $$
+                """)
+            try await connection.run("""
+                CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON \(s)."Note" FOR EACH ROW EXECUTE FUNCTION \(s).refuse()
+                """)
+            let result = try await connection.push(s, client: client, json: "[" + Self.upsert(1, refused, #""title": "refused""#, clocks: #""title": "\#(t)""#)
+                + "," + Self.upsert(2, kept, #""title": "kept""#, clocks: #""title": "\#(t)""#) + "]")
+            #expect((result["rejected"] as? [[String: Any]])?.compactMap { $0["reason"] as? String }.first?.contains("refused") == true)
+            #expect(result["lastMid"] as? Int == 2)
+            #expect(try await connection.value("SELECT string_agg(title, ',') FROM \(s).\"Note\"") == "kept")
+            // Mids out of order would make the skipped one look applied: the push fails whole.
+            let before = try await connection.value("SELECT last_mid::text FROM \(s).clients")
+            await #expect(throws: SQLFailure.self) {
+                _ = try await connection.push(s, client: client, json: "[" + Self.upsert(4, UUID(), #""title": "4""#, clocks: #""title": "\#(t)""#)
+                    + "," + Self.upsert(3, UUID(), #""title": "3""#, clocks: #""title": "\#(t)""#) + "]")
+            }
+            #expect(try await connection.value("SELECT last_mid::text FROM \(s).clients") == before)
+            #expect(try await connection.value("SELECT count(*)::text FROM \(s).\"Note\"") == "1")
         }
     }
 }

@@ -54,7 +54,7 @@ import Testing
         ]
         let fieldsJSON = "{" + fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}"
         let clocksJSON = "{" + fields.map { "\"\($0.0)\": \"\(clock)\"" }.joined(separator: ", ") + "}"
-        let batch = #"[{"mid": 1, "entity": "Sample", "id": "\#(id.uuidString)", "op": "upsert", "fields": \#(fieldsJSON), "clocks": \#(clocksJSON)}]"#
+        let batch = #"[{"mid": 1, "entity": "Sample", "id": "\#(id.uuidString)", "op": "upsert", "create": true, "fields": \#(fieldsJSON), "clocks": \#(clocksJSON)}]"#
 
         try await withInstalled(schema) { connection in
             let result = try await connection.push(s, client: UUID(), json: batch)
@@ -130,6 +130,20 @@ import Testing
             #expect((back["document"] as? NSDictionary) == (["a": ["nested": true], "b": [1, 2.5, NSNull(), "x"]] as NSDictionary))
             #expect((back["friends"] as? [String])?.map { $0.lowercased() } == friends.map { $0.uuidString.lowercased() })
             #expect(change["hlc"] as? String == "\(clock)")
+
+            // A session that prints floats rounded (extra_float_digits <= 0) pulls them exact.
+            try await connection.run("SET extra_float_digits = 0")
+            let rounded = try #require(try await connection.pullAll(s, "Sample").changes.first?["fields"] as? [String: Any])
+            try await connection.run("RESET extra_float_digits")
+            #expect(Self.double(fromWire: rounded["double"])?.bitPattern == (0.1 as Double).bitPattern)
+            #expect(Self.double(fromWire: rounded["date"])?.bitPattern == date.timeIntervalSinceReferenceDate.bitPattern)
+
+            // Plain SQL cannot store what a UInt64 array cannot hold.
+            for outOfRange in ["-1", "18446744073709551616"] {
+                await #expect(throws: SQLFailure.self) {
+                    try await connection.run("UPDATE \(table) SET uint64s = '{\(outOfRange)}'")
+                }
+            }
         }
     }
 
@@ -140,8 +154,8 @@ import Testing
         let nul = Data("a\u{0}b".utf8).base64EncodedString()
         let clock = hlcNow()
         let batch = """
-            [{"mid": 1, "entity": "Note", "id": "\(bad.uuidString)", "op": "upsert", "fields": {"title": {"nul": "\(nul)"}}, "clocks": {"title": "\(clock)"}},
-             {"mid": 2, "entity": "Note", "id": "\(good.uuidString)", "op": "upsert", "fields": {"title": "fine"}, "clocks": {"title": "\(clock)"}}]
+            [{"mid": 1, "entity": "Note", "id": "\(bad.uuidString)", "op": "upsert", "create": true, "fields": {"title": {"nul": "\(nul)"}}, "clocks": {"title": "\(clock)"}},
+             {"mid": 2, "entity": "Note", "id": "\(good.uuidString)", "op": "upsert", "create": true, "fields": {"title": "fine"}, "clocks": {"title": "\(clock)"}}]
             """
         try await withInstalled(schema) { connection in
             let result = try await connection.push(schema.schemaName, client: client, json: batch)

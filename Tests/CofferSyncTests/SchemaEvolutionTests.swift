@@ -14,13 +14,13 @@ import Testing
             let id = UUID()
             let clock = hlcNow()
             _ = try await connection.push(name, client: UUID(), json: """
-                [{"mid": 1, "entity": "Note", "id": "\(id.uuidString)", "op": "upsert", "fields": {"title": "old"}, "clocks": {"title": "\(clock)"}}]
+                [{"mid": 1, "entity": "Note", "id": "\(id.uuidString)", "op": "upsert", "create": true, "fields": {"title": "old"}, "clocks": {"title": "\(clock)"}}]
                 """)
             try await v2.install(on: connection, logger: connection.logger)
             #expect(try await connection.value("SELECT title || '/' || coalesce(pinned::text, 'null') FROM \(name).\"Note\"") == "old/null")
             let v2Client = UUID()
             let pushed = try await connection.push(name, client: v2Client, json: """
-                [{"mid": 1, "entity": "Note", "id": "\(id.uuidString)", "op": "upsert", "fields": {"pinned": true}, "clocks": {"pinned": "\(clock + 1)"}}]
+                [{"mid": 1, "entity": "Note", "id": "\(id.uuidString)", "op": "upsert", "create": true, "fields": {"pinned": true}, "clocks": {"pinned": "\(clock + 1)"}}]
                 """)
             #expect((pushed["rejected"] as? [Any])?.isEmpty == true)
 
@@ -40,7 +40,7 @@ import Testing
             let client = UUID()
             do {
                 _ = try await connection.push(name, client: client, json: """
-                    [{"mid": 1, "entity": "Note", "id": "\(UUID().uuidString)", "op": "upsert", "fields": {"pinned": true}, "clocks": {"pinned": "1"}}]
+                    [{"mid": 1, "entity": "Note", "id": "\(UUID().uuidString)", "op": "upsert", "create": true, "fields": {"pinned": true}, "clocks": {"pinned": "1"}}]
                     """)
                 Issue.record("the push should have failed")
             } catch let failure as SQLFailure {
