@@ -218,3 +218,29 @@ extension SyncOutboxTests {
         }
     }
 }
+
+extension SyncOutboxTests {
+    @Test func aWriteRerunAfterMapGrowthRecordsWhatAFirstRunWould() throws {
+        try withStore(options: StoreOptions(initialMapSize: 1 << 20, durability: .noSync)) { store in
+            let tasks = store.box(for: Synced.Task.self)
+            try tasks.put(Synced.Task(title: "first"))
+            let before = try store.mapUsage().mapSize
+            var runs = 0
+            // One transaction larger than the map: LMDB runs out, the map grows, the body runs again.
+            try store.write {
+                runs += 1
+                for index in 0..<3_000 { try tasks.put(Synced.Task(title: "t\(index)", note: String(repeating: "n", count: 300))) }
+            }
+            let after = try store.mapUsage().mapSize
+            #expect(runs > 1 && after > before)
+            let snapshot = try SyncProbe.snapshot(store)
+            #expect(snapshot.outbox.map(\.mid) == Array(1...3_001))
+            #expect(snapshot.state.lastMid == 3_001)
+            #expect(Set(snapshot.outbox.dropFirst().map(\.entry.clock)).count == 1, "one tick for the transaction")
+            #expect(Set(snapshot.outbox.map(\.entry.syncId)).count == 3_001)
+            #expect(snapshot.pending.count == 3_001)
+            let report = try store.verify()
+            #expect(report.isIntact, "\(report)")
+        }
+    }
+}
