@@ -436,7 +436,7 @@ enum SyncServerSQL {
         CREATE OR REPLACE FUNCTION @S@._apply(client uuid, change jsonb, clock_limit bigint) RETURNS text
         LANGUAGE plpgsql AS $$
         DECLARE
-            entity text := change ->> 'entity';
+            entity_name text := change ->> 'entity';
             op text := change ->> 'op';
             id uuid;
             kinds jsonb;
@@ -453,16 +453,16 @@ enum SyncServerSQL {
             expressions text;
             inserted integer;
         BEGIN
-            IF entity IS NULL OR op IS NULL OR jsonb_typeof(change -> 'id') IS DISTINCT FROM 'string' THEN
+            IF entity_name IS NULL OR op IS NULL OR jsonb_typeof(change -> 'id') IS DISTINCT FROM 'string' THEN
                 RAISE EXCEPTION 'a change needs "entity", "op" and "id"' USING ERRCODE = 'CF002';
             END IF;
             IF (change ->> 'id') !~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN
                 RAISE EXCEPTION '"id" is not a UUID: %', change ->> 'id' USING ERRCODE = 'CF002';
             END IF;
             id := (change ->> 'id')::uuid;
-            SELECT jsonb_object_agg(f.field, f.kind) INTO kinds FROM @S@.fields f WHERE f.entity = _apply.entity;
-            IF NOT EXISTS (SELECT 1 FROM @S@.entities e WHERE e.entity = _apply.entity) THEN
-                RAISE EXCEPTION 'entity "%" is not installed in schema %: install the newer model', entity, @SL@
+            SELECT jsonb_object_agg(f.field, f.kind) INTO kinds FROM @S@.fields f WHERE f.entity = entity_name;
+            IF NOT EXISTS (SELECT 1 FROM @S@.entities e WHERE e.entity = entity_name) THEN
+                RAISE EXCEPTION 'entity "%" is not installed in schema %: install the newer model', entity_name, @SL@
                     USING ERRCODE = 'CF001';
             END IF;
             kinds := coalesce(kinds, '{}');
@@ -477,10 +477,10 @@ enum SyncServerSQL {
                 hlc := least(coalesce(default_hlc, @S@._server_hlc()), clock_limit);
                 PERFORM set_config('coffer.hlc', hlc::text, true);
                 -- Deletes win: whatever the row's clocks, it goes; the trigger leaves the tombstone.
-                EXECUTE format('DELETE FROM %I.%I WHERE sync_id = $1', @SL@, entity) USING id;
+                EXECUTE format('DELETE FROM %I.%I WHERE sync_id = $1', @SL@, entity_name) USING id;
                 GET DIAGNOSTICS inserted = ROW_COUNT;
                 IF inserted = 0 THEN
-                    INSERT INTO @S@.tombstones (entity, sync_id, _hlc, _origin) VALUES (entity, id, hlc, client)
+                    INSERT INTO @S@.tombstones (entity, sync_id, _hlc, _origin) VALUES (entity_name, id, hlc, client)
                         ON CONFLICT DO NOTHING;
                 END IF;
                 RETURN NULL;
@@ -491,7 +491,7 @@ enum SyncServerSQL {
             -- Every field known to the server, with its clock (clamped to the server's limit).
             FOR field IN SELECT jsonb_object_keys(fields) LOOP
                 IF NOT kinds ? field THEN
-                    RAISE EXCEPTION 'field "%.%" is not installed in schema %: install the newer model', entity, field, @SL@
+                    RAISE EXCEPTION 'field "%.%" is not installed in schema %: install the newer model', entity_name, field, @SL@
                         USING ERRCODE = 'CF001';
                 END IF;
                 IF clocks ? field THEN
@@ -507,10 +507,10 @@ enum SyncServerSQL {
             PERFORM set_config('coffer.hlc', max_hlc::text, true);
 
             FOR attempt IN 1..2 LOOP
-                EXECUTE format('SELECT _clocks FROM %I.%I WHERE sync_id = $1 FOR UPDATE', @SL@, entity)
+                EXECUTE format('SELECT _clocks FROM %I.%I WHERE sync_id = $1 FOR UPDATE', @SL@, entity_name)
                     INTO current_clocks USING id;
                 IF current_clocks IS NULL THEN
-                    IF EXISTS (SELECT 1 FROM @S@.tombstones t WHERE t.entity = _apply.entity AND t.sync_id = id) THEN
+                    IF EXISTS (SELECT 1 FROM @S@.tombstones t WHERE t.entity = entity_name AND t.sync_id = id) THEN
                         RETURN 'deleted: the object was deleted, a change does not bring it back';
                     END IF;
                     columns := '';
@@ -522,7 +522,7 @@ enum SyncServerSQL {
                         won_clocks := won_clocks || jsonb_build_object(field, clocks -> field);
                     END LOOP;
                     EXECUTE format('INSERT INTO %I.%I (sync_id, _hlc, _origin, _clocks%s) VALUES ($2, $3, $4, $5%s) '
-                                   'ON CONFLICT (sync_id) DO NOTHING', @SL@, entity, columns, expressions)
+                                   'ON CONFLICT (sync_id) DO NOTHING', @SL@, entity_name, columns, expressions)
                         USING fields, id, max_hlc, client, won_clocks;
                     GET DIAGNOSTICS inserted = ROW_COUNT;
                     IF inserted = 1 THEN
@@ -547,11 +547,11 @@ enum SyncServerSQL {
                     RETURN NULL;
                 END IF;
                 EXECUTE format('UPDATE %I.%I SET _clocks = _clocks || $3, _hlc = greatest(_hlc, $4), _origin = $5%s '
-                               'WHERE sync_id = $2', @SL@, entity, expressions)
+                               'WHERE sync_id = $2', @SL@, entity_name, expressions)
                     USING fields, id, won_clocks, max_hlc, client;
                 RETURN NULL;
             END LOOP;
-            RAISE EXCEPTION 'could not insert or update % %', entity, id;
+            RAISE EXCEPTION 'could not insert or update % %', entity_name, id;
         END
         $$
         """#,

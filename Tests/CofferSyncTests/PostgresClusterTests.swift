@@ -24,4 +24,15 @@ import Testing
         let second = try await PostgresCluster.shared.endpoint()
         #expect(first.port == second.port)
     }
+
+    @Test func aMissingServerNamesThePackageToInstall() {
+        let failures: [PostgresClusterError] = [
+            .binariesMissing(searched: ["/usr/lib/postgresql/15/bin"]),
+            .startFailed("port in use"),
+            .commandFailed("initdb", status: 1, output: "boom"),
+        ]
+        for failure in failures {
+            #expect(failure.description.contains("postgresql-15"))
+        }
+    }
 }
