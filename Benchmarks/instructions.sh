@@ -5,6 +5,7 @@
 # callgrind and divides each operation's instructions by its object count.
 #
 #   Benchmarks/instructions.sh [COUNT] [CONTENDER...]     (default: 20000 coffer lmdb)
+#   (coffer-synced: insert, update and remove of the same object marked @Sync, for the cost of sync)
 #
 # Build first: (cd Benchmarks && swift build -c release -j 2). Valgrind cannot read Swift
 # 6.3's DWARF 5, so the binary is copied and stripped of debug information.

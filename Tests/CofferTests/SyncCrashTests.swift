@@ -62,6 +62,8 @@ import Testing
         #expect(snapshot.outbox.map(\.mid).allSatisfy { $0 <= snapshot.state.lastMid })
         #expect(snapshot.state.sendFloor <= snapshot.state.lastMid)
         #expect(try store.pendingSyncCount() == snapshot.outbox.count)
+        let report = try store.verify()
+        #expect(report.isIntact, "\(report)")
     }
 
     @Test func killedWriterLosesNoSyncedChangeAndDuplicatesNone() throws {

@@ -138,3 +138,22 @@ enum Unsynced {
         var folder: ToOne<Synced.Folder> = nil
     }
 }
+
+extension SyncIdentityTests {
+    @Test func removeAllWritesADeleteForEveryKnownObject() throws {
+        try withStore { store in
+            let tasks = store.box(for: Synced.Task.self)
+            let ids = try tasks.put([Synced.Task(title: "a"), Synced.Task(title: "b"), Synced.Task(title: "c")])
+            let syncIds = try ids.map { try #require(try tasks.syncId(of: $0)) }
+            _ = try store.takeSyncChanges(limit: 2)   // a and b are on their way; c is not
+            #expect(try tasks.removeAll() == 3)
+            let outbox = try SyncProbe.snapshot(store).outbox
+            // c's creation was never taken: dropped with its delete; a and b get deletes.
+            #expect(outbox.map(\.entry.operation) == [.upsert, .upsert, .delete, .delete])
+            #expect(Set(outbox.suffix(2).map(\.entry.syncId)) == Set(syncIds.prefix(2)))
+            for syncId in syncIds { #expect(try tasks.id(forSyncId: syncId) == nil) }
+            let report = try store.verify()
+            #expect(report.isIntact, "\(report)")
+        }
+    }
+}

@@ -196,3 +196,51 @@ import Testing
 enum IdKeyBytes {
     static func of(_ id: Id) -> [UInt8] { withUnsafeBytes(of: id.bigEndian) { Array($0) } }
 }
+
+extension SyncOutboxTests {
+    @Test func verifyChecksTheIdentityTablesAndTheOutbox() throws {
+        try withStore { store in
+            let tasks = store.box(for: Synced.Task.self)
+            for title in ["a", "b", "c"] { try tasks.put(Synced.Task(title: title)) }
+            try tasks.remove(2)
+            _ = try store.takeSyncChanges(limit: 1)
+            try tasks.put(Synced.Task(id: 1, title: "a2"))
+            let report = try store.verify()
+            #expect(report.isIntact, "\(report)")
+            let entity = try SyncProbe.entityId(Synced.Task.self, in: store)
+            try SyncProbe.overwrite(SyncIdTables.names(entity: entity).syncIds, key: IdKeyBytes.of(3), value: UUID().syncBytes, in: store)
+            try SyncProbe.overwrite(SyncIdTables.pendingName, key: UUID().syncBytes, value: Transaction.midKey(77), in: store)
+            try SyncProbe.overwrite(SyncIdTables.outboxName, key: Transaction.midKey(78), value: [1], in: store)
+            let problems = try store.verify().problems
+            #expect(problems.contains { $0.contains("does not map back") || $0.contains("reverse entries") }, "\(problems)")
+            #expect(problems.contains { $0.contains("names the outbox entry 77, which is not stored") }, "\(problems)")
+            #expect(problems.contains { $0.contains("the outbox entry 78") }, "\(problems)")
+        }
+    }
+}
+
+extension SyncOutboxTests {
+    @Test func aWriteRerunAfterMapGrowthRecordsWhatAFirstRunWould() throws {
+        try withStore(options: StoreOptions(initialMapSize: 1 << 20, durability: .noSync)) { store in
+            let tasks = store.box(for: Synced.Task.self)
+            try tasks.put(Synced.Task(title: "first"))
+            let before = try store.mapUsage().mapSize
+            var runs = 0
+            // One transaction larger than the map: LMDB runs out, the map grows, the body runs again.
+            try store.write {
+                runs += 1
+                for index in 0..<3_000 { try tasks.put(Synced.Task(title: "t\(index)", note: String(repeating: "n", count: 300))) }
+            }
+            let after = try store.mapUsage().mapSize
+            #expect(runs > 1 && after > before)
+            let snapshot = try SyncProbe.snapshot(store)
+            #expect(snapshot.outbox.map(\.mid) == Array(1...3_001))
+            #expect(snapshot.state.lastMid == 3_001)
+            #expect(Set(snapshot.outbox.dropFirst().map(\.entry.clock)).count == 1, "one tick for the transaction")
+            #expect(Set(snapshot.outbox.map(\.entry.syncId)).count == 3_001)
+            #expect(snapshot.pending.count == 3_001)
+            let report = try store.verify()
+            #expect(report.isIntact, "\(report)")
+        }
+    }
+}

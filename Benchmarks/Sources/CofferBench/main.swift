@@ -64,6 +64,7 @@ if let contender = value(after: "--contender") {
         let result: ContenderResult
         switch contender {
         case "coffer": result = try runCoffer(workload, directory: directory)
+        case "coffer-synced": result = try runCofferSynced(workload, directory: directory)
         case "lmdb": result = try runLMDB(workload, directory: directory)
         case "grdb": result = try runGRDB(workload, directory: directory)
         case "floor": result = runFloor(workload)

@@ -73,9 +73,9 @@ public macro StoredAs(_ storedName: String) = #externalMacro(module: "CofferMacr
 /// changed for a pusher to send (see "Sync" in the README). Entities without it pay nothing.
 ///
 /// A synced object gets a global id (a UUIDv7 `syncId`) at its first put; its local `Id`
-/// stays local. Once a store has synced an entity it stays synced for every writer of that
-/// store, imports and builds without the annotation included, so no change escapes the
-/// outbox.
+/// stays local. Once a build declaring `@Sync` has written to an entity, the store keeps it
+/// synced for every writer, imports and builds without the annotation included, so no change
+/// escapes the outbox.
 ///
 /// ```swift
 /// @Sync
@@ -85,8 +85,8 @@ public macro StoredAs(_ storedName: String) = #externalMacro(module: "CofferMacr
 ///     var done = false
 /// }
 ///
-/// let task = try store.box(for: Task.self).put(Task(title: "Write"))
-/// let global = try store.box(for: Task.self).syncId(of: task.id)   // a UUIDv7
+/// let id = try store.box(for: Task.self).put(Task(title: "Write"))
+/// let global = try store.box(for: Task.self).syncId(of: id)   // a UUIDv7
 /// ```
 @attached(extension)
 public macro Sync() = #externalMacro(module: "CofferMacros", type: "EntityMarkerMacro")

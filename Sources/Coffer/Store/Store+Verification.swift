@@ -139,7 +139,7 @@ struct ContentChecker {
         self.progress = progress
     }
 
-    private mutating func report(_ problem: String) {
+    mutating func report(_ problem: String) {
         if problems.count < 100 { problems.append(problem) }
     }
 
@@ -159,6 +159,7 @@ struct ContentChecker {
             }
         }
         for entity in entities { try check(entity) }
+        try checkOutbox(entities: entities)
     }
 
     /// Checks one entity: its records, each index and full-text index against what the
@@ -175,6 +176,7 @@ struct ContentChecker {
         }
         checkSequence(of: entity, storedIds: walked.ids)
         try checkRelations(of: entity, storedIds: walked.ids)
+        try checkSyncIds(of: entity, storedIds: walked.ids)
     }
 
     /// The entity's value and full-text indexes this store has opened, as bindings built

@@ -41,9 +41,25 @@ struct OutboxEntry: Equatable {
     /// Adds the changes of a later write of the same object: the union of the fields, each
     /// at its latest clock.
     mutating func merge(fields changed: [UInt16], clock: UInt64) {
-        var merged = Dictionary(fields.map { ($0.id, $0.clock) }, uniquingKeysWith: { max($0, $1) })
-        for field in changed { merged[field] = max(merged[field] ?? 0, clock) }
-        fields = merged.sorted { $0.key < $1.key }.map { (id: $0.key, clock: $0.value) }
+        // Both lists in id order: one pass, no hashing.
+        let added = changed.sorted()
+        var merged: [(id: UInt16, clock: UInt64)] = []
+        merged.reserveCapacity(fields.count + added.count)
+        var old = 0, new = 0
+        while old < fields.count || new < added.count {
+            if new == added.count || (old < fields.count && fields[old].id < added[new]) {
+                merged.append(fields[old])
+                old += 1
+            } else if old == fields.count || added[new] < fields[old].id {
+                if merged.last?.id != added[new] { merged.append((added[new], clock)) }
+                new += 1
+            } else {
+                merged.append((fields[old].id, max(fields[old].clock, clock)))
+                old += 1
+                new += 1
+            }
+        }
+        fields = merged
         self.clock = max(self.clock, clock)
     }
 

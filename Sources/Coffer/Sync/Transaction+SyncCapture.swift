@@ -116,10 +116,10 @@ extension Transaction {
         if sync.storeHasOutbox == nil {
             sync.storeHasOutbox = try databaseExists(SyncIdTables.outboxName)
         }
-        guard sync.storeHasOutbox == true, !sync.isApplyingRemote, let catalog = store.catalogDatabase,
-              let owner = try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(storedName), dbi: catalog, in: self),
-              owner.synced == true else { return }
+        guard sync.storeHasOutbox == true, !sync.isApplyingRemote, let catalog = store.catalogDatabase else { return }
         do {
+            guard let owner = try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(storedName), dbi: catalog, in: self),
+                  owner.synced == true else { return }
             let names = SyncIdTables.names(entity: owner.id)
             let (syncIds, _) = try openDatabase(names.syncIds, create: false, "the sync ids of \(storedName)")
             let (localIds, _) = try openDatabase(names.localIds, create: false, "the sync ids of \(storedName)")

@@ -1,0 +1,103 @@
+import CLMDB
+import Foundation
+
+/// The sync checks of `Store.verify()`: a synced entity's identity tables are one mapping
+/// in both directions covering exactly its stored objects; every outbox entry and pending
+/// map entry reads and agrees with the counters.
+extension ContentChecker {
+    mutating func checkSyncIds(of entity: CatalogEntity, storedIds: Set<Id>) throws {
+        guard entity.synced == true else { return }
+        let names = SyncIdTables.names(entity: entity.id)
+        guard let forward = store.storedDatabase(names.syncIds), let reverse = store.storedDatabase(names.localIds) else {
+            report("\(entity.name) is synced but has no sync id tables")
+            return
+        }
+        var syncIds: [Id: UUID] = [:]
+        var problems: [String] = []
+        try transaction.withCursor(forward, "checking the sync ids of \(entity.name)") { cursor in
+            var current = try cursor.first()
+            while let entry = current {
+                if let id = IdKey(entry.key)?.id, let syncId = UUID(syncBytes: entry.value) {
+                    syncIds[id] = syncId
+                    if !storedIds.contains(id) { problems.append("\(entity.name): the sync id table lists \(id), which is not stored") }
+                } else {
+                    problems.append("\(entity.name): a sync id entry of \(entry.key.count) + \(entry.value.count) bytes")
+                }
+                current = try cursor.next()
+            }
+        }
+        var reverseCount = 0
+        try transaction.withCursor(reverse, "checking the sync ids of \(entity.name)") { cursor in
+            var current = try cursor.first()
+            while let entry = current {
+                reverseCount += 1
+                if let syncId = UUID(syncBytes: entry.key), let id = IdKey(entry.value)?.id {
+                    if syncIds[id] != syncId { problems.append("\(entity.name): the sync id \(syncId) maps to \(id), which does not map back") }
+                } else {
+                    problems.append("\(entity.name): a reverse sync id entry of \(entry.key.count) + \(entry.value.count) bytes")
+                }
+                current = try cursor.next()
+            }
+        }
+        if reverseCount != syncIds.count {
+            problems.append("\(entity.name): \(syncIds.count) sync ids but \(reverseCount) reverse entries")
+        }
+        let missing = storedIds.filter { syncIds[$0] == nil }.count
+        if missing > 0 { problems.append("\(entity.name): \(missing) stored object(s) without a sync id") }
+        for problem in problems { report(problem) }
+    }
+
+    mutating func checkOutbox(entities: [CatalogEntity]) throws {
+        guard let outbox = store.storedDatabase(SyncIdTables.outboxName), let catalog = store.catalogDatabase else { return }
+        var state = SyncState()
+        do {
+            if let bytes = try Catalog.raw(key: SyncState.catalogKey, dbi: catalog, in: transaction) { state = try SyncState(decoding: bytes) }
+        } catch {
+            report("\(error)")
+        }
+        let synced = Set(entities.filter { $0.synced == true }.map(\.id))
+        var entries: [UInt64: OutboxEntry] = [:]
+        var problems: [String] = []
+        try transaction.withCursor(outbox, "checking the sync outbox") { cursor in
+            var current = try cursor.first()
+            while let stored = current {
+                guard stored.key.count == 8 else {
+                    problems.append("the sync outbox holds a key of \(stored.key.count) bytes")
+                    current = try cursor.next()
+                    continue
+                }
+                let mid = UInt64(bigEndian: stored.key.loadUnaligned(as: UInt64.self))
+                do {
+                    let entry = try OutboxEntry(decoding: stored.value, mid: mid)
+                    entries[mid] = entry
+                    if mid > state.lastMid { problems.append("the outbox entry \(mid) is above the last mutation id \(state.lastMid)") }
+                    if !synced.contains(entry.entityId) { problems.append("the outbox entry \(mid) names the entity id \(entry.entityId), which is not synced") }
+                } catch {
+                    problems.append("\(error)")
+                }
+                current = try cursor.next()
+            }
+        }
+        if let pending = store.storedDatabase(SyncIdTables.pendingName) {
+            try transaction.withCursor(pending, "checking the sync pending map") { cursor in
+                var current = try cursor.first()
+                while let stored = current {
+                    if let syncId = UUID(syncBytes: stored.key), stored.value.count == 8 {
+                        let mid = UInt64(bigEndian: stored.value.loadUnaligned(as: UInt64.self))
+                        if let entry = entries[mid] {
+                            if entry.syncId != syncId || entry.operation != .upsert || mid <= state.sendFloor {
+                                problems.append("the sync pending map names the outbox entry \(mid) for \(syncId), which it cannot merge into")
+                            }
+                        } else {
+                            problems.append("the sync pending map names the outbox entry \(mid), which is not stored")
+                        }
+                    } else {
+                        problems.append("the sync pending map holds an entry of \(stored.key.count) + \(stored.value.count) bytes")
+                    }
+                    current = try cursor.next()
+                }
+            }
+        }
+        for problem in problems { report(problem) }
+    }
+}
