@@ -5,7 +5,7 @@ import Testing
 /// The fault proxy the network-fault tests put between a replica and PostgreSQL: it forwards,
 /// counts, holds a stalled direction without losing bytes, breaks connections with a reset and
 /// refuses new ones, against the test cluster.
-@Suite struct FaultProxyTests {
+@Suite(.timeLimit(.minutes(1))) struct FaultProxyTests {
     @Test func forwardsHoldsResetsAndRefuses() async throws {
         let endpoint = try await PostgresCluster.shared.endpoint()
         let proxy = try FaultProxy(upstreamPort: UInt16(endpoint.port))
