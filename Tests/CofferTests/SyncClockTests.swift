@@ -17,7 +17,21 @@ import Testing
         // A physical time past the 48-bit range is clamped; the last value is an error.
         #expect(HybridClock.value(milliseconds: .max) == HybridClock.maximumMilliseconds << 16)
         #expect(throws: CofferError.self) { try HybridClock.tick(after: .max, now: 0) }
-        #expect(throws: CofferError.self) { try HybridClock.receive(.max, after: 0, now: 0) }
+        #expect(throws: CofferError.self) { try HybridClock.receive(.max, after: .max, now: 0) }
+    }
+
+    @Test func aReceivedClockFarAheadIsHeldToTheSkewLimit() throws {
+        let now: UInt64 = 1_000_000
+        let limit = HybridClock.value(milliseconds: now + HybridClock.maximumSkewMilliseconds) | 0xFFFF
+        // Within the limit a remote value is followed exactly.
+        let near = HybridClock.value(milliseconds: now + 60_000) + 7
+        #expect(try HybridClock.receive(near, after: 0, now: now) == near + 1)
+        // Beyond it (an hour ahead, or the last value) it counts as the limit only.
+        for far in [HybridClock.value(milliseconds: now + 3_600_000), UInt64.max] {
+            #expect(try HybridClock.receive(far, after: 0, now: now) == limit + 1)
+        }
+        // A clock already past the limit (persisted earlier) still only moves forward.
+        #expect(try HybridClock.receive(.max - 5, after: limit + 10, now: now) == limit + 11)
     }
 
     @Test func oneTickPerTransactionMonotonicUnderABackwardClockAndAcrossReopen() throws {

@@ -167,6 +167,39 @@ import Testing
         }
     }
 
+    @Test func entriesAreTakenOnlyInTheirOwnTransaction() throws {
+        try withStore { store in
+            try store.box(for: Synced.Task.self).put(Synced.Task(title: "a"))
+            for inRead in [false, true] {
+                do {
+                    if inRead { _ = try store.read { try store.takeSyncChanges(limit: 10) } } else { _ = try store.write { try store.takeSyncChanges(limit: 10) } }
+                    Issue.record("entries taken inside a transaction")
+                } catch CofferError.misuse(.syncBatchInsideTransaction(let path)) {
+                    #expect(path == store.path)
+                }
+            }
+            #expect(try store.takeSyncChanges(limit: 10).count == 1)
+        }
+    }
+
+    @Test func aLostCounterNeverReusesAStoredMid() throws {
+        try withStore { store in
+            let tasks = store.box(for: Synced.Task.self)
+            try tasks.put(Synced.Task(title: "a"))
+            let entries = try store.takeSyncChanges(limit: 10)
+            #expect(entries.count == 1)
+            // The sync state went back to zero (its counter with it) while the outbox keeps mid 1.
+            try store.write {
+                guard let catalog = store.catalogDatabase, let transaction = Transaction.current(for: store) else { return }
+                try SyncState().encoded().withUnsafeBytes { try Catalog.putRaw(key: SyncState.catalogKey, value: $0, dbi: catalog, in: transaction) }
+            }
+            #expect(throws: CofferError.damagedStore(part: .sync, reason: "the outbox already holds mid 1: the sync state's counter is behind its entries")) {
+                try tasks.put(Synced.Task(title: "b"))
+            }
+            #expect(try tasks.count() == 1)
+        }
+    }
+
     @Test func retiredAndUnknownFieldsAreCarriedAndReported() throws {
         try withStore { store in
             let tasks = store.box(for: Synced.Task.self)

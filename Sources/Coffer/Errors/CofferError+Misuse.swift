@@ -121,6 +121,15 @@ extension CofferError {
         /// ```
         case acknowledgedUntakenSyncChange(mid: UInt64, sendFloor: UInt64)
 
+        /// Outbox entries were taken inside an open transaction: the send floor that keeps
+        /// later changes out of entries on their way would rise only when that transaction
+        /// commits, and not at all if it rolled back after the entries were sent.
+        ///
+        /// ```swift
+        /// catch CofferError.misuse(.syncBatchInsideTransaction(let path)) { ... }
+        /// ```
+        case syncBatchInsideTransaction(path: String)
+
         /// What was called where, and what to do instead.
         ///
         /// ```swift
@@ -158,6 +167,8 @@ extension CofferError {
                 return "\(entity) is not synced; declare it with @Sync"
             case let .acknowledgedUntakenSyncChange(mid, sendFloor):
                 return "cannot acknowledge the outbox through mutation \(mid): pushers have taken entries through \(sendFloor) only"
+            case .syncBatchInsideTransaction(let path):
+                return "cannot take outbox entries of \(path) inside store.read or store.write: take them in their own transaction"
             }
         }
     }

@@ -31,9 +31,13 @@ extension Store {
     /// let reply = try await server.push(batch)
     /// try store.acknowledgeSyncChanges(through: reply.lastMid)
     /// ```
+    ///
+    /// - Throws: ``CofferError/misuse(_:)`` (`.syncBatchInsideTransaction`) inside
+    ///   `store.read` or `store.write`: the floor must be committed before the entries leave.
     @_spi(CofferSync)
     public func takeSyncChanges(limit: Int) throws -> [SyncChange] {
-        try performWrite { transaction in try transaction.takeSyncChanges(limit: limit) }
+        guard Transaction.current(for: self) == nil else { throw CofferError.misuse(.syncBatchInsideTransaction(path: path)) }
+        return try performWrite { transaction in try transaction.takeSyncChanges(limit: limit) }
     }
 
     /// Removes the outbox entries through `mid` (the server applied them).

@@ -32,9 +32,17 @@ enum HybridClock {
         return max(value(milliseconds: now), last + 1)
     }
 
+    /// How far ahead of this replica's physical time a received value may pull the clock:
+    /// the server clamps pushed clocks the same way.
+    static let maximumSkewMilliseconds: UInt64 = 5 * 60 * 1000
+
     /// The next value after both `last` and a `remote` value received from another replica.
+    /// A remote value more than ``maximumSkewMilliseconds`` ahead of `now` counts as that
+    /// far ahead only: one bad clock (a hostile peer, a damaged row) cannot make this replica
+    /// win every later conflict, nor drive its clock to the end of its range.
     static func receive(_ remote: UInt64, after last: UInt64, now: UInt64) throws -> UInt64 {
-        let highest = max(last, remote)
+        let limit = value(milliseconds: now.addingReportingOverflow(maximumSkewMilliseconds).partialValue) | 0xFFFF
+        let highest = max(last, min(remote, limit))
         guard highest < UInt64.max else { throw exhausted() }
         return max(value(milliseconds: now), highest + 1)
     }

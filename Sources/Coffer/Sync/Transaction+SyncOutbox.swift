@@ -80,7 +80,13 @@ extension Transaction {
         sync.isDirty = true
         let entry = OutboxEntry(operation: operation, isCreation: isCreation, entityId: entityId, syncId: syncId, clock: clock,
                                 fields: fields.sorted().map { (id: $0, clock: clock) })
-        try putSyncValue(sync.outbox, key: Self.midKey(state.lastMid), value: entry.encoded(), "writing the outbox entry \(state.lastMid)")
+        // A new mid never replaces a stored entry: one that is there means the counter went
+        // back (lost sync state), and reusing a mid the server may have applied loses changes.
+        let stored = try putSyncValue(sync.outbox, key: Self.midKey(state.lastMid), value: entry.encoded(), flags: UInt32(MDB_NOOVERWRITE),
+                                      "writing the outbox entry \(state.lastMid)")
+        guard stored else {
+            throw CofferError.damagedStore(part: .sync, reason: "the outbox already holds mid \(state.lastMid): the sync state's counter is behind its entries")
+        }
         if operation == .upsert {
             try putSyncValue(sync.pending, key: key, value: Self.midKey(state.lastMid), "updating the sync pending map")
         } else {
@@ -120,14 +126,21 @@ extension Transaction {
         }
     }
 
-    func putSyncValue(_ database: MDB_dbi, key: [UInt8], value: [UInt8], _ what: @autoclosure () -> String) throws {
+    /// Stores `value` under `key`; returns false when `flags` hold `MDB_NOOVERWRITE` and the
+    /// key is taken (nothing is written).
+    @discardableResult
+    func putSyncValue(_ database: MDB_dbi, key: [UInt8], value: [UInt8], flags: UInt32 = 0,
+                      _ what: @autoclosure () -> String) throws -> Bool {
         var key = key
         var value = value
-        try key.withUnsafeMutableBytes { keyRaw in
+        return try key.withUnsafeMutableBytes { keyRaw in
             try value.withUnsafeMutableBytes { valueRaw in
                 var keyVal = MDB_val(UnsafeRawBufferPointer(keyRaw))
                 var valueVal = MDB_val(UnsafeRawBufferPointer(valueRaw))
-                try check(mdb_put(txn, database, &keyVal, &valueVal, 0), what())
+                let rc = mdb_put(txn, database, &keyVal, &valueVal, flags)
+                if rc == MDB_KEYEXIST && flags & UInt32(MDB_NOOVERWRITE) != 0 { return false }
+                try check(rc, what())
+                return true
             }
         }
     }
