@@ -30,6 +30,8 @@ import Testing
         for far in [HybridClock.value(milliseconds: now + 3_600_000), UInt64.max] {
             #expect(try HybridClock.receive(far, after: 0, now: now) == limit + 1)
         }
+        // A physical time at the end of the range neither traps nor wraps the limit.
+        #expect(try HybridClock.receive(HybridClock.value(milliseconds: 9), after: 0, now: .max) == HybridClock.value(milliseconds: .max))
         // A clock already past the limit (persisted earlier) still only moves forward.
         #expect(try HybridClock.receive(.max - 5, after: limit + 10, now: now) == limit + 11)
     }

@@ -41,7 +41,8 @@ enum HybridClock {
     /// far ahead only: one bad clock (a hostile peer, a damaged row) cannot make this replica
     /// win every later conflict, nor drive its clock to the end of its range.
     static func receive(_ remote: UInt64, after last: UInt64, now: UInt64) throws -> UInt64 {
-        let limit = value(milliseconds: now.addingReportingOverflow(maximumSkewMilliseconds).partialValue) | 0xFFFF
+        let (ahead, overflow) = now.addingReportingOverflow(maximumSkewMilliseconds)
+        let limit = value(milliseconds: overflow ? .max : ahead) | 0xFFFF  // saturates at the clock's range
         let highest = max(last, min(remote, limit))
         guard highest < UInt64.max else { throw exhausted() }
         return max(value(milliseconds: now), highest + 1)
