@@ -2,24 +2,6 @@
 import Foundation
 import Testing
 
-/// Collects the lines a child writes, from a reading thread.
-final class LineCollector: @unchecked Sendable {
-    private let lock = NSLock()
-    private var buffer = Data()
-    private var lines: [String] = []
-
-    func feed(_ data: Data) {
-        lock.lock(); defer { lock.unlock() }
-        buffer.append(data)
-        while let newline = buffer.firstIndex(of: 10) {
-            lines.append(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
-            buffer.removeSubrange(buffer.startIndex...newline)
-        }
-    }
-
-    var all: [String] { lock.lock(); defer { lock.unlock() }; return lines }
-}
-
 @Suite(.serialized) struct CrashTests {
     /// The child: commits transactions forever, reporting each commit after it returns.
     /// Transaction n stores three notes titled "t<n>" (unique ranks 3n...3n+2), a scratch note,
@@ -74,20 +56,8 @@ final class LineCollector: @unchecked Sendable {
         defer { directory.cleanUp() }
         var reported = Set<Int>()
         for run in 0..<runs {
-            let (child, pipe) = try ChildProcess.start(filter: "crashChildWriter", role: "crash-writer", directory: directory.path)
-            let lines = LineCollector()
-            pipe.fileHandleForReading.readabilityHandler = { handle in lines.feed(handle.availableData) }
-            // Wait for the child's first commit, then kill it at a random moment.
-            let deadline = Date().addingTimeInterval(30)
-            while lines.all.isEmpty, child.isRunning, Date() < deadline { usleep(1_000) }
-            usleep(UInt32.random(in: 0...40_000, using: &random))
-            kill(child.processIdentifier, SIGKILL)
-            child.waitUntilExit()
-            pipe.fileHandleForReading.readabilityHandler = nil
-            lines.feed(pipe.fileHandleForReading.readDataToEndOfFile())
-            for line in lines.all where line.hasPrefix("committed ") {
-                if let number = Int(line.dropFirst("committed ".count)) { reported.insert(number) }
-            }
+            reported.formUnion(try ChildProcess.killAtRandomMoment(filter: "crashChildWriter", role: "crash-writer", directory: directory.path,
+                                                                   using: &random))
             try Self.checkAfterCrash(directory: directory.path, reported: reported, run: run)
         }
         #expect(!reported.isEmpty)

@@ -37,4 +37,45 @@ enum ChildProcess {
         let data = Data((line + "\n").utf8)
         data.withUnsafeBytes { raw in _ = write(STDOUT_FILENO, raw.baseAddress, raw.count) }
     }
+
+    /// Starts the child test `filter` (which prints "committed N" after each commit it makes),
+    /// kills it with SIGKILL at a random moment after its first line, and returns the numbers
+    /// it reported committed before it died.
+    static func killAtRandomMoment(filter: String, role: String, directory: String,
+                                   using random: inout SplitMix64) throws -> Set<Int> {
+        let (child, pipe) = try start(filter: filter, role: role, directory: directory)
+        let lines = LineCollector()
+        pipe.fileHandleForReading.readabilityHandler = { handle in lines.feed(handle.availableData) }
+        // Wait for the child's first commit, then kill it at a random moment.
+        let deadline = Date().addingTimeInterval(30)
+        while lines.all.isEmpty, child.isRunning, Date() < deadline { usleep(1_000) }
+        usleep(UInt32.random(in: 0...40_000, using: &random))
+        kill(child.processIdentifier, SIGKILL)
+        child.waitUntilExit()
+        pipe.fileHandleForReading.readabilityHandler = nil
+        lines.feed(pipe.fileHandleForReading.readDataToEndOfFile())
+        var reported = Set<Int>()
+        for line in lines.all where line.hasPrefix("committed ") {
+            if let number = Int(line.dropFirst("committed ".count)) { reported.insert(number) }
+        }
+        return reported
+    }
+}
+
+/// Collects the lines a child writes, from a reading thread.
+final class LineCollector: @unchecked Sendable {
+    private let lock = NSLock()
+    private var buffer = Data()
+    private var lines: [String] = []
+
+    func feed(_ data: Data) {
+        lock.lock(); defer { lock.unlock() }
+        buffer.append(data)
+        while let newline = buffer.firstIndex(of: 10) {
+            lines.append(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
+            buffer.removeSubrange(buffer.startIndex...newline)
+        }
+    }
+
+    var all: [String] { lock.lock(); defer { lock.unlock() }; return lines }
 }

@@ -74,19 +74,8 @@ import Testing
         defer { directory.cleanUp() }
         var reported = Set<Int>()
         for _ in 0..<runs {
-            let (child, pipe) = try ChildProcess.start(filter: "syncCrashChildWriter", role: "sync-crash-writer", directory: directory.path)
-            let lines = LineCollector()
-            pipe.fileHandleForReading.readabilityHandler = { handle in lines.feed(handle.availableData) }
-            let deadline = Date().addingTimeInterval(30)
-            while lines.all.isEmpty, child.isRunning, Date() < deadline { usleep(1_000) }
-            usleep(UInt32.random(in: 0...40_000, using: &random))
-            kill(child.processIdentifier, SIGKILL)
-            child.waitUntilExit()
-            pipe.fileHandleForReading.readabilityHandler = nil
-            lines.feed(pipe.fileHandleForReading.readDataToEndOfFile())
-            for line in lines.all where line.hasPrefix("committed ") {
-                if let number = Int(line.dropFirst("committed ".count)) { reported.insert(number) }
-            }
+            reported.formUnion(try ChildProcess.killAtRandomMoment(filter: "syncCrashChildWriter", role: "sync-crash-writer", directory: directory.path,
+                                                                   using: &random))
             try Self.check(directory: directory.path, reported: reported)
         }
         #expect(!reported.isEmpty)
