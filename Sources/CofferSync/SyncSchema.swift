@@ -1,7 +1,7 @@
 // The entity schemas are read through `_cofferSchema`, which Coffer keeps behind the
 // CofferGenerated SPI (it is generated code's surface, not the app's). CofferSync is part of
 // Coffer's own package, so it imports that SPI rather than widening Coffer's public API.
-@_spi(CofferGenerated) import Coffer
+@_spi(CofferGenerated) @_spi(CofferSync) import Coffer
 import Foundation
 import PostgresNIO
 
@@ -52,6 +52,18 @@ public struct SyncSchema: Sendable {
     /// ```
     public init(_ entities: [any Entity.Type], schema: String = "coffer") throws {
         try self.init(schemas: entities.map { $0._cofferSchema }, schema: schema)
+    }
+
+    /// Builds the server schema of the entities `store`'s catalog marks as synced (`@Sync`
+    /// in some build that wrote it), from their stored properties: no Swift types needed.
+    /// This is what `coffer sync install` installs.
+    ///
+    /// ```swift
+    /// let schema = try SyncSchema(syncedEntitiesOf: store)
+    /// try await schema.install(on: connection, logger: logger)
+    /// ```
+    public init(syncedEntitiesOf store: Store, schema: String = "coffer") throws {
+        try self.init(schemas: try store.syncedEntitySchemas(), schema: schema)
     }
 
     /// Builds the server schema of entity schemas, as a store's catalog or the generated

@@ -892,6 +892,50 @@ enum SyncServerSQL {
         $$
         """#,
 
+        // Applies changes of one entity that change each object once: set-based, and where
+        // that fails, halved until the change at fault is alone, which goes through
+        // _apply_one. Returns the rejections.
+        #"""
+        CREATE OR REPLACE FUNCTION @S@._apply_chunk(client uuid, entity_name text, chunk jsonb[], clock_limit bigint) RETURNS jsonb
+        LANGUAGE plpgsql AS $$
+        DECLARE
+            rejected jsonb := '[]';
+            stack_low integer[] := ARRAY[1];
+            stack_high integer[] := ARRAY[cardinality(chunk)];
+            low integer;
+            high integer;
+            middle integer;
+            depth integer;
+        BEGIN
+            WHILE cardinality(stack_low) > 0 LOOP
+                depth := cardinality(stack_low);
+                low := stack_low[depth];
+                high := stack_high[depth];
+                stack_low := stack_low[1:depth - 1];
+                stack_high := stack_high[1:depth - 1];
+                IF low = high THEN
+                    rejected := rejected || @S@._apply_one(client, chunk[low], clock_limit);
+                    CONTINUE;
+                END IF;
+                BEGIN
+                    rejected := rejected || @S@._apply_set(client, entity_name,
+                        CASE WHEN low = 1 AND high = cardinality(chunk) THEN chunk ELSE chunk[low:high] END, clock_limit);
+                EXCEPTION
+                    WHEN OTHERS THEN
+                        IF left(SQLSTATE, 2) IN ('08', '40', '53', '57', '58', 'XX') THEN
+                            RAISE;
+                        END IF;
+                        -- Halve it, the first half first (it is on top of the stack).
+                        middle := (low + high) / 2;
+                        stack_low := stack_low || (middle + 1) || low;
+                        stack_high := stack_high || high || middle;
+                END;
+            END LOOP;
+            RETURN rejected;
+        END
+        $$
+        """#,
+
         // Push: applies a batch of changes of one client in one transaction. Changes whose
         // mid the client already pushed are skipped (a resent batch changes nothing);
         // rejected changes are recorded and the batch goes on.
@@ -922,12 +966,10 @@ enum SyncServerSQL {
             rejected jsonb := '[]';
             entity_name text;
             chunk jsonb[];
-            stack_low integer[];
-            stack_high integer[];
             low integer;
-            high integer;
-            middle integer;
-            depth integer;
+            single_run boolean;
+            all_eligible boolean;
+            entity_count integer;
         BEGIN
             IF client IS NULL THEN
                 RAISE EXCEPTION 'coffer_push needs a client id';
@@ -958,8 +1000,9 @@ enum SyncServerSQL {
             -- may try it (a well-formed change of an installed entity) and the position of the
             -- previous change of the same object.
             installed := ARRAY(SELECT n.entity FROM @S@.entities n);
-            SELECT array_agg(d.e), array_agg(d.entity), array_agg(d.ok), array_agg(d.before), max(d.mid), count(*)
-            INTO changes, entities, eligible, previous, last_mid, total
+            SELECT array_agg(d.e), array_agg(d.entity), array_agg(d.ok), array_agg(d.before), max(d.mid), count(*),
+                   bool_and(d.before IS NULL), bool_and(d.ok), count(DISTINCT d.entity)
+            INTO changes, entities, eligible, previous, last_mid, total, single_run, all_eligible, entity_count
             FROM (
                 SELECT v.e, v.mid, v.entity, v.ok,
                        CASE WHEN v.ok THEN lag(v.position) OVER (PARTITION BY v.ok, v.entity, v.object ORDER BY v.position) END AS before
@@ -984,50 +1027,31 @@ enum SyncServerSQL {
             ) d;
 
             PERFORM set_config('coffer.origin', client::text, true);
-            FOR cut IN 1..total + 1 LOOP
-                CONTINUE WHEN cut <= total AND coalesce(previous[cut] < run_start, true);
-                -- Changes run_start ..< cut touch each object once.
-                FOR entity_name, chunk IN
-                    SELECT CASE WHEN u.ok THEN u.entity END, array_agg(u.e ORDER BY u.i)
-                    FROM unnest(changes[run_start:cut - 1], entities[run_start:cut - 1], eligible[run_start:cut - 1])
-                         WITH ORDINALITY AS u(e, entity, ok, i)
-                    GROUP BY 1 ORDER BY min(u.i)
-                LOOP
-                    IF entity_name IS NULL THEN
-                        -- Malformed or of no installed entity: each alone (the reason, or CF001).
-                        FOR low IN 1..cardinality(chunk) LOOP
-                            rejected := rejected || @S@._apply_one(client, chunk[low], clock_limit);
-                        END LOOP;
-                        CONTINUE;
-                    END IF;
-                    stack_low := ARRAY[1];
-                    stack_high := ARRAY[cardinality(chunk)];
-                    WHILE cardinality(stack_low) > 0 LOOP
-                        depth := cardinality(stack_low);
-                        low := stack_low[depth];
-                        high := stack_high[depth];
-                        stack_low := stack_low[1:depth - 1];
-                        stack_high := stack_high[1:depth - 1];
-                        IF low = high THEN
-                            rejected := rejected || @S@._apply_one(client, chunk[low], clock_limit);
-                            CONTINUE;
+            IF total > 0 AND single_run AND all_eligible AND entity_count = 1 THEN
+                -- The common batch: one entity, each object once.
+                rejected := @S@._apply_chunk(client, entities[1], changes, clock_limit);
+            ELSE
+                FOR cut IN 1..total + 1 LOOP
+                    CONTINUE WHEN cut <= total AND coalesce(previous[cut] < run_start, true);
+                    -- Changes run_start ..< cut touch each object once.
+                    FOR entity_name, chunk IN
+                        SELECT CASE WHEN u.ok THEN u.entity END, array_agg(u.e ORDER BY u.i)
+                        FROM unnest(changes[run_start:cut - 1], entities[run_start:cut - 1], eligible[run_start:cut - 1])
+                             WITH ORDINALITY AS u(e, entity, ok, i)
+                        GROUP BY 1 ORDER BY min(u.i)
+                    LOOP
+                        IF entity_name IS NULL THEN
+                            -- Malformed or of no installed entity: each alone (the reason, or CF001).
+                            FOR low IN 1..cardinality(chunk) LOOP
+                                rejected := rejected || @S@._apply_one(client, chunk[low], clock_limit);
+                            END LOOP;
+                        ELSE
+                            rejected := rejected || @S@._apply_chunk(client, entity_name, chunk, clock_limit);
                         END IF;
-                        BEGIN
-                            rejected := rejected || @S@._apply_set(client, entity_name, chunk[low:high], clock_limit);
-                        EXCEPTION
-                            WHEN OTHERS THEN
-                                IF left(SQLSTATE, 2) IN ('08', '40', '53', '57', '58', 'XX') THEN
-                                    RAISE;
-                                END IF;
-                                -- Halve it, the first half first (it is on top of the stack).
-                                middle := (low + high) / 2;
-                                stack_low := stack_low || (middle + 1) || low;
-                                stack_high := stack_high || high || middle;
-                        END;
                     END LOOP;
+                    run_start := cut;
                 END LOOP;
-                run_start := cut;
-            END LOOP;
+            END IF;
             PERFORM set_config('coffer.origin', '', true);
             PERFORM set_config('coffer.hlc', '', true);
 

@@ -1,3 +1,4 @@
+import Coffer
 import CofferSync
 import Foundation
 import PostgresNIO
@@ -36,7 +37,7 @@ import Testing
         if roll < 5 {
             return #"{"mid": \#(mid), "entity": "\#(entity)", "id": "\#(id)", "op": "merge"}"#
         }
-        if roll < 15 {
+        if roll < 8 {
             return #"{"mid": \#(mid), "entity": "\#(entity)", "id": "\#(id)", "op": "delete", "hlc": \#(clock(&random))}"#
         }
         var fields: [String] = []
@@ -79,7 +80,7 @@ import Testing
         let models: [any Entity.Type] = [NoteV2.Note.self, Tagged.Tag.self]
         let setBased = try SyncSchema(models, schema: uniqueSchemaName("set"))
         let oneByOne = try SyncSchema(models, schema: uniqueSchemaName("one"))
-        let ids = (0..<16).map { _ in UUID() }
+        let ids = (0..<120).map { _ in UUID() }
         let clients = (0..<3).map { _ in UUID() }
         var nextMid = [Int](repeating: 1, count: clients.count)
         var lastBatch = [String?](repeating: nil, count: clients.count)

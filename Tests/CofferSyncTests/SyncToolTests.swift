@@ -22,8 +22,8 @@ import Testing
         }
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-tool-" + UUID().uuidString)
         let (outputPath, errorsPath) = (base.path + ".out", base.path + ".err")
-        FileManager.default.createFile(atPath: outputPath, contents: nil)
-        FileManager.default.createFile(atPath: errorsPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorsPath, contents: nil)
         defer {
             try? FileManager.default.removeItem(atPath: outputPath)
             try? FileManager.default.removeItem(atPath: errorsPath)

@@ -1,5 +1,5 @@
 import ArgumentParser
-@_spi(CofferSync) import Coffer
+import Coffer
 import CofferSync
 import Foundation
 
@@ -24,12 +24,11 @@ struct SyncInstall: AsyncParsableCommand {
 
     func run() async throws {
         let store = try openStoreOrFail(directory)
-        let schemas = try failing { try store.syncedEntitySchemas() }
+        let server = try failing { try SyncSchema(syncedEntitiesOf: store, schema: schema) }
         try store.close()
-        guard !schemas.isEmpty else {
+        guard !server.tables.isEmpty else {
             throw toolFailure("\(directory) has no synced entities (mark entity types @Sync and write through them first)")
         }
-        let server = try failing { try SyncSchema(schemas: schemas, schema: schema) }
         if sql {
             print(server.installSQL, terminator: "")
             return
