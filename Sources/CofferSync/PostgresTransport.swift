@@ -205,68 +205,31 @@ public actor PostgresTransport: SyncTransport {
     // MARK: Connections, deadlines, errors
 
     static func connect(_ configuration: Configuration, id: Int, logger: Logger, operation: String) async throws -> PostgresConnection {
-        let expired = LockedState(false)
         let timeout = configuration.connectTimeout
+        let what = "connect (\(operation))"
         do {
-            return try await withThrowingTaskGroup(of: PostgresConnection?.self) { group in
-                group.addTask {
-                    let connection = try await PostgresConnection.connect(
-                        configuration: configuration.connectionConfiguration, id: id, logger: logger)
-                    if Task.isCancelled {
-                        Self.abandon(connection)
-                        throw CancellationError()
-                    }
-                    return connection
-                }
-                group.addTask {
-                    try await Task.sleep(for: timeout)
-                    expired.withLock { $0 = true }
-                    return nil
-                }
-                while let result = try await group.next() {
-                    if let connection = result {
-                        group.cancelAll()
-                        return connection
-                    }
-                    group.cancelAll()
-                }
-                throw SyncTransportError.timedOut(operation: "connect (\(operation))", after: timeout)
+            return try await SyncDeadline.run(
+                timeout, expired: { SyncTransportError.timedOut(operation: what, after: timeout) }, abandon: { Self.abandon($0) }
+            ) {
+                try await PostgresConnection.connect(configuration: configuration.connectionConfiguration, id: id, logger: logger)
             }
         } catch {
-            if expired.withLock({ $0 }) { throw SyncTransportError.timedOut(operation: "connect (\(operation))", after: timeout) }
-            throw transportError(error, operation: "connect (\(operation))")
+            throw transportError(error, operation: what)
         }
     }
 
     /// Runs `body`, closing `connection` (which fails whatever runs on it) when `timeout`
-    /// passes or the calling task is cancelled.
+    /// passes or the calling task is cancelled. The caller resumes at the deadline even if
+    /// `body` does not end: a query on a connection whose peer went away without a reset
+    /// NIO reports may never complete.
     static func withDeadline<T: Sendable>(_ timeout: Duration, operation: String, closing connection: PostgresConnection,
                                           _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        let expired = LockedState(false)
-        do {
-            return try await withTaskCancellationHandler {
-                try await withThrowingTaskGroup(of: T?.self) { group in
-                    group.addTask { try await body() }
-                    group.addTask {
-                        try await Task.sleep(for: timeout)
-                        expired.withLock { $0 = true }
-                        Self.abandon(connection)
-                        return nil
-                    }
-                    while let result = try await group.next() {
-                        if let value = result {
-                            group.cancelAll()
-                            return value
-                        }
-                    }
-                    throw SyncTransportError.timedOut(operation: operation, after: timeout)
-                }
-            } onCancel: {
-                Self.abandon(connection)
-            }
-        } catch {
-            if expired.withLock({ $0 }) { throw SyncTransportError.timedOut(operation: operation, after: timeout) }
-            throw error
+        try await withTaskCancellationHandler {
+            try await SyncDeadline.run(
+                timeout, expired: { SyncTransportError.timedOut(operation: operation, after: timeout) },
+                onExpiry: { Self.abandon(connection) }, body)
+        } onCancel: {
+            Self.abandon(connection)
         }
     }
 

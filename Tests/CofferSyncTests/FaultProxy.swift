@@ -30,7 +30,10 @@ final class FaultProxy: Sendable {
         var stallToClient = false
         /// Each forwarded chunk waits this long first.
         var delay: Duration = .zero
-        /// New connections are refused (closed at once).
+        /// New connections are refused: the proxy stops listening, so a connect fails with
+        /// "connection refused", as it does when the server is down. (Accepting and then
+        /// resetting would test something else: NIO may not report a reset that arrives
+        /// before the first read, swift-nio issue 1756, and the connect would never end.)
         var refuseConnections = false
     }
 
@@ -45,42 +48,75 @@ final class FaultProxy: Sendable {
         /// Open connections: client socket, server socket.
         var connections: [Int32: Int32] = [:]
         var threads = 0
+        /// The listening socket, or -1 while connections are refused.
+        var listener: Int32 = -1
     }
 
-    private let listener: Int32
     private let upstreamPort: UInt16
     private let state = Mutex(State())
 
     /// Starts a proxy on a free loopback port forwarding to `127.0.0.1:upstreamPort`.
     init(upstreamPort: UInt16) throws {
         self.upstreamPort = upstreamPort
-        let socket = try Self.makeSocket()
-        var address = Self.loopback(port: 0)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(socket, 64) == 0 else {
-            let code = errno
-            close(socket)
-            throw ProxyError.system("cannot listen on loopback", code)
-        }
+        let socket = try Self.listen(port: 0)
         var actual = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &actual) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
         }
-        listener = socket
         port = UInt16(bigEndian: actual.sin_port)
-        state.withLock { $0.threads += 1 }
+        state.withLock {
+            $0.listener = socket
+            $0.threads += 1
+        }
         Thread.detachNewThread { [self] in acceptLoop() }
+    }
+
+    /// A socket listening on `127.0.0.1:port` (0: a free port).
+    private static func listen(port: UInt16) throws -> Int32 {
+        let socket = try makeSocket()
+        var address = loopback(port: port)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        #if canImport(Glibc)
+        let listening = bound == 0 && Glibc.listen(socket, 64) == 0
+        #else
+        let listening = bound == 0 && Darwin.listen(socket, 64) == 0
+        #endif
+        guard listening else {
+            let code = errno
+            close(socket)
+            throw ProxyError.system("cannot listen on loopback port \(port)", code)
+        }
+        return socket
     }
 
     deinit { stop() }
 
     /// The faults in effect; set to change them (an empty `Faults()` heals everything).
+    /// Refusing and accepting again take effect before the setter returns: the listening
+    /// socket is closed, or opened again on the same port.
     var faults: Faults {
         get { state.withLock { $0.faults } }
-        set { state.withLock { $0.faults = newValue } }
+        set {
+            state.withLock { state in
+                state.faults = newValue
+                guard !state.stopped else { return }
+                if newValue.refuseConnections, state.listener >= 0 {
+                    // The accept thread may be polling this descriptor: shutting it down stops
+                    // the listening at once; the number is reused only after the close, and
+                    // the accept thread reads the current listener before each poll.
+                    shutdown(state.listener, Int32(SHUT_RDWR))
+                    close(state.listener)
+                    state.listener = -1
+                } else if !newValue.refuseConnections, state.listener < 0 {
+                    // Bound again to the same port (SO_REUSEADDR); -1 if that fails, which the
+                    // next connect reports as refused.
+                    state.listener = (try? Self.listen(port: port)) ?? -1
+                }
+            }
+        }
     }
 
     /// Bytes forwarded from clients to the server and back, since the proxy started.
@@ -108,30 +144,38 @@ final class FaultProxy: Sendable {
     /// Stops accepting, breaks every connection and waits (up to 5 s) for the proxy's threads
     /// to end. Safe to call more than once.
     func stop() {
-        let first = state.withLock { state in
+        let (first, listener) = state.withLock { state in
             defer { state.stopped = true }
-            return !state.stopped
+            return (!state.stopped, state.listener)
         }
-        if first { shutdown(listener, Int32(SHUT_RDWR)) }
+        if first && listener >= 0 { shutdown(listener, Int32(SHUT_RDWR)) }
         resetAll()
         let deadline = ContinuousClock.now + .seconds(5)
         while state.withLock({ $0.threads }) > 0 && ContinuousClock.now < deadline {
             Thread.sleep(forTimeInterval: 0.005)
         }
-        if first { close(listener) }
+        if first && listener >= 0 {
+            close(listener)
+            state.withLock { $0.listener = -1 }
+        }
     }
 
     // MARK: Serving
 
     private func acceptLoop() {
         defer { state.withLock { $0.threads -= 1 } }
-        while !state.withLock({ $0.stopped }) {
+        while true {
+            let (listener, stopped) = state.withLock { ($0.listener, $0.stopped) }
+            if stopped { return }
+            guard listener >= 0 else {
+                Thread.sleep(forTimeInterval: 0.005)  // refusing: nothing listens
+                continue
+            }
             var ready = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
             guard poll(&ready, 1, 10) > 0 else { continue }
             let client = accept(listener, nil, nil)
             guard client >= 0 else { continue }
-            let (refuse, stopped) = state.withLock { ($0.faults.refuseConnections, $0.stopped) }
-            if refuse || stopped {
+            if state.withLock({ $0.stopped }) {
                 Self.abort(client)
                 continue
             }
