@@ -107,8 +107,9 @@ extension Transaction {
         // a `.replace` above may have moved its page.
         let hasTextIndexes = !binding.textIndexes.isEmpty
         let oldPostings = hasTextIndexes ? try textPostings(of: target.isUpdate ? id : nil, binding: binding) : nil
-        // Synced entities only: the changed fields, while the stored record's bytes are valid.
-        if binding.syncTables != nil {
+        // Synced entities only: an update's changed fields, while the stored record's bytes
+        // are valid.
+        if binding.syncTables != nil, target.isUpdate {
             try collectSyncedChanges(previous: target.previous(binding, id: id), previousIsDamaged: target.previousIsDamaged, record: record)
         }
         let placement: RecordPlacement = target.cursorOnPrevious.map { .atCursor($0) } ?? (target.canAppend ? .appended : .byKey)
@@ -116,7 +117,9 @@ extension Transaction {
         changes.recordPut(binding, id, isInsert: !target.isUpdate)
         try applyIndexKeys(id: id, target: target, indexes: indexes, entity: binding.schema.name)
         if hasTextIndexes { try applyTextPostings(of: id, binding: binding, old: oldPostings, new: record) }
-        if binding.syncTables != nil { try recordSyncedPut(id, binding: binding, isInsert: !target.isUpdate) }
+        if binding.syncTables != nil {
+            try recordSyncedPut(id, binding: binding, record: record, isInsert: !target.isUpdate, idAscends: target.canAppend)
+        }
         return .stored(replaced: target.isUpdate)
     }
 
