@@ -121,24 +121,32 @@ extension Transaction {
         sortChangedFields()
     }
 
-    /// Every stored field of `record`, in `sync.changedFields` (ascending).
+    /// Every stored field of `record`, in `sync.changedFields` (ascending). The ids are
+    /// gathered in stack memory (a field takes at least two bytes) and appended at once.
     private func collectAllFields(of record: RecordFields) throws {
         sync.changedFields.removeAll(keepingCapacity: true)
         let compact = try record.walk().compact
         guard let base = record.bytes.baseAddress else { return }
         let end = record.bytes.count
-        var offset = 1
-        var ascending = true
-        var last = -1
-        while offset < end {
-            switch FieldHeader.parse(base, at: offset, end: end, compact: compact) {
-            case .failure(let problem): throw record.damage(problem)
-            case .success(let header):
-                sync.changedFields.append(UInt16(truncatingIfNeeded: header.fieldId))
-                if header.fieldId <= last { ascending = false }
-                last = header.fieldId
-                offset = header.payloadEnd
+        let ascending = try withUnsafeTemporaryAllocation(of: UInt16.self, capacity: end / 2 + 1) { ids in
+            var count = 0
+            var ascending = true
+            var last = -1
+            var offset = 1
+            while offset < end {
+                switch FieldHeader.parse(base, at: offset, end: end, compact: compact) {
+                case .failure(let problem): throw record.damage(problem)
+                case .success(let header):
+                    guard count < ids.count else { throw record.damage("more fields than its size allows") }
+                    ids[count] = UInt16(truncatingIfNeeded: header.fieldId)
+                    count &+= 1
+                    if header.fieldId <= last { ascending = false }
+                    last = header.fieldId
+                    offset = header.payloadEnd
+                }
             }
+            sync.changedFields.append(contentsOf: UnsafeBufferPointer(rebasing: ids[0..<count]))
+            return ascending
         }
         if !ascending { sortChangedFields() }
     }
