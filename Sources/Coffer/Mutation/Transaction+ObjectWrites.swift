@@ -104,35 +104,26 @@ extension Transaction {
         }
         try prepareIndexKeys(of: record, id: id, target: target, indexes: indexes, binding: binding)
         // Full-text postings and sync capture, behind one test for entities with neither.
+        // Postings before and after (the stored record is read again here because a
+        // `.replace` above may have moved its page); a synced update's changed fields while
+        // the stored record's bytes are valid.
         let hasTextOrSync = binding.hasTextIndexesOrSync
-        let oldPostings = hasTextOrSync ? try textAndSyncBeforeRecordWrite(record, id: id, target: target, binding: binding) : nil
+        let hasTextIndexes = hasTextOrSync && !binding.textIndexes.isEmpty
+        let oldPostings = hasTextIndexes ? try textPostings(of: target.isUpdate ? id : nil, binding: binding) : nil
+        if hasTextOrSync, binding.syncTables != nil, target.isUpdate {
+            try collectSyncedChanges(previous: target.previous(binding, id: id), previousIsDamaged: target.previousIsDamaged, record: record)
+        }
         let placement: RecordPlacement = target.cursorOnPrevious.map { .atCursor($0) } ?? (target.canAppend ? .appended : .byKey)
         try putRecord(record.bytes, id: id, table: binding.table, placement: placement, "storing \(binding.schema.name) \(id)")
         changes.recordPut(binding, id, isInsert: !target.isUpdate)
         try applyIndexKeys(id: id, target: target, indexes: indexes, entity: binding.schema.name)
-        if hasTextOrSync { try textAndSyncAfterRecordWrite(record, id: id, target: target, binding: binding, oldPostings: oldPostings) }
+        if hasTextOrSync {
+            if hasTextIndexes { try applyTextPostings(of: id, binding: binding, old: oldPostings, new: record) }
+            if binding.syncTables != nil {
+                try recordSyncedPut(id, binding: binding, record: record, isInsert: !target.isUpdate, idAscends: target.canAppend)
+            }
+        }
         return .stored(replaced: target.isUpdate)
-    }
-
-    /// Before the record is written: the full-text postings it had (read again here because
-    /// a `.replace` above may have moved its page) and, for a synced update, the changed
-    /// fields, while the stored record's bytes are valid.
-    private func textAndSyncBeforeRecordWrite(_ record: RecordFields, id: Id, target: PutTarget,
-                                              binding: EntityBinding) throws -> [TextIndexBinding.Postings?]? {
-        let oldPostings = binding.textIndexes.isEmpty ? nil : try textPostings(of: target.isUpdate ? id : nil, binding: binding)
-        if binding.syncTables != nil, target.isUpdate {
-            try collectSyncedChanges(previous: target.previous(binding, id: id), previousIsDamaged: target.previousIsDamaged, record: record)
-        }
-        return oldPostings
-    }
-
-    /// After the record is written: its full-text postings and its sync id and outbox entry.
-    private func textAndSyncAfterRecordWrite(_ record: RecordFields, id: Id, target: PutTarget, binding: EntityBinding,
-                                             oldPostings: [TextIndexBinding.Postings?]?) throws {
-        if !binding.textIndexes.isEmpty { try applyTextPostings(of: id, binding: binding, old: oldPostings, new: record) }
-        if binding.syncTables != nil {
-            try recordSyncedPut(id, binding: binding, record: record, isInsert: !target.isUpdate, idAscends: target.canAppend)
-        }
     }
 
     /// Phase 1: a new id for an insert (and whether it can be appended), or for an update
