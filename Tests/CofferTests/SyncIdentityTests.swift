@@ -46,7 +46,7 @@ import Testing
             try plain.put(Synced.Plain(id: id, title: "still local"))
             try plain.remove(id)
             _ = try plain.removeAll()
-            for name in [SyncIdTables.outboxName, SyncIdTables.pendingName] {
+            for name in [SyncIdTables.outboxName, SyncIdTables.legacyPendingName] {
                 #expect(try !SyncProbe.databaseExists(name, in: store))
             }
             let entity = try SyncProbe.entityId(Synced.Plain.self, in: store)

@@ -125,8 +125,10 @@ import Testing
             var task = Synced.Task(title: "a")
             try tasks.put(&task)
             let syncId = try #require(try tasks.syncId(of: task.id))
-            // The pending map names an entry that is not there.
-            try SyncProbe.overwrite(SyncIdTables.pendingName, key: syncId.syncBytes, value: Transaction.midKey(99), in: store)
+            // The object's sync id names an entry that is not there.
+            let entity = try SyncProbe.entityId(Synced.Task.self, in: store)
+            try SyncProbe.overwrite(SyncIdTables.names(entity: entity).syncIds, key: IdKeyBytes.of(task.id),
+                                    value: syncId.syncBytes + Transaction.midKey(99), in: store)
             task.priority = 1
             #expect(throws: CofferError.self) {
                 try store.write {
@@ -154,14 +156,14 @@ import Testing
                     guard let catalog = other.catalogDatabase, let transaction = Transaction.current(for: other) else { return }
                     try ([1, 2, 3] as [UInt8]).withUnsafeBytes { try Catalog.putRaw(key: SyncState.catalogKey, value: $0, dbi: catalog, in: transaction) }
                 }
-                #expect(throws: CofferError.damagedStore(part: .sync, reason: "the sync state has 3 bytes, not 24")) {
+                #expect(throws: CofferError.damagedStore(part: .sync, reason: "the sync state has 3 bytes, not 32")) {
                     try other.box(for: Synced.Task.self).put(Synced.Task(title: "c"))
                 }
                 #expect(try other.box(for: Synced.Task.self).count() == 1)
             }
             let entity = try SyncProbe.entityId(Synced.Task.self, in: store)
             try SyncProbe.overwrite(SyncIdTables.names(entity: entity).syncIds, key: Array(IdKeyBytes.of(1)), value: [1, 2], in: store)
-            #expect(throws: CofferError.damagedStore(part: .sync, reason: "the sync id of 1 has 2 bytes, not 16")) {
+            #expect(throws: CofferError.damagedStore(part: .sync, reason: "the sync id of 1 has 2 bytes, not 24")) {
                 try store.box(for: Synced.Task.self).syncId(of: 1)
             }
         }
@@ -215,8 +217,11 @@ import Testing
             #expect(note.isRetired && note.json == "\"kept\"")
             // An entry naming a field id the catalog does not list keeps it and reports it.
             try store.performWrite { transaction in
-                try transaction.enqueue(.upsert, isCreation: false, entityId: try store.writableBinding(for: Synced.Task.self, in: transaction).entityId,
-                                        syncId: try #require(try tasks.syncId(of: task.id)), fields: [900])
+                let entityId = try store.writableBinding(for: Synced.Task.self, in: transaction).entityId
+                let syncId = try #require(try tasks.syncId(of: task.id))
+                _ = try [UInt16(900)].withUnsafeBufferPointer { fields in
+                    try transaction.enqueue(.upsert, isCreation: false, entityId: entityId, syncId: syncId, newestMid: 0, fields: fields)
+                }
             }
             let unknown = try #require(try store.takeSyncChanges(limit: 10).last)
             #expect(unknown.unknownFieldIds == [900])
@@ -242,7 +247,8 @@ extension SyncOutboxTests {
             #expect(report.isIntact, "\(report)")
             let entity = try SyncProbe.entityId(Synced.Task.self, in: store)
             try SyncProbe.overwrite(SyncIdTables.names(entity: entity).syncIds, key: IdKeyBytes.of(3), value: UUID().syncBytes, in: store)
-            try SyncProbe.overwrite(SyncIdTables.pendingName, key: UUID().syncBytes, value: Transaction.midKey(77), in: store)
+            let first = try #require(try tasks.syncId(of: 1))
+            try SyncProbe.overwrite(SyncIdTables.names(entity: entity).syncIds, key: IdKeyBytes.of(1), value: first.syncBytes + Transaction.midKey(77), in: store)
             try SyncProbe.overwrite(SyncIdTables.outboxName, key: Transaction.midKey(78), value: [1], in: store)
             let problems = try store.verify().problems
             #expect(problems.contains { $0.contains("does not map back") || $0.contains("reverse entries") }, "\(problems)")

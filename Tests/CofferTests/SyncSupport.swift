@@ -6,17 +6,19 @@ import Foundation
 enum SyncProbe {
     struct Snapshot {
         var outbox: [(mid: UInt64, entry: OutboxEntry)] = []
+        /// Sync id -> mid of the untaken entry its next change merges into.
         var pending: [UUID: UInt64] = [:]
         var state = SyncState()
     }
 
-    /// The outbox, the pending map and the counters (empty when the store has no outbox).
+    /// The outbox, the entries later changes merge into and the counters (empty when the
+    /// store has no outbox).
     static func snapshot(_ store: Store) throws -> Snapshot {
         try store.performWrite { transaction in
             var snapshot = Snapshot()
             guard try transaction.databaseExists(SyncIdTables.outboxName) else { return snapshot }
             try transaction.prepareSyncState()
-            snapshot.state = transaction.sync.state ?? SyncState()
+            snapshot.state = transaction.sync.state
             try transaction.withCursor(transaction.sync.outbox, "outbox") { cursor in
                 var current = try cursor.first()
                 while let stored = current {
@@ -25,13 +27,21 @@ enum SyncProbe {
                     current = try cursor.next()
                 }
             }
-            try transaction.withCursor(transaction.sync.pending, "pending") { cursor in
-                var current = try cursor.first()
-                while let stored = current {
-                    if let syncId = UUID(syncBytes: stored.key) {
-                        snapshot.pending[syncId] = UInt64(bigEndian: stored.value.loadUnaligned(as: UInt64.self))
+            // The entries later changes merge into: the newest entry each sync id names,
+            // while no pusher took it.
+            guard let catalog = store.catalogDatabase else { return snapshot }
+            for entity in try Catalog.entities(dbi: catalog, in: transaction) where entity.synced == true {
+                let name = SyncIdTables.names(entity: entity.id).syncIds
+                guard try transaction.databaseExists(name) else { continue }
+                let (forward, _) = try transaction.openDatabase(name, create: false, name)
+                try transaction.withCursor(forward, "sync ids") { cursor in
+                    var current = try cursor.first()
+                    while let stored = current {
+                        let id = IdKey(stored.key)?.id ?? 0
+                        let entry = try Transaction.decodeSyncIdValue(stored.value, of: id)
+                        if entry.mid > snapshot.state.sendFloor { snapshot.pending[entry.syncId] = entry.mid }
+                        current = try cursor.next()
                     }
-                    current = try cursor.next()
                 }
             }
             return snapshot

@@ -103,20 +103,26 @@ extension Transaction {
             return .redirect(to: holder)
         }
         try prepareIndexKeys(of: record, id: id, target: target, indexes: indexes, binding: binding)
-        // Full-text postings before and after; the stored record is read again here because
-        // a `.replace` above may have moved its page.
-        let hasTextIndexes = !binding.textIndexes.isEmpty
+        // Full-text postings and sync capture, behind one test for entities with neither.
+        // Postings before and after (the stored record is read again here because a
+        // `.replace` above may have moved its page); a synced update's changed fields while
+        // the stored record's bytes are valid.
+        let hasTextOrSync = binding.hasTextIndexesOrSync
+        let hasTextIndexes = hasTextOrSync && !binding.textIndexes.isEmpty
         let oldPostings = hasTextIndexes ? try textPostings(of: target.isUpdate ? id : nil, binding: binding) : nil
-        // Synced entities only: the changed fields, while the stored record's bytes are valid.
-        if binding.syncTables != nil {
+        if hasTextOrSync, binding.syncTables != nil, target.isUpdate {
             try collectSyncedChanges(previous: target.previous(binding, id: id), previousIsDamaged: target.previousIsDamaged, record: record)
         }
         let placement: RecordPlacement = target.cursorOnPrevious.map { .atCursor($0) } ?? (target.canAppend ? .appended : .byKey)
         try putRecord(record.bytes, id: id, table: binding.table, placement: placement, "storing \(binding.schema.name) \(id)")
         changes.recordPut(binding, id, isInsert: !target.isUpdate)
         try applyIndexKeys(id: id, target: target, indexes: indexes, entity: binding.schema.name)
-        if hasTextIndexes { try applyTextPostings(of: id, binding: binding, old: oldPostings, new: record) }
-        if binding.syncTables != nil { try recordSyncedPut(id, binding: binding, isInsert: !target.isUpdate) }
+        if hasTextOrSync {
+            if hasTextIndexes { try applyTextPostings(of: id, binding: binding, old: oldPostings, new: record) }
+            if binding.syncTables != nil {
+                try recordSyncedPut(id, binding: binding, record: record, isInsert: !target.isUpdate, idAscends: target.canAppend)
+            }
+        }
         return .stored(replaced: target.isUpdate)
     }
 

@@ -27,10 +27,17 @@ final class EntityBinding: RecordLayout, @unchecked Sendable {
     /// the retain of each index its loop made).
     @exclusivity(unchecked) private(set) var hasUniqueIndex = false
     /// The entity's full-text indexes, filled like `indexes`.
-    @exclusivity(unchecked) var textIndexes: [TextIndexBinding] = []
+    @exclusivity(unchecked) var textIndexes: [TextIndexBinding] = [] {
+        didSet { hasTextIndexesOrSync = !textIndexes.isEmpty || syncTables != nil }
+    }
     /// The identity tables of a synced entity (nil: not synced, and its writes record
     /// nothing for sync). Filled like `indexes`.
-    @exclusivity(unchecked) var syncTables: SyncIdTables?
+    @exclusivity(unchecked) var syncTables: SyncIdTables? {
+        didSet { hasTextIndexesOrSync = !textIndexes.isEmpty || syncTables != nil }
+    }
+    /// Whether a put has full-text postings or sync capture to do: one test on the write
+    /// path for entities with neither.
+    @exclusivity(unchecked) private(set) var hasTextIndexesOrSync = false
     /// The tables of the entity's many-to-many relations, by schema position.
     @exclusivity(unchecked) var relationTables: [Int: RelationTables] = [:]
     /// Whether a put must set `@CreatedAt` / `@UpdatedAt` properties.

@@ -1,21 +1,31 @@
 import CLMDB
 
-/// The two identity tables of a synced entity: local id -> sync id (8-byte big-endian key,
-/// 16-byte UUID value) and sync id -> local id (the reverse). Created when the entity is
-/// first registered as synced; an entity without them is not synced and its writes never
-/// look at them.
+/// The two identity tables of a synced entity, created when the entity is first registered
+/// as synced; an entity without them is not synced and its writes never look at them.
+///
+/// - `syncIds`: local id (8 bytes big-endian) -> sync id (16 bytes) ‖ the mid (8 bytes
+///   big-endian) of the object's newest outbox entry, 0 when it has none. That entry takes
+///   the object's next change (coalescing) while its mid is above the send floor; once a
+///   pusher took it (the floor reached it) the next change gets a new entry. So taking a
+///   batch raises the floor and touches no entry of this table.
+/// - `localIds`: sync id -> local id (the reverse, for changes arriving by sync id).
 struct SyncIdTables: Sendable {
-    /// Local id -> sync id.
+    /// Local id -> sync id ‖ newest mid.
     let syncIds: MDB_dbi
     /// Sync id -> local id.
     let localIds: MDB_dbi
+
+    /// The size of a `syncIds` value.
+    static let syncIdValueSize = 24
 
     static func names(entity: UInt32) -> (syncIds: String, localIds: String) {
         ("sync.ids.\(entity)", "sync.ids.\(entity).reverse")
     }
 
-    /// The store-wide databases of sync: the outbox (mid -> entry) and the pending map (sync
-    /// id -> mid of the object's entry no pusher has taken yet).
+    /// The store-wide outbox (mid -> entry).
     static let outboxName = "sync.outbox"
-    static let pendingName = "sync.pending"
+    /// Format 1's map of sync id -> mid of the newest untaken entry, folded into the
+    /// `syncIds` values by format 2 (see ``SyncState/format``): its presence marks a store to
+    /// convert.
+    static let legacyPendingName = "sync.pending"
 }

@@ -2,8 +2,8 @@ import CLMDB
 import Foundation
 
 /// The sync checks of `Store.verify()`: a synced entity's identity tables are one mapping
-/// in both directions covering exactly its stored objects; every outbox entry and pending
-/// map entry reads and agrees with the counters.
+/// in both directions covering exactly its stored objects; every outbox entry reads and
+/// agrees with the counters, and every untaken entry a sync id names is an update of it.
 extension ContentChecker {
     mutating func checkSyncIds(of entity: CatalogEntity, storedIds: Set<Id>) throws {
         guard entity.synced == true else { return }
@@ -17,7 +17,8 @@ extension ContentChecker {
         try transaction.withCursor(forward, "checking the sync ids of \(entity.name)") { cursor in
             var current = try cursor.first()
             while let entry = current {
-                if let id = IdKey(entry.key)?.id, let syncId = UUID(syncBytes: entry.value) {
+                if let id = IdKey(entry.key)?.id, entry.value.count == SyncIdTables.syncIdValueSize,
+                   let syncId = UUID(syncBytes: UnsafeRawBufferPointer(rebasing: entry.value[0..<16])) {
                     syncIds[id] = syncId
                     if !storedIds.contains(id) { problems.append("\(entity.name): the sync id table lists \(id), which is not stored") }
                 } else {
@@ -78,23 +79,25 @@ extension ContentChecker {
                 current = try cursor.next()
             }
         }
-        if let pending = store.storedDatabase(SyncIdTables.pendingName) {
-            try transaction.withCursor(pending, "checking the sync pending map") { cursor in
+        // The newest entry each object names must be one its next change can merge into,
+        // while no pusher took it.
+        for entity in entities where entity.synced == true {
+            guard let forward = store.storedDatabase(SyncIdTables.names(entity: entity.id).syncIds) else { continue }
+            try transaction.withCursor(forward, "checking the sync ids of \(entity.name)") { cursor in
                 var current = try cursor.first()
                 while let stored = current {
-                    if let syncId = UUID(syncBytes: stored.key), stored.value.count == 8 {
-                        let mid = UInt64(bigEndian: stored.value.loadUnaligned(as: UInt64.self))
-                        if let entry = entries[mid] {
-                            if entry.syncId != syncId || entry.operation != .upsert || mid <= state.sendFloor {
-                                problems.append("the sync pending map names the outbox entry \(mid) for \(syncId), which it cannot merge into")
-                            }
-                        } else {
-                            problems.append("the sync pending map names the outbox entry \(mid), which is not stored")
+                    current = try cursor.next()
+                    guard stored.value.count == SyncIdTables.syncIdValueSize,
+                          let syncId = UUID(syncBytes: UnsafeRawBufferPointer(rebasing: stored.value[0..<16])) else { continue }  // reported with the identity tables
+                    let mid = UInt64(bigEndian: stored.value.loadUnaligned(fromByteOffset: 16, as: UInt64.self))
+                    guard mid > state.sendFloor else { continue }
+                    if let entry = entries[mid] {
+                        if entry.syncId != syncId || entry.operation != .upsert || entry.entityId != entity.id {
+                            problems.append("\(entity.name): the sync id \(syncId) names the outbox entry \(mid), which it cannot merge into")
                         }
                     } else {
-                        problems.append("the sync pending map holds an entry of \(stored.key.count) + \(stored.value.count) bytes")
+                        problems.append("\(entity.name): the sync id \(syncId) names the outbox entry \(mid), which is not stored")
                     }
-                    current = try cursor.next()
                 }
             }
         }

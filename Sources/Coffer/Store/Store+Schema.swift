@@ -30,6 +30,9 @@ extension Store {
                 try Catalog.store(CatalogMeta(formatVersion: Catalog.formatVersion, lastEntityId: 0),
                                   key: Catalog.metaKey, dbi: catalog, in: transaction)
             }
+            // Before anything reads them: sync tables an earlier build wrote take this
+            // build's format.
+            try transaction.convertLegacySyncTables(catalog: catalog)
             try LMDB.check(mdb_txn_commit(txn), "cannot open the store at \(path)")
         } catch {
             mdb_txn_abort(txn)
@@ -92,6 +95,12 @@ extension Store {
                     throw CofferError.formatTooNew(path: path, version: meta.formatVersion, supported: Catalog.formatVersion)
                 }
             }
+            if try transaction.hasLegacySyncTables(catalog: catalog) {
+                // Converted only by a writable open: never read in the earlier format.
+                throw options.readOnly
+                    ? CofferError.readOnly(path: path, operation: "convert the sync tables an earlier build wrote (open the store writable once)")
+                    : CofferError.damagedStore(part: .sync, reason: "an earlier build wrote sync tables of format 1 after this store opened; open the store again to convert them")
+            }
             var opened: [String: MDB_dbi] = [:]
             for entity in try Catalog.entities(dbi: catalog, in: transaction, skippingDamaged: true) {
                 var names = [Catalog.tableName(entity.id)]
@@ -107,7 +116,7 @@ extension Store {
                 }
                 if entity.synced == true {
                     let sync = SyncIdTables.names(entity: entity.id)
-                    names += [sync.syncIds, sync.localIds, SyncIdTables.outboxName, SyncIdTables.pendingName]
+                    names += [sync.syncIds, sync.localIds, SyncIdTables.outboxName]
                 }
                 for name in names where storedDatabase(name) == nil {
                     var database: MDB_dbi = 0

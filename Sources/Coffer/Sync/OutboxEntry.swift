@@ -122,6 +122,112 @@ struct OutboxEntry: Equatable {
         self.fields = fields
     }
 
+    /// The size of an entry with `fieldCount` fields.
+    @inline(__always)
+    static func size(fieldCount: Int) -> Int { headerSize + fieldCount * 10 }
+
+    /// Writes an entry whose `fields` (ascending stored field ids) all changed at `clock` into
+    /// `bytes` (exactly `size(fieldCount: fields.count)` of them: LMDB's reserved space), with
+    /// no array in between.
+    static func encode(into bytes: UnsafeMutableRawBufferPointer, operation: Operation, isCreation: Bool, entityId: UInt32,
+                       syncId: UUID, clock: UInt64, fields: UnsafeBufferPointer<UInt16>) {
+        bytes[0] = version
+        bytes[1] = operation.rawValue
+        bytes[2] = isCreation ? createdFlag : 0
+        bytes.storeBytes(of: entityId.bigEndian, toByteOffset: 3, as: UInt32.self)
+        syncId.copySyncBytes(to: bytes.baseAddress.unsafelyUnwrapped + 7)
+        bytes.storeBytes(of: clock.bigEndian, toByteOffset: 23, as: UInt64.self)
+        bytes.storeBytes(of: UInt16(truncatingIfNeeded: fields.count).bigEndian, toByteOffset: 31, as: UInt16.self)
+        var offset = headerSize
+        for id in fields {
+            bytes.storeBytes(of: id.bigEndian, toByteOffset: offset, as: UInt16.self)
+            bytes.storeBytes(of: clock.bigEndian, toByteOffset: offset + 2, as: UInt64.self)
+            offset += 10
+        }
+    }
+
+    /// A stored entry read in place (no copy, no array), for merging a change into it.
+    struct View {
+        let bytes: UnsafeRawBufferPointer
+        let mid: UInt64
+        let operation: Operation
+        let fieldCount: Int
+
+        /// Checks the header and the size; the field order is checked while merging.
+        init(_ bytes: UnsafeRawBufferPointer, mid: UInt64) throws {
+            self.bytes = bytes
+            self.mid = mid
+            guard bytes.count >= OutboxEntry.headerSize else {
+                throw OutboxEntry.damage(mid, "has \(bytes.count) bytes, fewer than an entry's \(OutboxEntry.headerSize)")
+            }
+            guard bytes[0] == OutboxEntry.version else {
+                throw OutboxEntry.damage(mid, "has format version \(bytes[0]); this build reads \(OutboxEntry.version)")
+            }
+            guard let operation = Operation(rawValue: bytes[1]) else { throw OutboxEntry.damage(mid, "has the unknown operation \(bytes[1])") }
+            guard bytes[2] & ~OutboxEntry.createdFlag == 0 else { throw OutboxEntry.damage(mid, "has unknown flags \(bytes[2])") }
+            let count = Int(OutboxEntry.read(UInt16.self, bytes, at: 31))
+            guard bytes.count == OutboxEntry.size(fieldCount: count) else {
+                throw OutboxEntry.damage(mid, "has \(bytes.count) bytes, not the \(OutboxEntry.size(fieldCount: count)) its \(count) fields need")
+            }
+            self.operation = operation
+            fieldCount = count
+        }
+
+        var isCreation: Bool { bytes[2] & OutboxEntry.createdFlag != 0 }
+
+        func hasSyncId(_ syncId: UUID) -> Bool {
+            withUnsafeBytes(of: syncId.uuid) { uuid in
+                uuid.loadUnaligned(as: UInt64.self) == bytes.loadUnaligned(fromByteOffset: 7, as: UInt64.self)
+                    && uuid.loadUnaligned(fromByteOffset: 8, as: UInt64.self) == bytes.loadUnaligned(fromByteOffset: 15, as: UInt64.self)
+            }
+        }
+
+        /// Writes this entry with a later change merged in (the union of the fields, each at
+        /// its latest clock) into `output` (room for `fieldCount + changed.count` fields);
+        /// returns the merged entry's size. `changed`: ascending stored field ids.
+        func merged(fields changed: UnsafeBufferPointer<UInt16>, clock: UInt64, into output: UnsafeMutableRawBufferPointer) throws -> Int {
+            guard let source = bytes.baseAddress, let target = output.baseAddress else { return 0 }
+            target.copyMemory(from: source, byteCount: OutboxEntry.headerSize)
+            let latest = Swift.max(OutboxEntry.read(UInt64.self, bytes, at: 23), clock)
+            output.storeBytes(of: latest.bigEndian, toByteOffset: 23, as: UInt64.self)
+            var old = 0, new = 0, offset = OutboxEntry.headerSize
+            var previous = -1
+            func put(_ id: UInt16, _ fieldClock: UInt64) {
+                output.storeBytes(of: id.bigEndian, toByteOffset: offset, as: UInt16.self)
+                output.storeBytes(of: fieldClock.bigEndian, toByteOffset: offset + 2, as: UInt64.self)
+                offset += 10
+            }
+            while old < fieldCount || new < changed.count {
+                let oldId = old < fieldCount ? Int(OutboxEntry.read(UInt16.self, bytes, at: OutboxEntry.headerSize + old * 10)) : Int.max
+                if old < fieldCount {
+                    // In id order, each once: what merging relies on.
+                    guard oldId > previous else { throw OutboxEntry.damage(mid, "lists its fields out of order") }
+                }
+                let newId = new < changed.count ? Int(changed[new]) : Int.max
+                if oldId < newId {
+                    put(UInt16(oldId), OutboxEntry.read(UInt64.self, bytes, at: OutboxEntry.headerSize + old * 10 + 2))
+                    previous = oldId
+                    old += 1
+                } else if newId < oldId {
+                    put(UInt16(newId), clock)
+                    new += 1
+                } else {
+                    let oldClock = OutboxEntry.read(UInt64.self, bytes, at: OutboxEntry.headerSize + old * 10 + 2)
+                    put(UInt16(oldId), Swift.max(oldClock, clock))
+                    previous = oldId
+                    old += 1
+                    new += 1
+                }
+            }
+            output.storeBytes(of: UInt16(truncatingIfNeeded: (offset - OutboxEntry.headerSize) / 10).bigEndian, toByteOffset: 31, as: UInt16.self)
+            return offset
+        }
+    }
+
+    private static func damage(_ mid: UInt64, _ reason: String) -> CofferError {
+        CofferError.damagedStore(part: .sync, reason: "the outbox entry \(mid) \(reason)")
+    }
+
     private static func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
         withUnsafeBytes(of: value.bigEndian) { bytes += $0 }
     }

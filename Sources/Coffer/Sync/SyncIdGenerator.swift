@@ -1,21 +1,62 @@
 import Foundation
 
-/// Makes UUIDv7 sync ids (RFC 9562): 48 bits of Unix milliseconds, the version, 74 random
-/// bits. Ids made later sort after earlier ones, which keeps the identity tables appending.
-enum SyncIdGenerator {
+/// Makes UUIDv7 sync ids (RFC 9562): 48 bits of Unix milliseconds, the version, then 74 bits
+/// that hold a counter (RFC 9562 section 6.2, method 1 with the whole random part as the
+/// counter): random at the first id of a millisecond, one more for each later id of it. So
+/// the ids one transaction makes ascend (its identity tables append them) and cost one draw
+/// of random bits, not one per id; the random start keeps ids of different replicas apart.
+struct SyncIdGenerator {
+    /// The millisecond the counter belongs to (`.max`: none yet).
+    private var milliseconds = UInt64.max
+    /// The 74-bit counter: 12 bits in the `rand_a` field, 62 in `rand_b`.
+    private var high: UInt16 = 0
+    private var low: UInt64 = 0
+
+    private static let lowLimit: UInt64 = 1 << 62
+    private static let highLimit: UInt16 = 1 << 12
+
+    /// The next id at `milliseconds` (clamped to the 48 bits of the field). Within one
+    /// millisecond, each id is above the previous one.
+    mutating func next(milliseconds requested: UInt64) -> UUID {
+        let time = min(requested, HybridClock.maximumMilliseconds)
+        if time != milliseconds {
+            seed(time)
+        } else {
+            low &+= 1
+            if low == Self.lowLimit {
+                low = 0
+                high &+= 1
+                // 2^73 ids in one millisecond: never reached, but an id never repeats.
+                if high == Self.highLimit { seed(min(time + 1, HybridClock.maximumMilliseconds)) }
+            }
+        }
+        return Self.uuid(milliseconds: milliseconds, high: high, low: low)
+    }
+
+    /// A random start for `time`, with the counter's top bit clear (room for 2^73 ids).
+    private mutating func seed(_ time: UInt64) {
+        var random = SystemRandomNumberGenerator()
+        milliseconds = time
+        high = UInt16(truncatingIfNeeded: random.next() as UInt64) & 0x7FF
+        low = (random.next() as UInt64) & (Self.lowLimit - 1)
+    }
+
+    /// A random UUIDv7 at `milliseconds` (no counter: ids made by separate calls within one
+    /// millisecond are in no particular order).
     static func make(milliseconds: UInt64) -> UUID {
-        var generator = SystemRandomNumberGenerator()
-        var bytes = [UInt8](repeating: 0, count: 16)
-        let time = min(milliseconds, HybridClock.maximumMilliseconds)
-        for index in 0..<6 { bytes[index] = UInt8(truncatingIfNeeded: time >> (8 * (5 - UInt64(index)))) }
-        let random = generator.next() as UInt64
-        let more = generator.next() as UInt64
-        for index in 6..<8 { bytes[index] = UInt8(truncatingIfNeeded: random >> (8 * UInt64(index))) }
-        for index in 8..<16 { bytes[index] = UInt8(truncatingIfNeeded: more >> (8 * UInt64(index - 8))) }
-        bytes[6] = 0x70 | (bytes[6] & 0x0F)  // version 7
-        bytes[8] = 0x80 | (bytes[8] & 0x3F)  // RFC 9562 variant
-        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        var generator = SyncIdGenerator()
+        return generator.next(milliseconds: milliseconds)
+    }
+
+    private static func uuid(milliseconds: UInt64, high: UInt16, low: UInt64) -> UUID {
+        let first = milliseconds << 16 | 0x7000 | UInt64(high)  // time ‖ version 7 ‖ rand_a
+        let second = 0x8000_0000_0000_0000 | low                // RFC 9562 variant ‖ rand_b
+        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &value) { raw in
+            raw.storeBytes(of: first.bigEndian, toByteOffset: 0, as: UInt64.self)
+            raw.storeBytes(of: second.bigEndian, toByteOffset: 8, as: UInt64.self)
+        }
+        return UUID(uuid: value)
     }
 }
 
@@ -31,5 +72,11 @@ extension UUID {
         var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: bytes) }
         self.init(uuid: value)
+    }
+
+    /// Copies the 16 bytes of the UUID to `destination`.
+    @inline(__always)
+    func copySyncBytes(to destination: UnsafeMutableRawPointer) {
+        withUnsafeBytes(of: uuid) { destination.copyMemory(from: $0.baseAddress.unsafelyUnwrapped, byteCount: 16) }
     }
 }

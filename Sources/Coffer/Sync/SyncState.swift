@@ -1,9 +1,18 @@
-/// The replica's persisted sync counters, kept in the catalog under `sync/state` (24 bytes:
-/// clock, last mutation id, send floor; big-endian) and written in the same transaction as
-/// the outbox entries they describe.
+/// The replica's persisted sync counters, kept in the catalog under `sync/state` (32 bytes:
+/// the format of the sync tables, clock, last mutation id, send floor; big-endian) and
+/// written in the same transaction as the outbox entries they describe.
+///
+/// The format names how the sync tables are laid out (see ``SyncIdTables``). Format 1 (24
+/// bytes, no format word) kept a separate pending map; a writable store is converted when it
+/// opens (see `Transaction.convertLegacySyncTables`), and anything else that meets format 1
+/// refuses it with an error instead of misreading it.
 struct SyncState: Equatable {
     static let catalogKey = "sync/state"
-    static let size = 24
+    static let size = 32
+    /// The format this build writes and reads.
+    static let format: UInt64 = 2
+    /// The size of a format-1 state (clock, last mid, send floor).
+    static let legacySize = 24
 
     /// The last hybrid clock value handed out.
     var clock: UInt64 = 0
@@ -15,22 +24,53 @@ struct SyncState: Equatable {
 
     init() {}
 
+    /// Reads a state of this build's format.
+    ///
+    /// - Throws: ``CofferError/damagedStore(part:reason:)`` (`.sync`) when the bytes are not a
+    ///   format-2 state, naming format 1 when they are one (an earlier build wrote them after
+    ///   this store was converted: reopening the store converts them).
     init(decoding bytes: UnsafeRawBufferPointer) throws {
+        if bytes.count == Self.legacySize {
+            throw CofferError.damagedStore(part: .sync, reason: "the sync state is of format 1, written by an earlier build; open the store writable again to convert it")
+        }
         guard bytes.count == Self.size else {
             throw CofferError.damagedStore(part: .sync, reason: "the sync state has \(bytes.count) bytes, not \(Self.size)")
         }
-        clock = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
-        lastMid = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-        sendFloor = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 16, as: UInt64.self))
+        let format = Self.read(bytes, 0)
+        guard format == Self.format else {
+            throw CofferError.damagedStore(part: .sync, reason: "the sync tables are of format \(format); this build reads format \(Self.format)")
+        }
+        try self.init(checkingClock: Self.read(bytes, 8), lastMid: Self.read(bytes, 16), sendFloor: Self.read(bytes, 24))
+    }
+
+    /// Reads a format-1 state (24 bytes), for the conversion.
+    init(decodingLegacy bytes: UnsafeRawBufferPointer) throws {
+        guard bytes.count == Self.legacySize else {
+            throw CofferError.damagedStore(part: .sync, reason: "the sync state has \(bytes.count) bytes, not \(Self.legacySize)")
+        }
+        try self.init(checkingClock: Self.read(bytes, 0), lastMid: Self.read(bytes, 8), sendFloor: Self.read(bytes, 16))
+    }
+
+    private init(checkingClock clock: UInt64, lastMid: UInt64, sendFloor: UInt64) throws {
         guard sendFloor <= lastMid else {
             throw CofferError.damagedStore(part: .sync, reason: "the sync state's send floor \(sendFloor) is above its last mutation id \(lastMid)")
         }
+        self.clock = clock
+        self.lastMid = lastMid
+        self.sendFloor = sendFloor
     }
 
     func encoded() -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(Self.size)
-        for value in [clock, lastMid, sendFloor] { withUnsafeBytes(of: value.bigEndian) { bytes += $0 } }
+        var bytes = [UInt8](repeating: 0, count: Self.size)
+        bytes.withUnsafeMutableBytes { raw in
+            for (offset, value) in [(0, Self.format), (8, clock), (16, lastMid), (24, sendFloor)] {
+                raw.storeBytes(of: value.bigEndian, toByteOffset: offset, as: UInt64.self)
+            }
+        }
         return bytes
+    }
+
+    private static func read(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> UInt64 {
+        UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
     }
 }

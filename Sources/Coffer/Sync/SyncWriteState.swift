@@ -2,19 +2,27 @@ import CLMDB
 import Foundation
 
 /// What one write transaction knows of sync, stored inline in `Transaction`: the persisted
-/// counters once a synced change loaded them, the transaction's clock tick, the mode, and
-/// scratch space for the put being stored. A transaction that touches no synced entity never
-/// fills it.
+/// counters once a synced change loaded them, the transaction's clock tick, the mode, the
+/// cursors of the sync tables and scratch space for the put being stored. A transaction that
+/// touches no synced entity never fills it.
 struct SyncWriteState {
-    /// The counters read from the catalog at the transaction's first synced change; written
-    /// back (when `isDirty`) before the transaction commits.
-    var state: SyncState?
+    /// Whether `state` was read from the catalog and `outboxCursor` opened (at the
+    /// transaction's first synced change).
+    var isPrepared = false
+    /// The counters; written back (when `isDirty`) before the transaction commits.
+    var state = SyncState()
     var isDirty = false
-    /// The transaction's one clock value: every change it records carries it.
-    var tick: UInt64?
-    /// Handles of `sync.outbox` and `sync.pending`, valid once `state` is set.
+    /// The transaction's one clock value: every change it records carries it (0: not taken).
+    var tick: UInt64 = 0
+    /// Handle of `sync.outbox` and a write cursor on it, valid once prepared (LMDB closes a
+    /// write transaction's cursors when it ends).
     var outbox: MDB_dbi = 0
-    var pending: MDB_dbi = 0
+    var outboxCursor: OpaquePointer?
+    /// Write cursors on the identity tables of the synced entities this transaction wrote;
+    /// the last one used first (a run of puts to one box).
+    var identityCursors: [SyncIdentityCursors] = []
+    /// The sync ids this transaction makes: ascending, so the reverse tables append.
+    var ids = SyncIdGenerator()
     /// Set while remote changes are applied: writes go through the whole mutation path but
     /// record no outbox entry (a pulled change is not sent back).
     var isApplyingRemote = false
@@ -24,11 +32,20 @@ struct SyncWriteState {
     /// then refuses to commit, even if the caller caught the error, so that no committed
     /// change misses its outbox entry.
     var failure: Error?
-    /// The stored field ids whose bytes the put being stored changes (scratch, reused).
+    /// The stored field ids whose bytes the put being stored changes, ascending (scratch,
+    /// reused).
     var changedFields: [UInt16] = []
-    /// The previous record's fields while they are compared (scratch, reused).
-    var previousFields: [(id: UInt16, field: RecordFields.Field)] = []
     /// Whether the store has an outbox at all (looked up once, for rewrites found through the
     /// catalog).
     var storeHasOutbox: Bool?
+}
+
+/// Write cursors on one synced entity's identity tables, opened once per transaction.
+struct SyncIdentityCursors {
+    let syncIds: MDB_dbi
+    let forward: OpaquePointer
+    let reverse: OpaquePointer
+    /// Cleared when a sync id arrived below the table's last one (ids from other replicas):
+    /// later puts in this transaction insert by key instead of trying to append first.
+    var reverseAscends = true
 }

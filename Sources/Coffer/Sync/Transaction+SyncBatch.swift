@@ -22,21 +22,17 @@ extension Transaction {
                 current = try cursor.next()
             }
         }
-        guard let highest = taken.last?.mid, var state = sync.state else { return [] }
+        guard let highest = taken.last?.mid else { return [] }
         var reader = SyncChangeReader(catalog: try Catalog.entities(dbi: catalog, in: self))
         let changes = try taken.map { try reader.change(mid: $0.mid, entry: $0.entry, in: self) }
-        if highest > state.sendFloor {
-            guard highest <= state.lastMid else {
-                throw CofferError.damagedStore(part: .sync, reason: "the outbox holds the mid \(highest), above the last one handed out (\(state.lastMid))")
+        // Raising the floor is all taking does: entries at or below it are never merged
+        // into, so the objects' next changes get new entries.
+        if highest > sync.state.sendFloor {
+            guard highest <= sync.state.lastMid else {
+                throw CofferError.damagedStore(part: .sync, reason: "the outbox holds the mid \(highest), above the last one handed out (\(sync.state.lastMid))")
             }
-            state.sendFloor = highest
-            sync.state = state
+            sync.state.sendFloor = highest
             sync.isDirty = true
-        }
-        // Taken entries are no longer pending: the objects' next changes get new entries.
-        for (mid, entry) in taken where entry.operation == .upsert {
-            let key = entry.syncId.syncBytes
-            if try pendingMid(key) == mid { try deleteSyncValue(sync.pending, key: key, "updating the sync pending map") }
         }
         return changes
     }
@@ -51,9 +47,8 @@ extension Transaction {
             throw CofferError.misuse(.acknowledgedUntakenSyncChange(mid: mid, sendFloor: 0))
         }
         try prepareSyncState()
-        guard let state = sync.state else { return }
-        guard mid <= state.sendFloor else {
-            throw CofferError.misuse(.acknowledgedUntakenSyncChange(mid: mid, sendFloor: state.sendFloor))
+        guard mid <= sync.state.sendFloor else {
+            throw CofferError.misuse(.acknowledgedUntakenSyncChange(mid: mid, sendFloor: sync.state.sendFloor))
         }
         var acknowledged: [[UInt8]] = []
         try withCursor(sync.outbox, "reading the sync outbox") { cursor in

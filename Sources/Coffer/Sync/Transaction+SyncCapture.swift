@@ -5,33 +5,164 @@ import Foundation
 /// set). Each records, in the same transaction as the write, the object's sync id and an
 /// outbox entry naming the fields that changed.
 ///
-/// Order within a put: `collectSyncedChanges` before the record is written (the previous
+/// Order within an update: `collectSyncedChanges` before the record is written (the previous
 /// record's bytes are valid only until then), `recordSyncedPut` after it.
 extension Transaction {
-    /// Notes which stored fields of `record` differ from `previous` (all of them for an
-    /// insert or a damaged previous record), by their bytes.
+    /// Notes which stored fields of `record` differ from `previous` (all of them for a
+    /// damaged previous record), by their bytes, in `sync.changedFields` (ascending).
+    ///
+    /// The records are compared as bytes first: a field lying wholly in the stretch both
+    /// share at the start holds the same bytes at the same place in both, and so does every
+    /// field after the point where both (of one length) agree to the end. Only the fields
+    /// in between are read from both records and compared.
     func collectSyncedChanges(previous: RecordFields?, previousIsDamaged: Bool, record: RecordFields) throws {
         sync.changedFields.removeAll(keepingCapacity: true)
-        sync.previousFields.removeAll(keepingCapacity: true)
-        if let previous, !previousIsDamaged {
-            try previous.forEach { id, field in sync.previousFields.append((id, field)) }
+        guard let previous, !previousIsDamaged else { return try collectAllFields(of: record) }
+        let old = previous.bytes, new = record.bytes
+        guard let oldBase = old.baseAddress, let newBase = new.baseAddress, old.count > 0, new.count > 0 else {
+            return try collectChangedFieldsByLookUp(previous: previous, record: record)
         }
-        try record.forEach { id, field in
-            if let old = sync.previousFields.firstIndex(where: { $0.id == id }) {
-                let before = sync.previousFields[old]
-                sync.previousFields[old].id = 0  // matched: not a removed field
-                if RecordFields.Field.sameStoredValue(before.field, field) { return }
+        let sameLength = old.count == new.count
+        let head = Self.commonPrefix(oldBase, newBase, count: min(old.count, new.count))
+        if sameLength && head == new.count { return }  // the same bytes: nothing changed
+        // From `tail` on, both records hold the same bytes (0 when their lengths differ).
+        let tail = sameLength ? new.count &- Self.commonSuffix(oldBase, newBase, count: new.count) : Int.max
+        let newCompact = try record.walk().compact
+        let oldCompact = try previous.walk().compact
+        var newOffset = 1
+        // Fields of the new record wholly inside the shared start: unchanged.
+        while newOffset < head {
+            let header: FieldHeader
+            switch FieldHeader.parse(newBase, at: newOffset, end: new.count, compact: newCompact) {
+            case .failure(let problem): throw record.damage(problem)
+            case .success(let parsed): header = parsed
             }
-            sync.changedFields.append(id)
+            if header.payloadEnd > head { break }
+            newOffset = header.payloadEnd
+        }
+        // Both records have the same bytes up to `newOffset`, so a field starts there in both.
+        var oldOffset = newOffset
+        var ascending = true
+        var last = -1
+        while true {
+            if newOffset == oldOffset && newOffset >= tail { break }  // the same bytes to the end
+            if newOffset >= new.count || oldOffset >= old.count {
+                // A field set or cleared (nil): rare enough to look each field up.
+                if newOffset < new.count || oldOffset < old.count {
+                    return try collectChangedFieldsByLookUp(previous: previous, record: record)
+                }
+                break
+            }
+            let after: FieldHeader, before: FieldHeader
+            switch FieldHeader.parse(newBase, at: newOffset, end: new.count, compact: newCompact) {
+            case .failure(let problem): throw record.damage(problem)
+            case .success(let header): after = header
+            }
+            switch FieldHeader.parse(oldBase, at: oldOffset, end: old.count, compact: oldCompact) {
+            case .failure(let problem): throw previous.damage(problem)
+            case .success(let header): before = header
+            }
+            guard before.fieldId == after.fieldId else { return try collectChangedFieldsByLookUp(previous: previous, record: record) }
+            if before.kind != after.kind || before.payloadLength != after.payloadLength
+                || memcmp(oldBase + before.payloadStart, newBase + after.payloadStart, after.payloadLength) != 0 {
+                sync.changedFields.append(UInt16(truncatingIfNeeded: after.fieldId))
+                if after.fieldId <= last { ascending = false }
+                last = after.fieldId
+            }
+            newOffset = after.payloadEnd
+            oldOffset = before.payloadEnd
+        }
+        if !ascending { sortChangedFields() }
+    }
+
+    /// How many bytes at the start of two buffers of at least `count` bytes are equal.
+    @inline(__always)
+    private static func commonPrefix(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, count: Int) -> Int {
+        var offset = 0
+        while count &- offset >= 8,
+              a.loadUnaligned(fromByteOffset: offset, as: UInt64.self) == b.loadUnaligned(fromByteOffset: offset, as: UInt64.self) {
+            offset &+= 8
+        }
+        while offset < count, a.load(fromByteOffset: offset, as: UInt8.self) == b.load(fromByteOffset: offset, as: UInt8.self) {
+            offset &+= 1
+        }
+        return offset
+    }
+
+    /// How many bytes at the end of two buffers of `count` bytes are equal.
+    @inline(__always)
+    private static func commonSuffix(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, count: Int) -> Int {
+        var length = 0
+        while count &- length >= 8,
+              a.loadUnaligned(fromByteOffset: count &- length &- 8, as: UInt64.self)
+                == b.loadUnaligned(fromByteOffset: count &- length &- 8, as: UInt64.self) {
+            length &+= 8
+        }
+        while length < count,
+              a.load(fromByteOffset: count &- length &- 1, as: UInt8.self) == b.load(fromByteOffset: count &- length &- 1, as: UInt8.self) {
+            length &+= 1
+        }
+        return length
+    }
+
+    /// `collectSyncedChanges` for records whose fields are not in the same order: each field
+    /// looked up in the other record.
+    private func collectChangedFieldsByLookUp(previous: RecordFields, record: RecordFields) throws {
+        sync.changedFields.removeAll(keepingCapacity: true)
+        var new = try record.walk()
+        while let (id, field) = try new.next() {
+            if !RecordFields.Field.sameStoredValue(try previous.field(id), field) { sync.changedFields.append(id) }
         }
         // Fields the new record no longer holds (set to nil) changed too.
-        for field in sync.previousFields where field.id != 0 { sync.changedFields.append(field.id) }
-        sync.previousFields.removeAll(keepingCapacity: true)
+        var old = try previous.walk()
+        while let (id, _) = try old.next() {
+            if try record.field(id) == nil { sync.changedFields.append(id) }
+        }
+        sortChangedFields()
+    }
+
+    /// Every stored field of `record`, in `sync.changedFields` (ascending). The ids are
+    /// gathered in stack memory (a field takes at least two bytes) and appended at once.
+    private func collectAllFields(of record: RecordFields) throws {
+        sync.changedFields.removeAll(keepingCapacity: true)
+        let compact = try record.walk().compact
+        guard let base = record.bytes.baseAddress else { return }
+        let end = record.bytes.count
+        let ascending = try withUnsafeTemporaryAllocation(of: UInt16.self, capacity: end / 2 + 1) { ids in
+            var count = 0
+            var ascending = true
+            var last = -1
+            var offset = 1
+            while offset < end {
+                switch FieldHeader.parse(base, at: offset, end: end, compact: compact) {
+                case .failure(let problem): throw record.damage(problem)
+                case .success(let header):
+                    guard count < ids.count else { throw record.damage("more fields than its size allows") }
+                    ids[count] = UInt16(truncatingIfNeeded: header.fieldId)
+                    count &+= 1
+                    if header.fieldId <= last { ascending = false }
+                    last = header.fieldId
+                    offset = header.payloadEnd
+                }
+            }
+            sync.changedFields.append(contentsOf: UnsafeBufferPointer(rebasing: ids[0..<count]))
+            return ascending
+        }
+        if !ascending { sortChangedFields() }
+    }
+
+    private func sortChangedFields() {
+        sync.changedFields.sort()
+        var unique: [UInt16] = []
+        for id in sync.changedFields where unique.last != id { unique.append(id) }
+        sync.changedFields = unique
     }
 
     /// After the record of `id` was written: its sync id (a new one for an insert) and its
     /// outbox entry, unless the put changed no field or remote changes are being applied.
-    func recordSyncedPut(_ id: Id, binding: EntityBinding, isInsert: Bool) throws {
+    /// `record` is the record just written; `idAscends`: `id` is above every stored id of the
+    /// entity (an insert appended it).
+    func recordSyncedPut(_ id: Id, binding: EntityBinding, record: RecordFields, isInsert: Bool, idAscends: Bool) throws {
         guard let tables = binding.syncTables else { return }
         do {
             if sync.isApplyingRemote {
@@ -40,20 +171,62 @@ extension Transaction {
                 }
                 return
             }
-            var isCreation = isInsert
-            var known = isInsert ? nil : try syncId(of: id, in: tables)
-            if known == nil {
-                // An insert, or an object stored before its entity was synced that the
-                // registration did not reach: it becomes known to sync now, whole.
-                isCreation = true
-                let syncId = try arrivingOrNewSyncId(for: binding)
-                try mapSyncId(syncId, to: id, in: tables, entity: binding.schema.name)
-                known = syncId
+            let cursors = try syncIdentityCursors(tables)
+            if !isInsert {
+                let forward = sync.identityCursors[cursors].forward
+                if let known = try syncIdEntry(of: id, at: forward) {
+                    guard !sync.changedFields.isEmpty else { return }
+                    try recordSyncedUpdate(id, syncId: known.syncId, newestMid: known.mid, binding: binding, forward: forward)
+                    return
+                }
+                // An object stored before its entity was synced that the registration did
+                // not reach: it becomes known to sync now, whole.
             }
-            guard let syncId = known, isCreation || !sync.changedFields.isEmpty else { return }
-            try enqueue(.upsert, isCreation: isCreation, entityId: binding.entityId, syncId: syncId, fields: sync.changedFields)
+            try collectAllFields(of: record)
+            let syncId = try arrivingOrNewSyncId(for: binding)
+            let clock = try syncTick()
+            let mid = try nextSyncMid()
+            try sync.changedFields.withUnsafeBufferPointer { fields in
+                try appendOutboxEntry(mid: mid, .upsert, isCreation: true, entityId: binding.entityId, syncId: syncId, clock: clock, fields: fields)
+            }
+            try mapSyncId(syncId, to: id, newestMid: mid, cursors: cursors, idAscends: isInsert && idAscends, entity: binding.schema.name)
         } catch {
             throw syncFailed(error)
+        }
+    }
+
+    /// An update of an object known to sync: merged into its untaken entry, or a new entry
+    /// that its `syncIds` value then names (written through `forward`, which stands on it).
+    private func recordSyncedUpdate(_ id: Id, syncId: UUID, newestMid: UInt64, binding: EntityBinding, forward: OpaquePointer) throws {
+        let mid = try sync.changedFields.withUnsafeBufferPointer { fields in
+            try enqueue(.upsert, isCreation: false, entityId: binding.entityId, syncId: syncId, newestMid: newestMid, fields: fields)
+        }
+        if mid != newestMid { try renameNewestMid(of: id, syncId: syncId, to: mid, at: forward) }
+    }
+
+    /// The `syncIds` value of `id`, read through `cursor` (left on it), or nil.
+    @inline(__always)
+    private func syncIdEntry(of id: Id, at cursor: OpaquePointer) throws -> (syncId: UUID, mid: UInt64)? {
+        var key = IdKey(id)
+        return try key.withVal { keyVal in
+            var value = MDB_val()
+            let rc = mdb_cursor_get(cursor, &keyVal, &value, MDB_SET)
+            if rc == MDB_NOTFOUND { return nil }
+            try check(rc, "reading the sync id of \(id)")
+            return try Self.decodeSyncIdValue(value.bytes, of: id)
+        }
+    }
+
+    /// Rewrites the `syncIds` value of `id`, on which `cursor` stands, to name `mid`.
+    private func renameNewestMid(of id: Id, syncId: UUID, to mid: UInt64, at cursor: OpaquePointer) throws {
+        var key = IdKey(id)
+        try key.withVal { keyVal in
+            try withUnsafeTemporaryAllocation(byteCount: SyncIdTables.syncIdValueSize, alignment: 8) { value in
+                syncId.copySyncBytes(to: value.baseAddress.unsafelyUnwrapped)
+                value.storeBytes(of: mid.bigEndian, toByteOffset: 16, as: UInt64.self)
+                var valueVal = MDB_val(UnsafeRawBufferPointer(value))
+                try check(mdb_cursor_put(cursor, &keyVal, &valueVal, UInt32(MDB_CURRENT)), "storing the sync id of \(id)")
+            }
         }
     }
 
@@ -62,11 +235,21 @@ extension Transaction {
     func recordSyncedRemove(_ id: Id, binding: EntityBinding) throws {
         guard let tables = binding.syncTables else { return }
         do {
-            guard let syncId = try syncId(of: id, in: tables) else { return }  // never known to sync
+            let cursors = try syncIdentityCursors(tables)
+            let forward = sync.identityCursors[cursors].forward
+            guard let known = try syncIdEntry(of: id, at: forward) else { return }  // never known to sync
             if !sync.isApplyingRemote {
-                try enqueue(.delete, isCreation: false, entityId: binding.entityId, syncId: syncId, fields: [])
+                _ = try enqueue(.delete, isCreation: false, entityId: binding.entityId, syncId: known.syncId, newestMid: known.mid,
+                                fields: UnsafeBufferPointer(start: nil, count: 0))
             }
-            try unmapSyncId(syncId, of: id, in: tables, entity: binding.schema.name)
+            // The outbox has its own cursor: `forward` still stands on the entry.
+            try check(mdb_cursor_del(forward, 0), "removing the sync id of \(binding.schema.name) \(id)")
+            var uuid = known.syncId.uuid
+            try withUnsafeMutableBytes(of: &uuid) { raw in
+                var uuidVal = MDB_val(UnsafeRawBufferPointer(raw))
+                let rc = mdb_del(txn, tables.localIds, &uuidVal, nil)
+                if rc != MDB_NOTFOUND { try check(rc, "removing the sync id of \(binding.schema.name) \(id)") }
+            }
         } catch {
             throw syncFailed(error)
         }
@@ -79,7 +262,7 @@ extension Transaction {
             sync.arrivingSyncId = nil
             return arriving.syncId
         }
-        return SyncIdGenerator.make(milliseconds: HybridClock.milliseconds(of: try syncTick()))
+        return sync.ids.next(milliseconds: HybridClock.milliseconds(of: try syncTick()))
     }
 
     /// Before every object of a synced entity is removed at once: a delete entry for each
@@ -88,19 +271,20 @@ extension Transaction {
         guard let tables = binding.syncTables else { return }
         do {
             if !sync.isApplyingRemote {
-                var known: [UUID] = []
+                var known: [(syncId: UUID, mid: UInt64)] = []
                 try withCursor(tables.syncIds, "reading the sync ids of \(binding.schema.name)") { cursor in
                     var current = try cursor.first()
                     while let entry = current {
-                        guard IdKey(entry.key) != nil, let syncId = UUID(syncBytes: entry.value) else {
-                            throw CofferError.damagedStore(part: .sync, reason: "the sync id table of \(binding.schema.name) holds an entry of \(entry.key.count) + \(entry.value.count) bytes")
+                        guard let id = IdKey(entry.key)?.id else {
+                            throw CofferError.damagedStore(part: .sync, reason: "the sync id table of \(binding.schema.name) holds a key of \(entry.key.count) bytes")
                         }
-                        known.append(syncId)
+                        known.append(try Self.decodeSyncIdValue(entry.value, of: id))
                         current = try cursor.next()
                     }
                 }
-                for syncId in known {
-                    try enqueue(.delete, isCreation: false, entityId: binding.entityId, syncId: syncId, fields: [])
+                for object in known {
+                    _ = try enqueue(.delete, isCreation: false, entityId: binding.entityId, syncId: object.syncId, newestMid: object.mid,
+                                    fields: UnsafeBufferPointer(start: nil, count: 0))
                 }
             }
             try check(mdb_drop(txn, tables.syncIds, 0), "clearing the sync ids of \(binding.schema.name)")
@@ -123,8 +307,15 @@ extension Transaction {
             let names = SyncIdTables.names(entity: owner.id)
             let (syncIds, _) = try openDatabase(names.syncIds, create: false, "the sync ids of \(storedName)")
             let (localIds, _) = try openDatabase(names.localIds, create: false, "the sync ids of \(storedName)")
-            guard let syncId = try syncId(of: id, in: SyncIdTables(syncIds: syncIds, localIds: localIds)) else { return }
-            try enqueue(.upsert, isCreation: false, entityId: owner.id, syncId: syncId, fields: [field])
+            let cursors = try syncIdentityCursors(SyncIdTables(syncIds: syncIds, localIds: localIds))
+            let forward = sync.identityCursors[cursors].forward
+            guard let known = try syncIdEntry(of: id, at: forward) else { return }
+            var fields = [field]
+            let mid = try fields.withUnsafeMutableBufferPointer { fields in
+                try enqueue(.upsert, isCreation: false, entityId: owner.id, syncId: known.syncId, newestMid: known.mid,
+                            fields: UnsafeBufferPointer(fields))
+            }
+            if mid != known.mid { try renameNewestMid(of: id, syncId: known.syncId, to: mid, at: forward) }
         } catch {
             throw syncFailed(error)
         }
@@ -141,8 +332,8 @@ extension Transaction {
     /// counters it advanced.
     func finishSync() throws {
         if let failure = sync.failure { throw failure }
-        guard sync.isDirty, let state = sync.state, let catalog = store.catalogDatabase else { return }
-        try state.encoded().withUnsafeBytes { try Catalog.putRaw(key: SyncState.catalogKey, value: $0, dbi: catalog, in: self) }
+        guard sync.isDirty, let catalog = store.catalogDatabase else { return }
+        try sync.state.encoded().withUnsafeBytes { try Catalog.putRaw(key: SyncState.catalogKey, value: $0, dbi: catalog, in: self) }
         sync.isDirty = false
     }
 }
@@ -166,15 +357,20 @@ extension Transaction {
                 } catch CofferError.damagedRecord {
                     // Keeps the fields read so far; the record itself is reported when read.
                 }
-                objects.append((id, fields))
+                objects.append((id, Array(Set(fields)).sorted()))
                 current = try cursor.next()
             }
         }
         do {
+            let cursors = try syncIdentityCursors(tables)
             for (id, fields) in objects where try syncId(of: id, in: tables) == nil {
-                let syncId = SyncIdGenerator.make(milliseconds: HybridClock.milliseconds(of: try syncTick()))
-                try mapSyncId(syncId, to: id, in: tables, entity: binding.schema.name)
-                try enqueue(.upsert, isCreation: true, entityId: binding.entityId, syncId: syncId, fields: Array(Set(fields)))
+                let syncId = sync.ids.next(milliseconds: HybridClock.milliseconds(of: try syncTick()))
+                let mid = try nextSyncMid()
+                try fields.withUnsafeBufferPointer { fields in
+                    try appendOutboxEntry(mid: mid, .upsert, isCreation: true, entityId: binding.entityId, syncId: syncId,
+                                          clock: try syncTick(), fields: fields)
+                }
+                try mapSyncId(syncId, to: id, newestMid: mid, cursors: cursors, idAscends: true, entity: binding.schema.name)
             }
         } catch {
             throw syncFailed(error)

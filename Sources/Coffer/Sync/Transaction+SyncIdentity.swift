@@ -2,28 +2,42 @@ import CLMDB
 import Foundation
 
 /// The identity tables of synced entities: local id <-> sync id, both written and removed in
-/// the same transaction as the object. Bytes read from them are checked (a damaged store,
+/// the same transaction as the object. A `syncIds` value also names the object's newest
+/// outbox entry (see ``SyncIdTables``). Bytes read from them are checked (a damaged store,
 /// never a trap).
 extension Transaction {
     /// The sync id of the object `id`, or nil when it has none.
     func syncId(of id: Id, in tables: SyncIdTables) throws -> UUID? {
+        try syncIdEntry(of: id, in: tables)?.syncId
+    }
+
+    /// The sync id of the object `id` and the mid of its newest outbox entry (0: none), or
+    /// nil when it has no sync id.
+    func syncIdEntry(of id: Id, in tables: SyncIdTables) throws -> (syncId: UUID, mid: UInt64)? {
         var key = IdKey(id)
         return try key.withVal { keyVal in
             var value = MDB_val()
             let rc = mdb_get(txn, tables.syncIds, &keyVal, &value)
             if rc == MDB_NOTFOUND { return nil }
             try check(rc, "reading the sync id of \(id)")
-            guard let syncId = UUID(syncBytes: value.bytes) else {
-                throw CofferError.damagedStore(part: .sync, reason: "the sync id of \(id) has \(value.mv_size) bytes, not 16")
-            }
-            return syncId
+            return try Self.decodeSyncIdValue(value.bytes, of: id)
         }
+    }
+
+    /// A `syncIds` value: the sync id and the newest entry's mid.
+    @inline(__always)
+    static func decodeSyncIdValue(_ bytes: UnsafeRawBufferPointer, of id: Id) throws -> (syncId: UUID, mid: UInt64) {
+        guard bytes.count == SyncIdTables.syncIdValueSize,
+              let syncId = UUID(syncBytes: UnsafeRawBufferPointer(rebasing: bytes[0..<16])) else {
+            throw CofferError.damagedStore(part: .sync, reason: "the sync id of \(id) has \(bytes.count) bytes, not \(SyncIdTables.syncIdValueSize)")
+        }
+        return (syncId, UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 16, as: UInt64.self)))
     }
 
     /// The local id of the object with `syncId`, or nil when none has it.
     func localId(of syncId: UUID, in tables: SyncIdTables) throws -> Id? {
-        var key = syncId.syncBytes
-        return try key.withUnsafeMutableBytes { raw in
+        var key = syncId.uuid
+        return try withUnsafeMutableBytes(of: &key) { raw in
             var keyVal = MDB_val(UnsafeRawBufferPointer(raw))
             var value = MDB_val()
             let rc = mdb_get(txn, tables.localIds, &keyVal, &value)
@@ -36,22 +50,59 @@ extension Transaction {
         }
     }
 
-    /// Gives the object `id` the sync id `syncId` (both directions).
+    /// Gives the object `id` the sync id `syncId` (both directions), with no outbox entry to
+    /// merge into (a pulled object).
     ///
     /// - Throws: ``CofferError/damagedStore(part:reason:)`` when another object holds the
     ///   sync id already (two objects must never share one).
     func mapSyncId(_ syncId: UUID, to id: Id, in tables: SyncIdTables, entity: String) throws {
-        if let holder = try localId(of: syncId, in: tables), holder != id {
-            throw CofferError.damagedStore(part: .sync, reason: "the sync id \(syncId) of \(entity) \(id) is held by \(holder) already")
-        }
+        let cursors = try syncIdentityCursors(tables)
+        try mapSyncId(syncId, to: id, newestMid: 0, cursors: cursors, idAscends: false, entity: entity)
+    }
+
+    /// Writes both mappings of `id` through the identity cursors at `cursors` (a position in
+    /// `sync.identityCursors`). `idAscends`: `id` is above every stored id of the entity, so
+    /// its `syncIds` entry is appended.
+    func mapSyncId(_ syncId: UUID, to id: Id, newestMid: UInt64, cursors: Int, idAscends: Bool, entity: String) throws {
         var idKey = IdKey(id)
-        var uuid = syncId.syncBytes
+        var uuid = syncId.uuid
         try idKey.withVal { idVal in
-            try uuid.withUnsafeMutableBytes { raw in
-                var uuidVal = MDB_val(UnsafeRawBufferPointer(raw))
-                try check(mdb_put(txn, tables.syncIds, &idVal, &uuidVal, 0), "storing the sync id of \(entity) \(id)")
+            try withUnsafeMutableBytes(of: &uuid) { uuidRaw in
+                var uuidVal = MDB_val(UnsafeRawBufferPointer(uuidRaw))
+                // Sync id -> local id first: a sync id another object holds is refused before
+                // anything is written. Ids this replica made ascend, so the entry is appended
+                // unless a sync id from another replica lies above it.
                 var idValue = idVal
-                try check(mdb_put(txn, tables.localIds, &uuidVal, &idValue, 0), "storing the sync id of \(entity) \(id)")
+                let reverse = sync.identityCursors[cursors].reverse
+                var rc = MDB_KEYEXIST
+                if sync.identityCursors[cursors].reverseAscends {
+                    rc = mdb_cursor_put(reverse, &uuidVal, &idValue, UInt32(MDB_APPEND))
+                    if rc == MDB_KEYEXIST { sync.identityCursors[cursors].reverseAscends = false }
+                }
+                if rc == MDB_KEYEXIST {
+                    rc = mdb_cursor_put(reverse, &uuidVal, &idValue, UInt32(MDB_NOOVERWRITE))
+                    if rc == MDB_KEYEXIST {
+                        // mdb_cursor_put left the cursor on the holder's entry and its id in idValue.
+                        guard let holder = IdKey(idValue.bytes)?.id else {
+                            throw CofferError.damagedStore(part: .sync, reason: "the local id of \(syncId) has \(idValue.mv_size) bytes, not 8")
+                        }
+                        if holder != id {
+                            throw CofferError.damagedStore(part: .sync, reason: "the sync id \(syncId) of \(entity) \(id) is held by \(holder) already")
+                        }
+                        rc = 0
+                    }
+                }
+                try check(rc, "storing the sync id of \(entity) \(id)")
+                // Local id -> sync id ‖ newest mid.
+                try withUnsafeTemporaryAllocation(byteCount: SyncIdTables.syncIdValueSize, alignment: 8) { value in
+                    value.baseAddress.unsafelyUnwrapped.copyMemory(from: uuidRaw.baseAddress.unsafelyUnwrapped, byteCount: 16)
+                    value.storeBytes(of: newestMid.bigEndian, toByteOffset: 16, as: UInt64.self)
+                    var valueVal = MDB_val(UnsafeRawBufferPointer(value))
+                    let forward = sync.identityCursors[cursors].forward
+                    var rc = idAscends ? mdb_cursor_put(forward, &idVal, &valueVal, UInt32(MDB_APPEND)) : MDB_KEYEXIST
+                    if rc == MDB_KEYEXIST { rc = mdb_cursor_put(forward, &idVal, &valueVal, 0) }
+                    try check(rc, "storing the sync id of \(entity) \(id)")
+                }
             }
         }
     }
@@ -59,15 +110,46 @@ extension Transaction {
     /// Removes both mappings of the object `id`.
     func unmapSyncId(_ syncId: UUID, of id: Id, in tables: SyncIdTables, entity: String) throws {
         var idKey = IdKey(id)
-        var uuid = syncId.syncBytes
+        var uuid = syncId.uuid
         try idKey.withVal { idVal in
             let rc = mdb_del(txn, tables.syncIds, &idVal, nil)
             if rc != MDB_NOTFOUND { try check(rc, "removing the sync id of \(entity) \(id)") }
         }
-        try uuid.withUnsafeMutableBytes { raw in
+        try withUnsafeMutableBytes(of: &uuid) { raw in
             var uuidVal = MDB_val(UnsafeRawBufferPointer(raw))
             let rc = mdb_del(txn, tables.localIds, &uuidVal, nil)
             if rc != MDB_NOTFOUND { try check(rc, "removing the sync id of \(entity) \(id)") }
         }
+    }
+
+    /// The position in `sync.identityCursors` of the cursors on `tables`, opened at the
+    /// transaction's first use of them.
+    @inline(__always)
+    func syncIdentityCursors(_ tables: SyncIdTables) throws -> Int {
+        if let last = sync.identityCursors.indices.last, sync.identityCursors[last].syncIds == tables.syncIds { return last }
+        return try openSyncIdentityCursors(tables)
+    }
+
+    private func openSyncIdentityCursors(_ tables: SyncIdTables) throws -> Int {
+        if let known = sync.identityCursors.firstIndex(where: { $0.syncIds == tables.syncIds }) {
+            // The most recently used goes last (the fast path above).
+            sync.identityCursors.append(sync.identityCursors.remove(at: known))
+            return sync.identityCursors.count - 1
+        }
+        let forward = try openWriteCursor(tables.syncIds, "the sync ids")
+        let reverse = try openWriteCursor(tables.localIds, "the sync ids")
+        sync.identityCursors.append(SyncIdentityCursors(syncIds: tables.syncIds, forward: forward, reverse: reverse))
+        return sync.identityCursors.count - 1
+    }
+
+    /// A write cursor on `database`, which LMDB closes when the transaction ends.
+    func openWriteCursor(_ database: MDB_dbi, _ what: @autoclosure () -> String) throws -> OpaquePointer {
+        var handle: OpaquePointer?
+        let rc = mdb_cursor_open(txn, database, &handle)
+        guard rc == 0, let handle else {
+            let code = rc == 0 ? EINVAL : rc
+            throw CofferError.storage(code: .init(result: code), message: "cannot open a cursor on \(what()): \(LMDB.message(code))")
+        }
+        return handle
     }
 }

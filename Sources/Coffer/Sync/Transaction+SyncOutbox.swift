@@ -3,104 +3,143 @@ import Foundation
 
 /// The outbox and its coalescing, in the transaction of the change:
 ///
-/// - `sync.pending` maps a sync id to the mid of that object's newest entry no pusher has
-///   taken. A later change of the object merges into that entry (union of the fields, each
-///   at its latest clock); a delete after an untaken creation drops the entry (the server
-///   never saw the object); a delete after an untaken update turns it into the delete.
+/// - An object's `syncIds` value names its newest entry (see ``SyncIdTables``). While that
+///   entry's mid is above the send floor (no pusher took it) a later change of the object
+///   merges into it (union of the fields, each at its latest clock); a delete after an
+///   untaken creation drops the entry (the server never saw the object); a delete after an
+///   untaken update turns it into the delete.
 /// - An entry at or below the send floor (taken by a pusher, perhaps on its way) is never
 ///   changed: a later change gets a new entry with the next mid.
+/// - New entries are appended: mids only ascend.
 extension Transaction {
-    /// Loads the sync counters and opens the outbox databases, once per transaction.
+    /// Loads the sync counters and opens the outbox with its write cursor, once per
+    /// transaction.
     func prepareSyncState() throws {
-        guard sync.state == nil else { return }
+        guard !sync.isPrepared else { return }
         guard let catalog = store.catalogDatabase else {
             throw CofferError.readOnly(path: store.path, operation: "record a synced change")
         }
         let loaded = try Catalog.raw(key: SyncState.catalogKey, dbi: catalog, in: self).map(SyncState.init(decoding:)) ?? SyncState()
-        sync.outbox = try openDatabase(SyncIdTables.outboxName, create: true, "the sync outbox").0
-        sync.pending = try openDatabase(SyncIdTables.pendingName, create: true, "the sync pending map").0
+        let outbox = try openDatabase(SyncIdTables.outboxName, create: true, "the sync outbox").0
+        sync.outboxCursor = try openWriteCursor(outbox, "the sync outbox")
+        sync.outbox = outbox
         sync.storeHasOutbox = true
         sync.state = loaded
+        sync.isPrepared = true
     }
 
     /// The transaction's clock value: the first call ticks the persisted clock (one tick per
     /// transaction), later ones return the same value.
+    @inline(__always)
     func syncTick() throws -> UInt64 {
-        if let tick = sync.tick { return tick }
+        if sync.tick != 0 { return sync.tick }
+        return try firstSyncTick()
+    }
+
+    private func firstSyncTick() throws -> UInt64 {
         try prepareSyncState()
-        guard var state = sync.state else { return 0 }
-        state.clock = try HybridClock.tick(after: state.clock, now: store.syncClock.now())
-        sync.state = state
+        // `tick` never returns 0: it is above the last value.
+        sync.state.clock = try HybridClock.tick(after: sync.state.clock, now: store.syncClock.now())
         sync.isDirty = true
-        sync.tick = state.clock
-        return state.clock
+        sync.tick = sync.state.clock
+        return sync.tick
     }
 
     /// Advances the clock past a value received from another replica (a pulled change).
     func receiveSyncClock(_ remote: UInt64) throws {
         try prepareSyncState()
-        guard var state = sync.state else { return }
-        state.clock = try HybridClock.receive(remote, after: state.clock, now: store.syncClock.now())
-        sync.state = state
+        sync.state.clock = try HybridClock.receive(remote, after: sync.state.clock, now: store.syncClock.now())
         sync.isDirty = true
         // A tick taken earlier in this transaction stays: its changes happened before.
     }
 
-    /// Records one change of an object: merged into its untaken entry, or a new entry.
-    func enqueue(_ operation: OutboxEntry.Operation, isCreation: Bool, entityId: UInt32, syncId: UUID, fields: [UInt16]) throws {
+    /// The mid the next new entry takes.
+    @inline(__always)
+    func nextSyncMid() throws -> UInt64 {
+        guard sync.state.lastMid < UInt64.max else {
+            throw CofferError.damagedStore(part: .sync, reason: "the outbox's mutation ids are exhausted")
+        }
+        return sync.state.lastMid + 1
+    }
+
+    /// Appends a new entry under `mid` (from `nextSyncMid`) and counts the mid as handed out.
+    /// `fields` (ascending stored field ids) all changed at `clock`.
+    func appendOutboxEntry(mid: UInt64, _ operation: OutboxEntry.Operation, isCreation: Bool, entityId: UInt32, syncId: UUID,
+                           clock: UInt64, fields: UnsafeBufferPointer<UInt16>) throws {
+        var key = mid.bigEndian
+        let size = OutboxEntry.size(fieldCount: fields.count)
+        var value = MDB_val(mv_size: size, mv_data: nil)
+        let rc = withUnsafeMutableBytes(of: &key) { raw in
+            var keyVal = MDB_val(UnsafeRawBufferPointer(raw))
+            // Reserved: the entry is written straight into its page.
+            return mdb_cursor_put(sync.outboxCursor, &keyVal, &value, UInt32(MDB_APPEND | MDB_RESERVE))
+        }
+        // A new mid is above every stored one. One that is not means the counter went back
+        // (lost sync state), and reusing a mid the server may have applied loses changes.
+        if rc == MDB_KEYEXIST {
+            throw CofferError.damagedStore(part: .sync, reason: "the outbox already holds mid \(mid): the sync state's counter is behind its entries")
+        }
+        try check(rc, "writing the outbox entry \(mid)")
+        OutboxEntry.encode(into: UnsafeMutableRawBufferPointer(start: value.mv_data, count: size), operation: operation,
+                           isCreation: isCreation, entityId: entityId, syncId: syncId, clock: clock, fields: fields)
+        sync.state.lastMid = mid
+        sync.isDirty = true
+    }
+
+    /// Records a change of an object whose newest entry is `newestMid` (0: none): merged into
+    /// that entry while no pusher took it, else a new entry. Returns the mid of the object's
+    /// newest entry afterwards (0 when a delete dropped an untaken creation).
+    func enqueue(_ operation: OutboxEntry.Operation, isCreation: Bool, entityId: UInt32, syncId: UUID, newestMid: UInt64,
+                 fields: UnsafeBufferPointer<UInt16>) throws -> UInt64 {
         let clock = try syncTick()
-        guard var state = sync.state else { return }
-        let key = syncId.syncBytes
-        if let mid = try pendingMid(key), mid > state.sendFloor {
-            guard var entry = try outboxEntry(mid) else {
-                throw CofferError.damagedStore(part: .sync, reason: "the pending map names the outbox entry \(mid), which is not stored")
+        if newestMid > sync.state.sendFloor {
+            try mergeIntoOutboxEntry(newestMid, operation, entityId: entityId, syncId: syncId, clock: clock, fields: fields)
+            return operation == .delete ? 0 : newestMid
+        }
+        let mid = try nextSyncMid()
+        try appendOutboxEntry(mid: mid, operation, isCreation: isCreation, entityId: entityId, syncId: syncId, clock: clock, fields: fields)
+        return mid
+    }
+
+    /// Merges a change into the untaken entry `mid` of the object `syncId`.
+    private func mergeIntoOutboxEntry(_ mid: UInt64, _ operation: OutboxEntry.Operation, entityId: UInt32, syncId: UUID,
+                                      clock: UInt64, fields: UnsafeBufferPointer<UInt16>) throws {
+        let cursor = sync.outboxCursor
+        var key = mid.bigEndian
+        try withUnsafeMutableBytes(of: &key) { raw in
+            // The put below gets its own copy of the key: one pointing into the page would
+            // move under LMDB when the entry changes size.
+            var keyVal = MDB_val(UnsafeRawBufferPointer(raw))
+            var searched = keyVal
+            var stored = MDB_val()
+            let rc = mdb_cursor_get(cursor, &searched, &stored, MDB_SET)
+            if rc == MDB_NOTFOUND {
+                throw CofferError.damagedStore(part: .sync, reason: "the sync id \(syncId) names the outbox entry \(mid), which is not stored")
             }
-            guard entry.syncId == syncId, entry.operation == .upsert else {
-                throw CofferError.damagedStore(part: .sync, reason: "the pending map names the outbox entry \(mid), which is not an update of \(syncId)")
+            try check(rc, "reading the outbox entry \(mid)")
+            let entry = try OutboxEntry.View(stored.bytes, mid: mid)
+            guard entry.operation == .upsert, entry.hasSyncId(syncId) else {
+                throw CofferError.damagedStore(part: .sync, reason: "the sync id \(syncId) names the outbox entry \(mid), which is not an update of it")
             }
             switch operation {
             case .delete where entry.isCreation:
-                try deleteSyncValue(sync.outbox, key: Self.midKey(mid), "dropping the outbox entry \(mid)")
-                try deleteSyncValue(sync.pending, key: key, "updating the sync pending map")
+                try check(mdb_cursor_del(cursor, 0), "dropping the outbox entry \(mid)")
             case .delete:
-                entry = OutboxEntry(operation: .delete, isCreation: false, entityId: entityId, syncId: syncId, clock: clock, fields: [])
-                try putSyncValue(sync.outbox, key: Self.midKey(mid), value: entry.encoded(), "writing the outbox entry \(mid)")
-                try deleteSyncValue(sync.pending, key: key, "updating the sync pending map")
+                try withUnsafeTemporaryAllocation(byteCount: OutboxEntry.size(fieldCount: 0), alignment: 8) { bytes in
+                    OutboxEntry.encode(into: bytes, operation: .delete, isCreation: false, entityId: entityId, syncId: syncId,
+                                       clock: clock, fields: UnsafeBufferPointer(start: nil, count: 0))
+                    var value = MDB_val(UnsafeRawBufferPointer(bytes))
+                    try check(mdb_cursor_put(cursor, &keyVal, &value, UInt32(MDB_CURRENT)), "writing the outbox entry \(mid)")
+                }
             case .upsert:
-                entry.merge(fields: fields, clock: clock)
-                try putSyncValue(sync.outbox, key: Self.midKey(mid), value: entry.encoded(), "writing the outbox entry \(mid)")
+                let size = OutboxEntry.size(fieldCount: entry.fieldCount + fields.count)
+                try withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) { bytes in
+                    let merged = try entry.merged(fields: fields, clock: clock, into: bytes)
+                    var value = MDB_val(mv_size: merged, mv_data: bytes.baseAddress)
+                    try check(mdb_cursor_put(cursor, &keyVal, &value, UInt32(MDB_CURRENT)), "writing the outbox entry \(mid)")
+                }
             }
-            return
         }
-        guard state.lastMid < UInt64.max else {
-            throw CofferError.damagedStore(part: .sync, reason: "the outbox's mutation ids are exhausted")
-        }
-        state.lastMid += 1
-        sync.state = state
-        sync.isDirty = true
-        let entry = OutboxEntry(operation: operation, isCreation: isCreation, entityId: entityId, syncId: syncId, clock: clock,
-                                fields: fields.sorted().map { (id: $0, clock: clock) })
-        // A new mid never replaces a stored entry: one that is there means the counter went
-        // back (lost sync state), and reusing a mid the server may have applied loses changes.
-        let stored = try putSyncValue(sync.outbox, key: Self.midKey(state.lastMid), value: entry.encoded(), flags: UInt32(MDB_NOOVERWRITE),
-                                      "writing the outbox entry \(state.lastMid)")
-        guard stored else {
-            throw CofferError.damagedStore(part: .sync, reason: "the outbox already holds mid \(state.lastMid): the sync state's counter is behind its entries")
-        }
-        if operation == .upsert {
-            try putSyncValue(sync.pending, key: key, value: Self.midKey(state.lastMid), "updating the sync pending map")
-        } else {
-            try deleteSyncValue(sync.pending, key: key, "updating the sync pending map")
-        }
-    }
-
-    /// The mid of the untaken entry of the object with these sync id bytes, if any.
-    func pendingMid(_ syncIdBytes: [UInt8]) throws -> UInt64? {
-        guard let bytes = try syncValue(sync.pending, key: syncIdBytes, "reading the sync pending map") else { return nil }
-        guard bytes.count == 8 else {
-            throw CofferError.damagedStore(part: .sync, reason: "the sync pending map holds a mid of \(bytes.count) bytes, not 8")
-        }
-        return bytes.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
     }
 
     /// The outbox entry stored under `mid`, if any.
