@@ -1,0 +1,334 @@
+import Foundation
+import PostgresNIO
+
+/// The direct transport: talks to PostgreSQL with postgres-nio, calling the sync schema's
+/// `coffer_push` and `coffer_pull` functions over one connection (opened when first needed,
+/// opened again after any failure), and LISTENing for the schema's change notifications
+/// (`<schema>_changes`) on a second, dedicated connection that it re-establishes with backoff
+/// whenever it drops.
+///
+/// Every call has a deadline (``Configuration/requestTimeout``): a stalled network fails the
+/// call with ``SyncTransportError/timedOut(operation:after:)`` instead of hanging, and a
+/// cancelled call closes its connection at once. Failures are thrown as
+/// ``SyncTransportError`` naming what failed; ``SyncReplica`` retries them.
+///
+/// ```swift
+/// let transport = PostgresTransport(configuration: .init(
+///     host: "127.0.0.1", port: 5432, username: "app", password: nil, database: "app", tls: .disable))
+/// let replica = try SyncReplica(store: store, entities: [Task.self], transport: transport)
+/// ```
+public actor PostgresTransport: SyncTransport {
+    /// Where and how this transport connects.
+    ///
+    /// ```swift
+    /// transport.configuration.schema   // "coffer"
+    /// ```
+    public nonisolated let configuration: Configuration
+
+    /// The stream cursors are kept under: `postgres://host:port/database#schema`.
+    ///
+    /// ```swift
+    /// transport.stream   // "postgres://127.0.0.1:5432/app#coffer"
+    /// ```
+    public nonisolated var stream: String { configuration.stream }
+
+    private let logger: Logger
+    private let schemaSQL: String
+    private var connection: PostgresConnection?
+    private var connectionCount = 0
+    private var isClosed = false
+    private let wake = WakeSignal()
+    private var listener: Task<Void, Never>?
+
+    /// A transport for `configuration`; it connects when first used.
+    ///
+    /// ```swift
+    /// let transport = PostgresTransport(configuration: configuration, logger: Logger(label: "app.sync"))
+    /// ```
+    public init(configuration: Configuration, logger: Logger = Logger(label: "coffer.sync")) {
+        self.configuration = configuration
+        self.logger = logger
+        schemaSQL = SQLText.identifier(configuration.schema)
+    }
+
+    deinit {
+        listener?.cancel()
+        if let connection { Self.abandon(connection) }
+    }
+
+    /// Calls `coffer_push(client, batch)`.
+    ///
+    /// ```swift
+    /// let reply = try await transport.push(client: clientId, batch: batch)
+    /// ```
+    public func push(client: UUID, batch: SyncPushBatch) async throws -> SyncPushReply {
+        var binds = PostgresBindings()
+        binds.append(client.uuidString)
+        binds.append(batch.json)
+        let query = PostgresQuery(unsafeSQL: "SELECT \(schemaSQL).coffer_push($1::uuid, $2::jsonb)::text", binds: binds)
+        return try SyncPushReply(json: try await singleText("push", query))
+    }
+
+    /// Reads the client's `last_mid` from the schema's `clients` table (0 when absent).
+    ///
+    /// ```swift
+    /// let applied = try await transport.lastMutationId(client: clientId)
+    /// ```
+    public func lastMutationId(client: UUID) async throws -> UInt64 {
+        var binds = PostgresBindings()
+        binds.append(client.uuidString)
+        let query = PostgresQuery(
+            unsafeSQL: "SELECT coalesce((SELECT last_mid FROM \(schemaSQL).clients WHERE client_id = $1::uuid), 0)::text",
+            binds: binds)
+        let text = try await singleText("read the last mutation id", query)
+        guard let value = UInt64(text) else {
+            throw SyncTransportError.malformedReply(operation: "read the last mutation id", detail: "not a number: \(text.prefix(40))")
+        }
+        return value
+    }
+
+    /// Calls `coffer_pull(entity, cursor, limit)` and returns its JSON text as bytes.
+    ///
+    /// ```swift
+    /// let page = try await transport.pull(entity: "Task", cursor: "0", limit: 500)
+    /// ```
+    public func pull(entity: String, cursor: String, limit: Int) async throws -> Data {
+        var binds = PostgresBindings()
+        binds.append(entity)
+        binds.append(cursor)
+        binds.append(limit)
+        let query = PostgresQuery(unsafeSQL: "SELECT \(schemaSQL).coffer_pull($1, $2, $3::integer)::text", binds: binds)
+        return Data(try await singleText("pull \(entity)", query).utf8)
+    }
+
+    /// Starts LISTENing (the first time) and waits for a notification of the schema's channel,
+    /// a re-established LISTEN (a notification may have been missed while it was down), or
+    /// `timeout`.
+    ///
+    /// ```swift
+    /// let woken = try await transport.waitForChanges(timeout: .seconds(30))
+    /// ```
+    public func waitForChanges(timeout: Duration) async throws -> Bool {
+        guard !isClosed else { throw SyncTransportError.closed }
+        if listener == nil {
+            let (configuration, wake, logger) = (configuration, wake, logger)
+            listener = Task.detached {
+                await Self.listen(configuration: configuration, wake: wake, logger: logger)
+            }
+        }
+        return await wake.wait(timeout: timeout)
+    }
+
+    /// Closes both connections and stops listening.
+    ///
+    /// ```swift
+    /// await transport.close()
+    /// ```
+    public func close() async {
+        isClosed = true
+        listener?.cancel()
+        listener = nil
+        if let connection { Self.abandon(connection) }
+        connection = nil
+        wake.signal()
+    }
+
+    // MARK: Calls
+
+    /// Runs `query` and returns its single text value.
+    private func singleText(_ operation: String, _ query: PostgresQuery) async throws -> String {
+        let logger = logger
+        let value = try await perform(operation) { connection -> String? in
+            var value: String?
+            do {
+                for try await row in try await connection.query(query, logger: logger) {
+                    for cell in row { value = try cell.decode(String?.self) }
+                }
+            } catch let error as PostgresDecodingError {
+                throw SyncTransportError.malformedReply(operation: operation, detail: "\(error)")
+            }
+            return value
+        }
+        guard let value else { throw SyncTransportError.malformedReply(operation: operation, detail: "no value") }
+        return value
+    }
+
+    /// Runs `body` on the shared connection within the request deadline. A failure other than
+    /// a refused statement drops the connection (the next call opens a new one).
+    private func perform<T: Sendable>(_ operation: String,
+                                      _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        // Every call is idempotent (the server skips pushed mids it applied), so a call that
+        // found its idle connection dropped (a server restart, a NAT timeout) is made once
+        // more on a new one.
+        for attempt in 1...2 {
+            guard !isClosed else { throw SyncTransportError.closed }
+            let (connection, reused) = try await openConnection(for: operation)
+            do {
+                return try await Self.withDeadline(configuration.requestTimeout, operation: operation, closing: connection) {
+                    try await body(connection)
+                }
+            } catch {
+                let failure = Self.transportError(error, operation: operation)
+                // A statement the server refused leaves the connection usable; after anything
+                // else (a timeout, a network error, a cancellation) its state is unknown.
+                if let failure = failure as? SyncTransportError, failure.keepsConnection, !connection.isClosed {
+                    throw failure
+                }
+                if self.connection === connection { self.connection = nil }
+                Self.abandon(connection)
+                if attempt == 1, reused, case .unreachable? = failure as? SyncTransportError, !Task.isCancelled { continue }
+                throw failure
+            }
+        }
+        throw SyncTransportError.closed
+    }
+
+    /// The shared connection (reused: true), or a new one.
+    private func openConnection(for operation: String) async throws -> (PostgresConnection, reused: Bool) {
+        if let connection, !connection.isClosed { return (connection, true) }
+        connection = nil
+        connectionCount += 1
+        let opened = try await Self.connect(configuration, id: connectionCount, logger: logger, operation: operation)
+        // Another call may have connected while this one waited.
+        if let connection, !connection.isClosed {
+            Self.abandon(opened)
+            return (connection, true)
+        }
+        guard !isClosed else {
+            Self.abandon(opened)
+            throw SyncTransportError.closed
+        }
+        connection = opened
+        return (opened, false)
+    }
+
+    // MARK: Connections, deadlines, errors
+
+    static func connect(_ configuration: Configuration, id: Int, logger: Logger, operation: String) async throws -> PostgresConnection {
+        let expired = LockedState(false)
+        let timeout = configuration.connectTimeout
+        do {
+            return try await withThrowingTaskGroup(of: PostgresConnection?.self) { group in
+                group.addTask {
+                    let connection = try await PostgresConnection.connect(
+                        configuration: configuration.connectionConfiguration, id: id, logger: logger)
+                    if Task.isCancelled {
+                        Self.abandon(connection)
+                        throw CancellationError()
+                    }
+                    return connection
+                }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    expired.withLock { $0 = true }
+                    return nil
+                }
+                while let result = try await group.next() {
+                    if let connection = result {
+                        group.cancelAll()
+                        return connection
+                    }
+                    group.cancelAll()
+                }
+                throw SyncTransportError.timedOut(operation: "connect (\(operation))", after: timeout)
+            }
+        } catch {
+            if expired.withLock({ $0 }) { throw SyncTransportError.timedOut(operation: "connect (\(operation))", after: timeout) }
+            throw transportError(error, operation: "connect (\(operation))")
+        }
+    }
+
+    /// Runs `body`, closing `connection` (which fails whatever runs on it) when `timeout`
+    /// passes or the calling task is cancelled.
+    static func withDeadline<T: Sendable>(_ timeout: Duration, operation: String, closing connection: PostgresConnection,
+                                          _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let expired = LockedState(false)
+        do {
+            return try await withTaskCancellationHandler {
+                try await withThrowingTaskGroup(of: T?.self) { group in
+                    group.addTask { try await body() }
+                    group.addTask {
+                        try await Task.sleep(for: timeout)
+                        expired.withLock { $0 = true }
+                        Self.abandon(connection)
+                        return nil
+                    }
+                    while let result = try await group.next() {
+                        if let value = result {
+                            group.cancelAll()
+                            return value
+                        }
+                    }
+                    throw SyncTransportError.timedOut(operation: operation, after: timeout)
+                }
+            } onCancel: {
+                Self.abandon(connection)
+            }
+        } catch {
+            if expired.withLock({ $0 }) { throw SyncTransportError.timedOut(operation: operation, after: timeout) }
+            throw error
+        }
+    }
+
+    /// Closes a connection without waiting (its failure to close cleanly changes nothing).
+    /// The completion holds the connection until it is closed: postgres-nio requires a
+    /// connection to be closed before it is released.
+    static func abandon(_ connection: PostgresConnection) {
+        connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
+    }
+
+    /// `error` as a ``SyncTransportError`` naming `operation` (cancellation stays as it is).
+    static func transportError(_ error: any Error, operation: String) -> any Error {
+        if error is CancellationError || error is SyncTransportError { return error }
+        if let error = error as? PSQLError {
+            if error.code == .server {
+                let state = error.serverInfo?[.sqlState] ?? "XX000"
+                let message = error.serverInfo?[.message] ?? "no message"
+                if state == "CF001" { return SyncTransportError.schemaBehind(operation: operation, message: message) }
+                return SyncTransportError.server(operation: operation, sqlState: state, message: message)
+            }
+            // A nested PSQLError describes itself generically: only other causes say more.
+            let underlying = error.underlying.flatMap { $0 is PSQLError ? nil : ": \($0)" } ?? ""
+            return SyncTransportError.unreachable(operation: operation, detail: "\(error.code)\(underlying)")
+        }
+        return SyncTransportError.unreachable(operation: operation, detail: "\(error)")
+    }
+
+    // MARK: LISTEN
+
+    /// Keeps a LISTEN connection on `<schema>_changes` until cancelled: each notification
+    /// signals `wake`, and so does each (re)established LISTEN, since notifications sent while
+    /// it was down are lost. Waits between attempts double up to the configured longest, with
+    /// jitter.
+    static func listen(configuration: Configuration, wake: WakeSignal, logger: Logger) async {
+        let channel = configuration.schema + "_changes"
+        var delay = configuration.listenRetry.first
+        var attempt = 0
+        while !Task.isCancelled {
+            attempt += 1
+            let established = LockedState(false)
+            do {
+                let connection = try await connect(configuration, id: -attempt, logger: logger, operation: "listen")
+                try await withTaskCancellationHandler {
+                    try await connection.listen(on: channel) { notifications in
+                        established.withLock { $0 = true }
+                        wake.signal()
+                        for try await _ in notifications { wake.signal() }
+                    }
+                } onCancel: {
+                    Self.abandon(connection)
+                }
+                Self.abandon(connection)
+            } catch {
+                logger.debug("sync LISTEN on \(channel) dropped", metadata: ["error": "\(transportError(error, operation: "listen"))"])
+            }
+            if established.withLock({ $0 }) { delay = configuration.listenRetry.first }
+            do {
+                try await Task.sleep(for: Backoff.jittered(delay))
+            } catch {
+                return
+            }
+            delay = min(delay * 2, configuration.listenRetry.longest)
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+
+/// How a ``SyncReplica`` reaches the server: it sends push batches and asks for pages of
+/// changes, both as the wire JSON the server's `coffer_push` and `coffer_pull` functions
+/// take and return, and waits for the server's wake-ups. The transport carries bytes; the
+/// replica decides what to send, what to apply and when to retry.
+///
+/// ``PostgresTransport`` talks to PostgreSQL directly. A test or another kind of server (a
+/// gateway in front of the same SQL functions) provides its own.
+///
+/// ```swift
+/// let transport = PostgresTransport(configuration: .init(host: "127.0.0.1", username: "app",
+///                                                        password: nil, database: "app", tls: .disable))
+/// let reply = try await transport.push(client: clientId, batch: batch)
+/// let page = try await transport.pull(entity: "Task", cursor: "0", limit: 500)
+/// ```
+public protocol SyncTransport: Sendable {
+    /// Names the server and schema, so that a store keeps its pull cursors per server: the
+    /// same store synced with two servers keeps two cursors per entity.
+    ///
+    /// ```swift
+    /// transport.stream   // "postgres://127.0.0.1:5432/app#coffer"
+    /// ```
+    var stream: String { get }
+
+    /// Sends one batch of changes of `client` (the server applies it in one transaction and
+    /// skips the mids it has applied before, so resending a batch is safe).
+    ///
+    /// ```swift
+    /// let reply = try await transport.push(client: clientId, batch: batch)
+    /// try store.acknowledgeSyncChanges(through: reply.lastMid)
+    /// ```
+    func push(client: UUID, batch: SyncPushBatch) async throws -> SyncPushReply
+
+    /// The highest mutation id of `client` the server has applied (0 when it never heard of
+    /// the client).
+    ///
+    /// ```swift
+    /// if try await transport.lastMutationId(client: clientId) > store.syncLastMutationId() { ... }
+    /// ```
+    func lastMutationId(client: UUID) async throws -> UInt64
+
+    /// One page of `entity`'s changes after `cursor`, at most `limit` of them, as the JSON
+    /// text `coffer_pull` returns (`{"changes": [...], "cursor": "...", "more": false}`),
+    /// untouched.
+    ///
+    /// ```swift
+    /// let page = try await transport.pull(entity: "Task", cursor: "0", limit: 500)
+    /// ```
+    func pull(entity: String, cursor: String, limit: Int) async throws -> Data
+
+    /// Waits until the server says something changed since the last call (true), or until
+    /// `timeout` passes (false). A transport without wake-ups sleeps and returns false; one
+    /// whose wake-up channel was down returns true once it is back (it may have missed one).
+    ///
+    /// ```swift
+    /// if try await transport.waitForChanges(timeout: .seconds(30)) { try await replica.syncNow() }
+    /// ```
+    func waitForChanges(timeout: Duration) async throws -> Bool
+
+    /// Closes the transport's connections; later calls fail with ``SyncTransportError/closed``.
+    ///
+    /// ```swift
+    /// await transport.close()
+    /// ```
+    func close() async
+}
