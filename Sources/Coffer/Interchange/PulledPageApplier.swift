@@ -216,6 +216,8 @@ struct PulledPageApplier {
             return .value(.unsigned(targetId))
         }
         let converted = WireValue.importNode(node, type: property.type)
+        // An embedded value's presence: a put of an absent value stores no field, not false.
+        if property.flags.contains(.embedded), case .bool(false) = converted { return .value(nil) }
         if case .null = converted {
             if property.type == .json, ImportedObject.isJSONValue(property) { return .value(.node(.null)) }
             return .value(nil)

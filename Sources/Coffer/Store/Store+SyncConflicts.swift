@@ -17,8 +17,9 @@ extension Store {
     }
 
     /// Applies the parked conflicts again, in one write transaction (after the app changed
-    /// or removed the local objects that held their values); returns how many were applied.
-    /// Those that still collide stay parked. The rules of pulled changes apply
+    /// or removed the local objects that held their values); returns how many left the
+    /// parked list (applied, or skipped as changes of objects removed here). Those that
+    /// still collide stay parked. The rules of pulled changes apply
     /// (read-your-writes, deletes win), so a parked change older than a later local edit
     /// does not overwrite it.
     ///
