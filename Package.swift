@@ -15,7 +15,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/swiftlang/swift-syntax.git", "602.0.0"..<"604.0.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
-        // Only CofferSync depends on it: apps that do not sync keep today's dependencies.
+        // Only CofferSync (and the coffer tool's sync commands) depend on it: apps that do not
+        // sync keep today's dependencies.
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
@@ -50,7 +51,11 @@ let package = Package(
         // with `Coffer` on case-insensitive file systems.
         .executableTarget(
             name: "CofferTool",
-            dependencies: ["Coffer", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: [
+                "Coffer", "CofferSync",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
         ),
         // Sync with PostgreSQL: the server schema generated from the model, the SQL functions
         // that push and pull.

@@ -1,7 +1,7 @@
 // The entity schemas are read through `_cofferSchema`, which Coffer keeps behind the
 // CofferGenerated SPI (it is generated code's surface, not the app's). CofferSync is part of
 // Coffer's own package, so it imports that SPI rather than widening Coffer's public API.
-@_spi(CofferGenerated) import Coffer
+@_spi(CofferGenerated) @_spi(CofferSync) import Coffer
 import Foundation
 import PostgresNIO
 
@@ -51,11 +51,37 @@ public struct SyncSchema: Sendable {
     /// let schema = try SyncSchema([Person.self], schema: "coffer")
     /// ```
     public init(_ entities: [any Entity.Type], schema: String = "coffer") throws {
+        try self.init(schemas: entities.map { $0._cofferSchema }, schema: schema)
+    }
+
+    /// Builds the server schema of the entities `store`'s catalog marks as synced (`@Sync`
+    /// in some build that wrote it), from their stored properties: no Swift types needed.
+    /// This is what `coffer sync install` installs.
+    ///
+    /// ```swift
+    /// let schema = try SyncSchema(syncedEntitiesOf: store)
+    /// try await schema.install(on: connection, logger: logger)
+    /// ```
+    public init(syncedEntitiesOf store: Store, schema: String = "coffer") throws {
+        try self.init(schemas: try store.syncedEntitySchemas(), schema: schema)
+    }
+
+    /// Builds the server schema of entity schemas, as a store's catalog or the generated
+    /// code describes them (what `coffer sync install` uses: it has no Swift types).
+    ///
+    /// ```swift
+    /// let schema = try SyncSchema(schemas: [Person._cofferSchema], schema: "coffer")
+    /// ```
+    public init(schemas entities: [EntitySchema], schema: String = "coffer") throws {
         try Self.checkIdentifier(schema, what: "schema")
+        // The wake-up channel `<schema>_changes` must fit in a PostgreSQL name too.
+        guard schema.utf8.count + "_changes".utf8.count <= 63 else {
+            throw SyncSchemaError.invalidName(schema, what: "schema (at most 55 bytes: its channel is <schema>_changes)")
+        }
         var seen = Set<String>()
         var tables: [SyncTable] = []
         for entity in entities {
-            let table = try SyncTable(entity._cofferSchema)
+            let table = try SyncTable(entity)
             guard seen.insert(table.entity).inserted else {
                 throw SyncSchemaError.duplicateEntity(table.entity)
             }

@@ -96,19 +96,29 @@ enum SyncServerSQL {
         $$
         """#,
 
-        // Decoders: a wire value (jsonb) to its column's type, refusing anything inexact
-        // with a message that names the field. JSON null is SQL NULL.
+        // _bad_value for a decoder written in SQL (which needs a typed expression): raises,
+        // never returns. Immutable so that the decoders calling it can be inlined.
         #"""
-        CREATE OR REPLACE FUNCTION @S@._dec_bool(v jsonb, field text) RETURNS boolean
+        CREATE OR REPLACE FUNCTION @S@._bad(field text, expected text, value jsonb, result_type anyelement) RETURNS anyelement
         LANGUAGE plpgsql IMMUTABLE AS $$
         BEGIN
-            CASE jsonb_typeof(v)
-                WHEN 'null' THEN RETURN NULL;
-                WHEN 'boolean' THEN RETURN v::boolean;
-                ELSE PERFORM @S@._bad_value(field, 'a boolean', v);
-            END CASE;
+            PERFORM @S@._bad_value(field, expected, value);
             RETURN NULL;
         END
+        $$
+        """#,
+
+        // Decoders: a wire value (jsonb) to its column's type, refusing anything inexact
+        // with a message that names the field. JSON null is SQL NULL. The common ones are
+        // single SQL expressions, which the planner inlines into the statements using them.
+        #"""
+        CREATE OR REPLACE FUNCTION @S@._dec_bool(v jsonb, field text) RETURNS boolean
+        LANGUAGE sql IMMUTABLE AS $$
+            SELECT CASE jsonb_typeof(v)
+                WHEN 'boolean' THEN v::boolean
+                WHEN 'null' THEN NULL
+                ELSE @S@._bad(field, 'a boolean', v, NULL::boolean)
+            END
         $$
         """#,
         #"""
@@ -137,7 +147,8 @@ enum SyncServerSQL {
         #"""
         CREATE OR REPLACE FUNCTION @S@._dec_bigint(v jsonb, field text) RETURNS bigint
         LANGUAGE sql IMMUTABLE AS $$
-            SELECT @S@._dec_integer(v, field, -9223372036854775808, 9223372036854775807)::bigint
+            SELECT CASE WHEN jsonb_typeof(v) = 'number' AND v::text ~ '^-?[0-9]{1,18}$' THEN v::text::bigint
+                        ELSE @S@._dec_integer(v, field, -9223372036854775808, 9223372036854775807)::bigint END
         $$
         """#,
         #"""
@@ -148,35 +159,27 @@ enum SyncServerSQL {
         """#,
         #"""
         CREATE OR REPLACE FUNCTION @S@._dec_double(v jsonb, field text) RETURNS double precision
-        LANGUAGE plpgsql IMMUTABLE AS $$
-        BEGIN
-            CASE jsonb_typeof(v)
-                WHEN 'null' THEN RETURN NULL;
+        LANGUAGE sql IMMUTABLE AS $$
+            SELECT CASE jsonb_typeof(v)
                 -- numeric to double precision rounds correctly: the shortest decimal that
                 -- round-trips a double comes back as that double.
-                WHEN 'number' THEN RETURN v::double precision;
-                WHEN 'string' THEN
-                    IF (v #>> '{}') IN ('NaN', 'Infinity', '-Infinity', '-0') THEN
-                        RETURN (v #>> '{}')::double precision;
-                    END IF;
-                    PERFORM @S@._bad_value(field, 'a number, "NaN", "Infinity", "-Infinity" or "-0"', v);
-                ELSE PERFORM @S@._bad_value(field, 'a number', v);
-            END CASE;
-            RETURN NULL;
-        END
+                WHEN 'number' THEN v::double precision
+                WHEN 'null' THEN NULL
+                WHEN 'string' THEN CASE WHEN (v #>> '{}') IN ('NaN', 'Infinity', '-Infinity', '-0')
+                    THEN (v #>> '{}')::double precision
+                    ELSE @S@._bad(field, 'a number, "NaN", "Infinity", "-Infinity" or "-0"', v, NULL::double precision) END
+                ELSE @S@._bad(field, 'a number', v, NULL::double precision)
+            END
         $$
         """#,
         #"""
         CREATE OR REPLACE FUNCTION @S@._dec_text(v jsonb, field text) RETURNS text
-        LANGUAGE plpgsql IMMUTABLE AS $$
-        BEGIN
-            CASE jsonb_typeof(v)
-                WHEN 'null' THEN RETURN NULL;
-                WHEN 'string' THEN RETURN v #>> '{}';
-                ELSE PERFORM @S@._bad_value(field, 'a string', v);
-            END CASE;
-            RETURN NULL;
-        END
+        LANGUAGE sql IMMUTABLE AS $$
+            SELECT CASE jsonb_typeof(v)
+                WHEN 'string' THEN v #>> '{}'
+                WHEN 'null' THEN NULL
+                ELSE @S@._bad(field, 'a string', v, NULL::text)
+            END
         $$
         """#,
         #"""
@@ -341,6 +344,14 @@ enum SyncServerSQL {
                 '_dec_' || replace(kind, '[]', '_array'), field, field)
         $$
         """#,
+        // The same over the jsonb expression `source`.
+        #"""
+        CREATE OR REPLACE FUNCTION @S@._decoder_of(kind text, field text, source text) RETURNS text
+        LANGUAGE sql IMMUTABLE AS $$
+            SELECT format('%s.%I(%s -> %L, %L)', quote_ident(@SL@),
+                '_dec_' || replace(kind, '[]', '_array'), source, field, field)
+        $$
+        """#,
 
         // Installs one field of an entity: registers it, refuses a changed kind, adds the
         // column if it is not there. Never drops or alters an existing column.
@@ -407,9 +418,14 @@ enum SyncServerSQL {
                 NEW._hlc := greatest(hlc, CASE WHEN TG_OP = 'UPDATE' THEN OLD._hlc + 1 END,
                                      (SELECT max((c.value ->> 0)::bigint) FROM jsonb_each(clocks) c));
                 NEW._origin := NULL;
-            END IF;
-            IF TG_OP = 'INSERT' THEN
-                DELETE FROM @S@.tombstones t WHERE t.entity = TG_TABLE_NAME AND t.sync_id = NEW.sync_id;
+                -- A plain-SQL insert brings a deleted object back: its tombstone goes. (A push
+                -- never inserts an object it sees a tombstone of: it rejects that change.)
+                -- TG_TABLE_NAME is a name (collation "C"): compared as it is, the primary key
+                -- cannot serve the lookup, which would scan every tombstone.
+                IF TG_OP = 'INSERT' THEN
+                    DELETE FROM @S@.tombstones t
+                    WHERE t.entity = (TG_TABLE_NAME::text COLLATE "default") AND t.sync_id = NEW.sync_id;
+                END IF;
             END IF;
             RETURN NEW;
         END
@@ -432,6 +448,88 @@ enum SyncServerSQL {
         CREATE OR REPLACE FUNCTION @S@._refuse_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
             RAISE EXCEPTION 'TRUNCATE of %.% would not reach the replicas: use DELETE', TG_TABLE_SCHEMA, TG_TABLE_NAME;
+        END
+        $$
+        """#,
+
+        // Wake-ups: every statement that writes an entity table (a push or plain SQL), and
+        // every tombstone left or renewed, notifies channel `<schema>_changes` with the
+        // entity's name. PostgreSQL delivers them at commit, once per distinct payload.
+        #"""
+        CREATE OR REPLACE FUNCTION @S@._notify() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            PERFORM pg_notify(TG_TABLE_SCHEMA || '_changes', TG_TABLE_NAME);
+            RETURN NULL;
+        END
+        $$
+        """#,
+        #"""
+        CREATE OR REPLACE FUNCTION @S@._notify_tombstone() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            PERFORM pg_notify(TG_TABLE_SCHEMA || '_changes', NEW.entity);
+            RETURN NULL;
+        END
+        $$
+        """#,
+        #"""
+        CREATE OR REPLACE TRIGGER coffer_notify AFTER INSERT OR UPDATE ON @S@.tombstones
+        FOR EACH ROW EXECUTE FUNCTION @S@._notify_tombstone()
+        """#,
+
+        // Tombstone collection: removes tombstones older than `retention` and raises
+        // meta.gc_floor past the newest one removed, so that a pull from a cursor below it
+        // (which may have missed a removed tombstone) fails with CF004 and the replica
+        // resyncs. Returns {"removed": n, "floor": "<xid8>"}.
+        #"""
+        CREATE OR REPLACE FUNCTION @S@.coffer_gc(retention interval) RETURNS jsonb
+        LANGUAGE plpgsql AS $$
+        DECLARE
+            current_floor xid8;
+            removed bigint;
+            newest xid8;
+        BEGIN
+            IF retention IS NULL OR retention < interval '0' THEN
+                RAISE EXCEPTION 'coffer_gc needs a retention of zero or more, e.g. interval ''30 days''';
+            END IF;
+            -- Collections run one at a time (the floor only rises).
+            SELECT value::xid8 INTO current_floor FROM @S@.meta WHERE key = 'gc_floor' FOR UPDATE;
+            WITH gone AS (DELETE FROM @S@.tombstones t WHERE t.deleted_at < now() - retention RETURNING t._txid)
+            SELECT count(*), max(gone._txid) INTO removed, newest FROM gone;
+            IF newest IS NOT NULL AND (newest::text::numeric + 1) > current_floor::text::numeric THEN
+                current_floor := (newest::text::numeric + 1)::text::xid8;
+                UPDATE @S@.meta SET value = current_floor::text WHERE key = 'gc_floor';
+            END IF;
+            RETURN jsonb_build_object('removed', removed, 'floor', current_floor::text);
+        END
+        $$
+        """#,
+
+        // What `coffer sync status` shows: per entity its rows and tombstones, per client its
+        // last mid and rejections, the collection floor.
+        #"""
+        CREATE OR REPLACE FUNCTION @S@.coffer_status() RETURNS jsonb
+        LANGUAGE plpgsql STABLE AS $$
+        DECLARE
+            entity_name text;
+            live bigint;
+            entities jsonb := '[]';
+        BEGIN
+            FOR entity_name IN SELECT e.entity FROM @S@.entities e ORDER BY e.entity LOOP
+                EXECUTE format('SELECT count(*) FROM %I.%I', @SL@, entity_name) INTO live;
+                entities := entities || jsonb_build_array(jsonb_build_object(
+                    'entity', entity_name, 'rows', live,
+                    'tombstones', (SELECT count(*) FROM @S@.tombstones t WHERE t.entity = entity_name),
+                    'oldestTombstone', (SELECT min(t.deleted_at) FROM @S@.tombstones t WHERE t.entity = entity_name)));
+            END LOOP;
+            RETURN jsonb_build_object(
+                'format', (SELECT m.value FROM @S@.meta m WHERE m.key = 'format'),
+                'gcFloor', (SELECT m.value FROM @S@.meta m WHERE m.key = 'gc_floor'),
+                'entities', entities,
+                'clients', coalesce((SELECT jsonb_agg(jsonb_build_object(
+                        'client', c.client_id, 'lastMid', c.last_mid, 'firstSeen', c.first_seen, 'lastSeen', c.last_seen,
+                        'rejections', (SELECT count(*) FROM @S@.rejections r WHERE r.client_id = c.client_id))
+                    ORDER BY c.last_seen DESC, c.client_id) FROM @S@.clients c), '[]'),
+                'rejections', (SELECT count(*) FROM @S@.rejections));
         END
         $$
         """#,
@@ -504,9 +602,11 @@ enum SyncServerSQL {
                 END IF;
                 IF clocks ? field THEN
                     hlc := @S@._dec_integer(clocks -> field, 'clock of ' || field, 0, 9223372036854775807)::bigint;
-                ELSIF default_hlc IS NOT NULL THEN
-                    hlc := default_hlc;
                 ELSE
+                    hlc := default_hlc;
+                END IF;
+                -- A JSON null clock is no clock (least() would take it for the clamp limit).
+                IF hlc IS NULL THEN
                     RAISE EXCEPTION 'field "%" has no clock', field USING ERRCODE = 'CF002';
                 END IF;
                 clocks := clocks || jsonb_build_object(field, jsonb_build_array(least(hlc, clock_limit), client));
@@ -571,20 +671,305 @@ enum SyncServerSQL {
         $$
         """#,
 
+        // Raised inside the set-based path for a change it cannot take as it is: the chunk is
+        // split and the change ends up alone in the per-change path, which gives the reason.
+        // Volatile: the planner would fold an immutable call with constant arguments (and
+        // raise) while planning, whether or not a row ever reaches it.
+        #"""
+        CREATE OR REPLACE FUNCTION @S@._refuse_set(reason text) RETURNS bigint
+        LANGUAGE plpgsql VOLATILE AS $$
+        BEGIN
+            RAISE EXCEPTION 'set-based push: %', reason USING ERRCODE = 'CF009';
+        END
+        $$
+        """#,
+
+        // Applies one change alone, in a sub-transaction of its own: the reference semantics.
+        // Returns [] when applied, else [{"mid", "reason"}]. A model the server lacks (CF001)
+        // and transient failures (connection, serialization, resources, shutdown, internal)
+        // fail the push, so nothing advances past the change and a retry may get through;
+        // anything else the change caused (a value, a constraint, a trigger, a policy)
+        // rejects it and the batch goes on.
+        #"""
+        CREATE OR REPLACE FUNCTION @S@._apply_one(client uuid, change jsonb, clock_limit bigint) RETURNS jsonb
+        LANGUAGE plpgsql AS $$
+        DECLARE
+            reason text;
+            detail text;
+        BEGIN
+            BEGIN
+                reason := @S@._apply(client, change, clock_limit);
+            EXCEPTION
+                WHEN OTHERS THEN
+                    IF SQLSTATE = 'CF001' OR left(SQLSTATE, 2) IN ('08', '40', '53', '57', '58', 'XX') THEN
+                        RAISE;
+                    END IF;
+                    IF SQLSTATE = '23505' THEN
+                        -- The detail names the property and the value: Key (email)=(a@b.c) already exists.
+                        GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL;
+                        reason := 'unique: ' || coalesce(nullif(detail, ''), SQLERRM);
+                    ELSE
+                        reason := SQLERRM;
+                    END IF;
+            END;
+            IF reason IS NULL THEN
+                RETURN '[]';
+            END IF;
+            RETURN jsonb_build_array(jsonb_build_object('mid', (change ->> 'mid')::bigint, 'reason', reason));
+        END
+        $$
+        """#,
+
+        // Applies changes of one entity, each of a different object, with a few statements:
+        // creations first, then per-field LWW updates, then deletes. Gives exactly what
+        // applying them one by one in mid order gives, or raises (and the caller splits the
+        // chunk): anything the per-change path would reject or fail on raises here, except
+        // the two reasons it computes itself (deleted, missing). Returns the rejections.
+        #"""
+        CREATE OR REPLACE FUNCTION @S@._apply_set(client uuid, entity_name text, changes jsonb[], clock_limit bigint) RETURNS jsonb
+        LANGUAGE plpgsql AS $$
+        DECLARE
+            target text := format('%I.%I', @SL@, entity_name);
+            kinds jsonb;
+            rejected jsonb;
+            unique_columns text[];
+            u_ids uuid[]; u_mids bigint[]; u_creations boolean[]; u_fields jsonb[]; u_clocks jsonb[]; u_max bigint[];
+            d_ids uuid[]; d_hlcs bigint[];
+            e_ids uuid[]; e_clocks jsonb[];
+            w_ids uuid[]; w_won jsonb[]; w_fields jsonb[]; w_max bigint[];
+            deleted_ids uuid[];
+            missing_ids uuid[] := '{}';
+            tombstoned_ids uuid[] := '{}';
+            group_keys text[]; g_ids uuid[]; g_clocks jsonb[]; g_fields jsonb[]; g_max bigint[];
+            won_columns text[];
+            columns text;
+            expressions text;
+            affected integer;
+            incomplete boolean;
+        BEGIN
+            SELECT jsonb_object_agg(f.field, f.kind) INTO kinds FROM @S@.fields f WHERE f.entity = entity_name;
+            kinds := coalesce(kinds, '{}');
+
+            -- Decode every change once: upserts with their clamped per-field clocks
+            -- ({"field": [hlc, client]}) and highest clock, deletes with their clock.
+            -- Materialized: inlined, every use of c.clocks would extract it from the change again.
+            WITH c AS MATERIALIZED (
+                SELECT (x ->> 'mid')::bigint AS mid, (x ->> 'id')::uuid AS id, x ->> 'op' AS op,
+                       coalesce((x -> 'create') = 'true'::jsonb, false) AS creation,
+                       coalesce(x -> 'fields', '{}') AS fields, coalesce(x -> 'clocks', '{}') AS clocks,
+                       CASE WHEN x ? 'hlc' THEN @S@._dec_integer(x -> 'hlc', 'hlc', 0, 9223372036854775807)::bigint END AS default_hlc
+                FROM unnest(changes) AS t(x)
+            )
+            -- One pass, so the arrays line up (their order does not matter: a run changes
+            -- each object once).
+            SELECT array_agg(c.id) FILTER (WHERE c.op = 'upsert'), array_agg(c.mid) FILTER (WHERE c.op = 'upsert'),
+                   array_agg(c.creation) FILTER (WHERE c.op = 'upsert'), array_agg(c.fields) FILTER (WHERE c.op = 'upsert'),
+                   array_agg(k.clocks) FILTER (WHERE c.op = 'upsert'), array_agg(k.max_hlc) FILTER (WHERE c.op = 'upsert'),
+                   array_agg(c.id) FILTER (WHERE c.op = 'delete'),
+                   array_agg(least(coalesce(c.default_hlc, @S@._server_hlc()), clock_limit)) FILTER (WHERE c.op = 'delete')
+                   , bool_or(k.incomplete)
+            INTO u_ids, u_mids, u_creations, u_fields, u_clocks, u_max, d_ids, d_hlcs, incomplete
+            FROM c CROSS JOIN LATERAL (
+                SELECT coalesce(jsonb_object_agg(f.key, jsonb_build_array(least(f.hlc, clock_limit), client)), '{}') AS clocks,
+                       greatest(0, max(least(f.hlc, clock_limit))) AS max_hlc,
+                       bool_or(f.hlc IS NULL OR NOT kinds ? f.key) AS incomplete
+                -- A clock is most often a decimal string of at most 18 digits (always in
+                -- range), read inline; anything else goes through _dec_integer, which refuses
+                -- what is not a clock. OFFSET 0 computes each once.
+                FROM (SELECT k.key, CASE WHEN NOT c.clocks ? k.key THEN c.default_hlc
+                                         WHEN (c.clocks ->> k.key) ~ '^[0-9]{1,18}$' THEN (c.clocks ->> k.key)::bigint
+                                         ELSE @S@._dec_integer(c.clocks -> k.key, 'clock of ' || k.key, 0, 9223372036854775807)::bigint
+                                    END AS hlc
+                      FROM jsonb_object_keys(CASE WHEN c.op = 'upsert' THEN c.fields ELSE '{}' END) AS k(key) OFFSET 0) f
+            ) k;
+            IF incomplete THEN
+                -- A field the server does not have, or one without a clock.
+                PERFORM @S@._refuse_set('incomplete change');
+            END IF;
+            u_ids := coalesce(u_ids, '{}');
+            d_ids := coalesce(d_ids, '{}');
+
+            -- The rows the upserts change, locked in one order (fewer deadlocks between pushers).
+            EXECUTE format('SELECT coalesce(array_agg(sync_id), ''{}''), coalesce(array_agg(c), ''{}'') FROM '
+                           '(SELECT sync_id, coalesce(_clocks, ''{}'') AS c FROM %s WHERE sync_id = ANY($1) ORDER BY sync_id FOR UPDATE) s',
+                           target)
+                INTO e_ids, e_clocks USING u_ids;
+
+            -- Upserts of missing rows: a tombstone means deleted, no creation means missing.
+            SELECT coalesce(array_agg(u.id), '{}') INTO missing_ids
+            FROM unnest(u_ids) AS u(id) LEFT JOIN unnest(e_ids) AS e(id) ON e.id = u.id WHERE e.id IS NULL;
+            IF cardinality(missing_ids) > 0 THEN
+                SELECT coalesce(array_agg(t.sync_id), '{}') INTO tombstoned_ids
+                FROM @S@.tombstones t WHERE t.entity = entity_name AND t.sync_id = ANY(missing_ids);
+            END IF;
+            SELECT coalesce(jsonb_agg(jsonb_build_object('mid', u.mid, 'reason', CASE WHEN u.id = ANY(tombstoned_ids)
+                       THEN 'deleted: the object was deleted, a change does not bring it back'
+                       ELSE 'missing: the server has no such object (its creation never arrived or was rejected)' END)
+                       ORDER BY u.mid), '[]')
+            INTO rejected
+            FROM unnest(u_ids, u_mids, u_creations) AS u(id, mid, creation)
+            WHERE u.id = ANY(missing_ids) AND (u.id = ANY(tombstoned_ids) OR NOT u.creation);
+
+            -- Creations, one INSERT per set of fields (a column a change does not name keeps
+            -- its default, as in the per-change path).
+            FOR group_keys, g_ids, g_clocks, g_fields, g_max IN
+                SELECT ARRAY(SELECT jsonb_object_keys(u.fields)) AS keys,
+                       array_agg(u.id), array_agg(u.clocks), array_agg(u.fields), array_agg(u.max_hlc)
+                FROM unnest(u_ids, u_creations, u_fields, u_clocks, u_max) AS u(id, creation, fields, clocks, max_hlc)
+                WHERE u.creation AND u.id = ANY(missing_ids) AND NOT u.id = ANY(tombstoned_ids)
+                GROUP BY 1
+            LOOP
+                SELECT coalesce(string_agg(', ' || quote_ident(k), ''), ''),
+                       coalesce(string_agg(', ' || @S@._decoder_of(kinds ->> k, k, 'u.fields'), ''), '')
+                INTO columns, expressions FROM unnest(group_keys) AS k;
+                EXECUTE format('INSERT INTO %s (sync_id, _hlc, _origin, _clocks%s) '
+                               'SELECT u.id, u.max_hlc, $5, u.clocks%s FROM unnest($1::uuid[], $2::bigint[], $3::jsonb[], $4::jsonb[]) '
+                               'AS u(id, max_hlc, clocks, fields) ON CONFLICT (sync_id) DO NOTHING', target, columns, expressions)
+                    USING g_ids, g_max, g_clocks, g_fields, client;
+                GET DIAGNOSTICS affected = ROW_COUNT;
+                IF affected <> cardinality(g_ids) THEN
+                    -- Another transaction inserted one of them: the per-change path merges.
+                    PERFORM @S@._refuse_set('inserted concurrently');
+                END IF;
+            END LOOP;
+
+            -- Updates: per field, the greater (hlc, origin) wins; a change that wins nothing
+            -- writes nothing.
+            SELECT array_agg(u.id), array_agg(w.won), array_agg(u.fields), array_agg(u.max_hlc)
+            INTO w_ids, w_won, w_fields, w_max
+            FROM unnest(u_ids, u_fields, u_clocks, u_max) AS u(id, fields, clocks, max_hlc)
+            JOIN unnest(e_ids, e_clocks) AS e(id, current) ON e.id = u.id
+            CROSS JOIN LATERAL (
+                SELECT jsonb_object_agg(c.key, c.value) AS won FROM jsonb_each(u.clocks) AS c(key, value)
+                WHERE NOT e.current ? c.key
+                   OR ((c.value ->> 0)::bigint, (c.value ->> 1)::uuid) > ((e.current -> c.key ->> 0)::bigint, (e.current -> c.key ->> 1)::uuid)
+            ) w
+            WHERE w.won IS NOT NULL;
+            IF w_ids IS NOT NULL THEN
+                -- A unique index is checked row by row in physical order: two updates that
+                -- change unique columns could pass together where one by one the first fails.
+                SELECT CASE WHEN bool_or(k.attnum = 0) THEN ARRAY(SELECT jsonb_object_keys(kinds))
+                            ELSE array_agg(a.attname::text) END
+                INTO unique_columns
+                FROM pg_index i CROSS JOIN LATERAL unnest(i.indkey::int2[]) AS k(attnum)
+                LEFT JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+                WHERE i.indrelid = target::regclass AND (i.indisunique OR i.indisexclusion) AND NOT i.indisprimary;
+                IF unique_columns IS NOT NULL
+                   AND (SELECT count(*) FROM unnest(w_won) AS x WHERE x ?| unique_columns) > 1 THEN
+                    PERFORM @S@._refuse_set('several unique changes');
+                END IF;
+                SELECT array_agg(DISTINCT k) INTO won_columns FROM unnest(w_won) AS x, jsonb_object_keys(x) AS k;
+                SELECT string_agg(format(', %I = CASE WHEN w.won ? %L THEN %s ELSE t.%I END', k, k,
+                                         @S@._decoder_of(kinds ->> k, k, 'w.fields'), k), '')
+                INTO expressions FROM unnest(won_columns) AS k;
+                EXECUTE format('UPDATE %s AS t SET _clocks = t._clocks || w.won, _hlc = greatest(t._hlc, w.max_hlc), _origin = $5%s '
+                               'FROM unnest($1::uuid[], $2::jsonb[], $3::jsonb[], $4::bigint[]) AS w(id, won, fields, max_hlc) '
+                               'WHERE t.sync_id = w.id', target, expressions)
+                    USING w_ids, w_won, w_fields, w_max, client;
+                GET DIAGNOSTICS affected = ROW_COUNT;
+                IF affected <> cardinality(w_ids) THEN
+                    PERFORM @S@._refuse_set('updated rows went missing');
+                END IF;
+            END IF;
+
+            -- Deletes win whatever the row's clocks. The trigger leaves each tombstone; it is
+            -- then given its change's clock. An object the server does not have gets one too.
+            IF cardinality(d_ids) > 0 THEN
+                EXECUTE format('WITH d AS (DELETE FROM %s WHERE sync_id = ANY($1) RETURNING sync_id) '
+                               'SELECT coalesce(array_agg(sync_id), ''{}'') FROM d', target)
+                    INTO deleted_ids USING d_ids;
+                UPDATE @S@.tombstones t SET _hlc = d.hlc
+                FROM unnest(d_ids, d_hlcs) AS d(id, hlc) JOIN unnest(deleted_ids) AS gone(id) ON gone.id = d.id
+                WHERE t.entity = entity_name AND t.sync_id = d.id;
+                INSERT INTO @S@.tombstones (entity, sync_id, _hlc, _origin)
+                SELECT entity_name, d.id, d.hlc, client
+                FROM unnest(d_ids, d_hlcs) AS d(id, hlc) LEFT JOIN unnest(deleted_ids) AS gone(id) ON gone.id = d.id
+                WHERE gone.id IS NULL
+                ON CONFLICT DO NOTHING;
+            END IF;
+            RETURN rejected;
+        END
+        $$
+        """#,
+
+        // Applies changes of one entity that change each object once: set-based, and where
+        // that fails, halved until the change at fault is alone, which goes through
+        // _apply_one. Returns the rejections.
+        #"""
+        CREATE OR REPLACE FUNCTION @S@._apply_chunk(client uuid, entity_name text, chunk jsonb[], clock_limit bigint) RETURNS jsonb
+        LANGUAGE plpgsql AS $$
+        DECLARE
+            rejected jsonb := '[]';
+            stack_low integer[] := ARRAY[1];
+            stack_high integer[] := ARRAY[cardinality(chunk)];
+            low integer;
+            high integer;
+            middle integer;
+            depth integer;
+        BEGIN
+            WHILE cardinality(stack_low) > 0 LOOP
+                depth := cardinality(stack_low);
+                low := stack_low[depth];
+                high := stack_high[depth];
+                stack_low := stack_low[1:depth - 1];
+                stack_high := stack_high[1:depth - 1];
+                IF low = high THEN
+                    rejected := rejected || @S@._apply_one(client, chunk[low], clock_limit);
+                    CONTINUE;
+                END IF;
+                BEGIN
+                    rejected := rejected || @S@._apply_set(client, entity_name,
+                        CASE WHEN low = 1 AND high = cardinality(chunk) THEN chunk ELSE chunk[low:high] END, clock_limit);
+                EXCEPTION
+                    WHEN OTHERS THEN
+                        IF left(SQLSTATE, 2) IN ('08', '40', '53', '57', '58', 'XX') THEN
+                            RAISE;
+                        END IF;
+                        -- Halve it, the first half first (it is on top of the stack).
+                        middle := (low + high) / 2;
+                        stack_low := stack_low || (middle + 1) || low;
+                        stack_high := stack_high || high || middle;
+                END;
+            END LOOP;
+            RETURN rejected;
+        END
+        $$
+        """#,
+
         // Push: applies a batch of changes of one client in one transaction. Changes whose
         // mid the client already pushed are skipped (a resent batch changes nothing);
         // rejected changes are recorded and the batch goes on.
+        //
+        // The batch is decoded once and cut into runs in which no object appears twice; in a
+        // run, each entity's changes go through _apply_set together. A chunk _apply_set
+        // cannot take is halved until the change it stumbles on is alone, which then goes
+        // through _apply_one (the per-change path): the outcome is the one-by-one outcome.
+        // `SET coffer.push_one_by_one = on` sends every change through _apply_one. JIT is off:
+        // the planner overestimates the JSON functions' rows and would compile every
+        // statement (tens of milliseconds each) for a batch that takes a few.
         #"""
         CREATE OR REPLACE FUNCTION @S@.coffer_push(client uuid, batch jsonb) RETURNS jsonb
-        LANGUAGE plpgsql AS $$
+        LANGUAGE plpgsql SET jit = off AS $$
         DECLARE
             applied_mid bigint;
-            change jsonb;
-            mid bigint;
-            reason text;
-            rejected jsonb := '[]';
+            last_mid bigint;
             clock_limit bigint;
-            previous_mid bigint;
+            problem record;
+            changes jsonb[];
+            entities text[];
+            eligible boolean[];
+            previous integer[];
+            total integer;
+            one_by_one boolean := coalesce(current_setting('coffer.push_one_by_one', true), '') IN ('on', 'true', '1');
+            installed text[];
+            run_start integer := 1;
+            rejected jsonb := '[]';
+            entity_name text;
+            chunk jsonb[];
+            low integer;
+            single_run boolean;
+            all_eligible boolean;
+            entity_count integer;
         BEGIN
             IF client IS NULL THEN
                 RAISE EXCEPTION 'coffer_push needs a client id';
@@ -592,46 +977,93 @@ enum SyncServerSQL {
             IF jsonb_typeof(batch) IS DISTINCT FROM 'array' THEN
                 RAISE EXCEPTION 'coffer_push takes a JSON array of changes';
             END IF;
+            SELECT e INTO problem FROM jsonb_array_elements(batch) WITH ORDINALITY AS t(e, i)
+            WHERE jsonb_typeof(e -> 'mid') IS DISTINCT FROM 'number' ORDER BY i LIMIT 1;
+            IF FOUND THEN
+                RAISE EXCEPTION 'every change needs a numeric "mid": %', left(problem.e::text, 200);
+            END IF;
+            -- Out of order, a skipped mid would be taken for one already applied.
+            SELECT m.mid, m.before INTO problem FROM (
+                SELECT (e ->> 'mid')::bigint AS mid, lag((e ->> 'mid')::bigint) OVER (ORDER BY i) AS before, i
+                FROM jsonb_array_elements(batch) WITH ORDINALITY AS t(e, i)) m
+            WHERE m.mid < 1 OR m.mid <= m.before ORDER BY m.i LIMIT 1;
+            IF FOUND THEN
+                RAISE EXCEPTION 'mids must be positive and ascend within a batch: % after %', problem.mid, problem.before
+                    USING ERRCODE = 'CF003';
+            END IF;
             INSERT INTO @S@.clients (client_id) VALUES (client) ON CONFLICT DO NOTHING;
             SELECT c.last_mid INTO applied_mid FROM @S@.clients c WHERE c.client_id = client FOR UPDATE;
             -- A clock more than five minutes ahead of the server's is pulled back to that.
             clock_limit := ((floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint + 300000) << 16) | 65535;
-            FOR change IN SELECT e FROM jsonb_array_elements(batch) WITH ORDINALITY AS t(e, i) ORDER BY i LOOP
-                IF jsonb_typeof(change -> 'mid') IS DISTINCT FROM 'number' THEN
-                    RAISE EXCEPTION 'every change needs a numeric "mid": %', left(change::text, 200);
-                END IF;
-                mid := (change ->> 'mid')::bigint;
-                -- Out of order, a skipped mid would be taken for one already applied.
-                IF mid < 1 OR mid <= previous_mid THEN
-                    RAISE EXCEPTION 'mids must be positive and ascend within a batch: % after %', mid, previous_mid
-                        USING ERRCODE = 'CF003';
-                END IF;
-                previous_mid := mid;
-                CONTINUE WHEN mid <= applied_mid;
-                PERFORM set_config('coffer.origin', client::text, true);
-                BEGIN
-                    reason := @S@._apply(client, change, clock_limit);
-                EXCEPTION
-                    WHEN OTHERS THEN
-                        -- A model the server lacks (CF001) fails the push, so nothing advances
-                        -- past the change; so do transient failures (connection, serialization,
-                        -- resources, shutdown, internal), which a retry may get through.
-                        -- Anything else this change caused (a value, a constraint, a trigger,
-                        -- a policy) rejects it and the batch goes on.
-                        IF SQLSTATE = 'CF001' OR left(SQLSTATE, 2) IN ('08', '40', '53', '57', '58', 'XX') THEN
-                            RAISE;
+
+            -- The changes not applied yet, in mid order; for each, whether the set-based path
+            -- may try it (a well-formed change of an installed entity) and the position of the
+            -- previous change of the same object.
+            installed := ARRAY(SELECT n.entity FROM @S@.entities n);
+            SELECT array_agg(d.e), array_agg(d.entity), array_agg(d.ok), array_agg(d.before), max(d.mid), count(*),
+                   bool_and(d.before IS NULL), bool_and(d.ok), count(DISTINCT d.entity)
+            INTO changes, entities, eligible, previous, last_mid, total, single_run, all_eligible, entity_count
+            FROM (
+                SELECT v.e, v.mid, v.entity, v.ok,
+                       CASE WHEN v.ok THEN lag(v.position) OVER (PARTITION BY v.ok, v.entity, v.object ORDER BY v.position) END AS before
+                FROM (
+                    -- Applied mids are a prefix of the batch (mids ascend), so positions count
+                    -- from the first change to apply.
+                    SELECT u.*, CASE WHEN u.ok THEN (u.e ->> 'id')::uuid END AS object, u.i - min(u.i) OVER () + 1 AS position
+                    FROM (
+                        SELECT e, i, (e ->> 'mid')::bigint AS mid, e ->> 'entity' AS entity,
+                               NOT one_by_one
+                               AND e ->> 'op' IN ('upsert', 'delete')
+                               AND jsonb_typeof(e -> 'id') = 'string'
+                               AND (e ->> 'id') ~ '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$'
+                               AND jsonb_typeof(coalesce(e -> 'fields', '{}')) = 'object'
+                               AND jsonb_typeof(coalesce(e -> 'clocks', '{}')) = 'object'
+                               AND (e ->> 'entity') = ANY(installed) AS ok
+                        FROM jsonb_array_elements(batch) WITH ORDINALITY AS t(e, i)
+                        WHERE (e ->> 'mid')::bigint > applied_mid
+                    ) u
+                ) v
+                ORDER BY v.position
+            ) d;
+
+            PERFORM set_config('coffer.origin', client::text, true);
+            IF total > 0 AND single_run AND all_eligible AND entity_count = 1 THEN
+                -- The common batch: one entity, each object once.
+                rejected := @S@._apply_chunk(client, entities[1], changes, clock_limit);
+            ELSE
+                FOR cut IN 1..total + 1 LOOP
+                    CONTINUE WHEN cut <= total AND coalesce(previous[cut] < run_start, true);
+                    -- Changes run_start ..< cut touch each object once.
+                    FOR entity_name, chunk IN
+                        SELECT CASE WHEN u.ok THEN u.entity END, array_agg(u.e ORDER BY u.i)
+                        FROM unnest(changes[run_start:cut - 1], entities[run_start:cut - 1], eligible[run_start:cut - 1])
+                             WITH ORDINALITY AS u(e, entity, ok, i)
+                        GROUP BY 1 ORDER BY min(u.i)
+                    LOOP
+                        IF entity_name IS NULL THEN
+                            -- Malformed or of no installed entity: each alone (the reason, or CF001).
+                            FOR low IN 1..cardinality(chunk) LOOP
+                                rejected := rejected || @S@._apply_one(client, chunk[low], clock_limit);
+                            END LOOP;
+                        ELSE
+                            rejected := rejected || @S@._apply_chunk(client, entity_name, chunk, clock_limit);
                         END IF;
-                        reason := SQLERRM;
-                END;
-                IF reason IS NOT NULL THEN
-                    INSERT INTO @S@.rejections (client_id, mid, entity, sync_id, reason, change)
-                        VALUES (client, mid, change ->> 'entity', change ->> 'id', reason, change);
-                    rejected := rejected || jsonb_build_array(jsonb_build_object('mid', mid, 'reason', reason));
-                END IF;
-                applied_mid := mid;
-            END LOOP;
+                    END LOOP;
+                    run_start := cut;
+                END LOOP;
+            END IF;
             PERFORM set_config('coffer.origin', '', true);
             PERFORM set_config('coffer.hlc', '', true);
+
+            IF jsonb_array_length(rejected) > 0 THEN
+                SELECT jsonb_agg(r ORDER BY (r ->> 'mid')::bigint) INTO rejected FROM jsonb_array_elements(rejected) AS r;
+                INSERT INTO @S@.rejections (client_id, mid, entity, sync_id, reason, change)
+                SELECT client, (r ->> 'mid')::bigint, c ->> 'entity', c ->> 'id', r ->> 'reason', c
+                FROM jsonb_array_elements(rejected) WITH ORDINALITY AS x(r, i)
+                JOIN jsonb_array_elements(batch) AS c ON (c ->> 'mid')::bigint = (r ->> 'mid')::bigint
+                ORDER BY x.i;
+            END IF;
+            applied_mid := greatest(applied_mid, last_mid);
             UPDATE @S@.clients c SET last_mid = applied_mid, last_seen = now() WHERE c.client_id = client;
             RETURN jsonb_build_object('lastMid', applied_mid, 'txid', pg_current_xact_id()::text, 'rejected', rejected);
         END
@@ -668,6 +1100,12 @@ enum SyncServerSQL {
                 after_id := split_part(from_cursor, '/', 2)::uuid;
             ELSE
                 RAISE EXCEPTION 'not a pull cursor: %', from_cursor;
+            END IF;
+            -- Tombstones below the floor were collected: a replica that has not seen them all
+            -- must start again from "0" (a full resync, which brings every live row).
+            IF after_txid <> '0'::xid8 AND after_txid < (SELECT m.value::xid8 FROM @S@.meta m WHERE m.key = 'gc_floor') THEN
+                RAISE EXCEPTION 'resync needed: cursor % is below the tombstone collection floor %', from_cursor,
+                    (SELECT m.value FROM @S@.meta m WHERE m.key = 'gc_floor') USING ERRCODE = 'CF004';
             END IF;
 
             SELECT coalesce(string_agg(format('jsonb_build_object(%L, %s)', f.field, @S@._encoder(f.kind, f.field)),

@@ -67,6 +67,8 @@ public struct SyncTable: Sendable {
             "CREATE OR REPLACE TRIGGER coffer_stamp BEFORE INSERT OR UPDATE ON \(table) FOR EACH ROW EXECUTE FUNCTION \(schema)._stamp()",
             "CREATE OR REPLACE TRIGGER coffer_tombstone AFTER DELETE ON \(table) FOR EACH ROW EXECUTE FUNCTION \(schema)._tombstone()",
             "CREATE OR REPLACE TRIGGER coffer_no_truncate BEFORE TRUNCATE ON \(table) FOR EACH STATEMENT EXECUTE FUNCTION \(schema)._refuse_truncate()",
+            // Wake-ups (channel `<schema>_changes`, payload the entity): once per statement.
+            "CREATE OR REPLACE TRIGGER coffer_notify AFTER INSERT OR UPDATE OR DELETE ON \(table) FOR EACH STATEMENT EXECUTE FUNCTION \(schema)._notify()",
         ]
         for column in columns {
             statements.append(
@@ -75,22 +77,34 @@ public struct SyncTable: Sendable {
                     + "\(SQLText.literal(column.columnDefinition)))"
             )
         }
+        // A unique property is unique on the server too: a push that collides is rejected
+        // (naming the property and the value), and so is a plain-SQL write.
+        for column in columns where column.isUnique {
+            let name = Self.shortName(entity + "_" + column.name, suffix: "_unique")
+            statements.append(
+                "CREATE UNIQUE INDEX IF NOT EXISTS \(SQLText.identifier(name)) ON \(table) (\(SQLText.identifier(column.name)))"
+            )
+        }
         return statements
     }
 
     /// `<entity>_cursor`, shortened with a hash of the whole name when that would pass 63 bytes.
-    private var indexName: String {
-        let plain = entity + "_cursor"
+    private var indexName: String { Self.shortName(entity, suffix: "_cursor") }
+
+    /// `base + suffix`, or, when that would pass 63 bytes, a prefix of `base` and a hash of
+    /// all of it before the suffix.
+    private static func shortName(_ base: String, suffix: String) -> String {
+        let plain = base + suffix
         if plain.utf8.count <= 63 { return plain }
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in entity.utf8 {
+        for byte in base.utf8 {
             hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
         }
         var prefix = ""
-        for character in entity where (prefix + String(character)).utf8.count <= 40 {
+        for character in base where (prefix + String(character)).utf8.count <= 40 {
             prefix.append(character)
         }
-        return prefix + "_" + String(hash, radix: 16) + "_cursor"
+        return prefix + "_" + String(hash, radix: 16) + suffix
     }
 }
 
@@ -138,6 +152,14 @@ public struct SyncColumn: Sendable, Equatable {
     /// ```
     public let range: ClosedRange<Decimal>?
 
+    /// Whether the property is `@Unique`: the column gets a unique index on the server, so
+    /// a push that collides is rejected (`unique: Key (code)=(A7) already exists.`).
+    ///
+    /// ```swift
+    /// column.isUnique   // true for `@Unique var email: String`
+    /// ```
+    public let isUnique: Bool
+
     /// The column's definition after its name in `ADD COLUMN`: the type and its range check.
     ///
     /// ```swift
@@ -157,6 +179,7 @@ public struct SyncColumn: Sendable, Equatable {
     init?(_ property: PropertySchema) {
         if property.flags.contains(.id) || property.flags.contains(.backlink) { return nil }
         name = property.storedName
+        isUnique = property.flags.contains(.unique)
         if property.flags.contains(.toMany) {
             (kind, cofferType, range) = (.uuidArray, "links", nil)
         } else if property.flags.contains(.relation) {

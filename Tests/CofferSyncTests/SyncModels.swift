@@ -67,3 +67,31 @@ enum NoteV2 {
         var pinned = false
     }
 }
+
+/// An entity with a unique property: the server gives `code` a unique index.
+enum Tagged {
+    @StoredAs("Tag")
+    struct Tag: Entity {
+        var id: Id = 0
+        @Unique var code: String?
+        var label = ""
+    }
+}
+
+/// A small typical object for measuring push throughput.
+struct BenchItem: Entity {
+    var id: Id = 0
+    var title = ""
+    var count = 0
+    var score = 0.0
+    var done = false
+}
+
+/// A synced entity: `coffer sync install` builds its table from the store's catalog.
+@Sync
+struct Chore: Entity {
+    var id: Id = 0
+    var title = ""
+    @Unique var code: String?
+    var done = false
+}
