@@ -107,7 +107,8 @@ extension Store {
                 }
                 if entity.synced == true {
                     let sync = SyncIdTables.names(entity: entity.id)
-                    names += [sync.syncIds, sync.localIds, SyncIdTables.outboxName, SyncIdTables.pendingName]
+                    names += [sync.syncIds, sync.localIds, SyncIdTables.outboxName, SyncIdTables.pendingName,
+                              Transaction.syncConflictsName, Transaction.pendingLinksName]
                 }
                 for name in names where storedDatabase(name) == nil {
                     var database: MDB_dbi = 0
