@@ -181,6 +181,19 @@ public enum CofferError: Error, Sendable, Equatable, CustomStringConvertible {
     /// ```
     indirect case importFailed(entity: String, line: Int, cause: CofferError)
 
+    /// A page of changes pulled from a sync server (`applyPulledPage`) was refused: it is not
+    /// the page format, or a change in it holds a value `field` cannot take (the wrong type,
+    /// out of range, a link that is no sync id). `field` is the stored property name, nil
+    /// when the page's structure is at fault; `reason` names the object and the value.
+    /// Nothing of the page is applied and its cursor is not stored.
+    ///
+    /// ```swift
+    /// catch CofferError.invalidSyncPage(let entity, let field, let reason) {
+    ///     log("pull of \(entity) stopped at \(field ?? "the page"): \(reason)")
+    /// }
+    /// ```
+    case invalidSyncPage(entity: String, field: String?, reason: String)
+
     /// A `PropertyConvertible` type (`URL`, `Decimal`) refused a stored value. Reading a
     /// record reports it as ``damagedRecord(entity:id:reason:)``; calling
     /// `init(storedValue:)` directly throws this.
@@ -304,6 +317,8 @@ public enum CofferError: Error, Sendable, Equatable, CustomStringConvertible {
             return "import line \(line): \(reason); nothing was imported"
         case let .importFailed(_, line, cause):
             return "import line \(line): \(cause); nothing was imported"
+        case let .invalidSyncPage(entity, field, reason):
+            return "pulled page of \(entity)" + (field.map { " (field \($0))" } ?? "") + ": \(reason); nothing of it was applied"
         case let .invalidStoredValue(type, value):
             return "\(FieldDescription.quoted(value)) is not a valid \(type)"
         case .misuse(let misuse):

@@ -118,7 +118,7 @@ struct ImportedObject {
         }
     }
 
-    private static func write(_ value: Value, _ position: Int, to writer: inout RecordWriter) {
+    static func write(_ value: Value, _ position: Int, to writer: inout RecordWriter) {
         switch value {
         case .bool(let flag): writer.write(position, flag)
         case .signed(let integer): writer.writeSigned(position, integer)
@@ -176,7 +176,7 @@ struct ImportedObject {
         }
     }
 
-    private static func value(_ node: JSONNode, of property: PropertySchema, schema: EntitySchema) throws(ImportProblem) -> Value {
+    static func value(_ node: JSONNode, of property: PropertySchema, schema: EntitySchema) throws(ImportProblem) -> Value {
         try ValueReader(node: node, property: property, schema: schema).read()
     }
 }

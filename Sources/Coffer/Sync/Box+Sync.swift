@@ -35,6 +35,8 @@ extension Box {
     /// Stores `entity` as the object another replica knows by `syncId`: an update of the
     /// local object with that sync id, or an insert that takes it. Used while remote changes
     /// are applied (``Store/applyRemoteChanges(_:)``); sets `entity.id` to the local id.
+    /// Links pulled before the object arrived (pending links to `syncId`) are set in the
+    /// same transaction.
     ///
     /// ```swift
     /// try store.applyRemoteChanges {
@@ -53,9 +55,13 @@ extension Box {
                 }
                 entity = original
                 entity.id = try transaction.localId(of: syncId, in: tables) ?? 0
-                transaction.sync.arrivingSyncId = entity.id == 0 ? (binding.entityId, syncId) : nil
+                let isInsert = entity.id == 0
+                transaction.sync.arrivingSyncId = isInsert ? (binding.entityId, syncId) : nil
                 defer { transaction.sync.arrivingSyncId = nil }
-                return try put(&entity, in: transaction, binding: binding)
+                let id = try put(&entity, in: transaction, binding: binding)
+                // Links pulled before this object arrived point at it now.
+                if isInsert { try transaction.resolvePendingLinks(to: syncId, targetId: id) }
+                return id
             }
         } catch {
             entity = original

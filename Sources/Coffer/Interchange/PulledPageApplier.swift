@@ -1,0 +1,340 @@
+import Foundation
+
+/// Applies the changes of one pulled page to one entity, inside the page's write
+/// transaction, in remote mode (the write path keeps indexes, unique constraints, full
+/// text, relations and observation; capture records no outbox entry).
+///
+/// Rules (the README's "Applying pulled changes"):
+/// - Read-your-writes: a field with an unacknowledged local change (taken by a pusher or
+///   not) whose (clock, this replica's client id) is at or above the pulled field's
+///   (clock, origin) keeps its local value.
+/// - Deletes win: a pulled upsert of an object with an unacknowledged local delete is
+///   skipped; a pulled delete removes the object and drops its untaken outbox entries.
+/// - Fields the change lacks, or that the catalog does not list, keep their stored value;
+///   `null` stores no value (refused for a property that must have one).
+/// - A `ToOne` arrives as its target's sync id: stored as the target's local id, or as no
+///   link plus a pending link when the target is not here yet. A to-many relation arrives as
+///   an array of target sync ids (`null`: left as it is).
+/// - An upsert that changes no stored value writes nothing (observers see no change).
+struct PulledPageApplier {
+    let transaction: Transaction
+    let schema: EntitySchema
+    let binding: EntityBinding
+    let tables: SyncIdTables
+    let clientId: UUID
+    private var local: [UUID: Transaction.UnacknowledgedChanges]
+    /// Schema positions of the properties a change may set, by stored name.
+    private let positions: [String: Int]
+    /// Stored names of retired properties (no build declares them: they may be absent).
+    private let retired: Set<String>
+    /// The identity tables of link targets by stored entity name (nil: the target is not synced).
+    private var targets: [String: SyncIdTables?] = [:]
+    private let scratch = RecordBuffer(capacity: 1024)
+
+    private(set) var upserted = 0
+    private(set) var deleted = 0
+    private(set) var unchanged = 0
+    private(set) var skipped = 0
+    private(set) var fieldsKeptLocal = 0
+    private(set) var conflicts = 0
+    /// Whether the store holds parked conflicts (each upsert and delete then drops its object's).
+    private var hasParkedConflicts: Bool
+
+    init(entity: String, clientId: UUID, in transaction: Transaction) throws {
+        let store = transaction.store
+        let stored = try store.catalogEntity(named: entity, in: transaction)
+        guard stored.synced == true else { throw CofferError.misuse(.notSynced(entity: entity)) }
+        let schema = EntitySchema(catalog: stored, includingRetired: true)
+        guard let binding = try store.makeCatalogBinding(schema, in: transaction), let tables = binding.syncTables else {
+            throw CofferError.misuse(.notSynced(entity: entity))
+        }
+        self.transaction = transaction
+        self.schema = schema
+        self.binding = binding
+        self.tables = tables
+        self.clientId = clientId
+        var positions: [String: Int] = [:]
+        for (position, property) in schema.properties.enumerated() where property.flags.isDisjoint(with: [.id, .backlink]) {
+            positions[property.storedName] = position
+        }
+        self.positions = positions
+        retired = Set(stored.properties.filter(\.isRetired).map(\.name))
+        local = try transaction.unacknowledgedChanges(entityId: binding.entityId)
+        hasParkedConflicts = try !transaction.parkedSyncConflicts().isEmpty
+    }
+
+    private func refuse(_ field: String?, _ reason: String) -> CofferError {
+        CofferError.invalidSyncPage(entity: schema.name, field: field, reason: reason)
+    }
+
+    mutating func apply(_ change: PulledPage.Change) throws {
+        // A later change of a parked object replaces its conflict (and may park it again).
+        if hasParkedConflicts { try transaction.dropSyncConflict(entityId: binding.entityId, syncId: change.syncId) }
+        switch change.operation {
+        case .delete: try delete(change.syncId)
+        case .upsert: try upsert(change)
+        }
+    }
+
+    private mutating func delete(_ syncId: UUID) throws {
+        _ = try transaction.takePendingLinks(to: syncId)  // links to a deleted object never resolve
+        if let id = try transaction.localId(of: syncId, in: tables), try transaction.removeObject(id, binding: binding) {
+            deleted += 1
+        }
+        if let mine = local[syncId] {
+            try transaction.dropUntakenEntries(mine.untakenMids, of: syncId)
+            local[syncId]?.untakenMids = []
+        }
+    }
+
+    /// What a change sets a property to.
+    private enum Decision {
+        /// A value, or nil for none.
+        case value(ImportedObject.Value?)
+        /// A to-many relation's targets that are here, and those that are not yet.
+        case relation(targets: [Id], waiting: [UUID])
+        /// A link whose target is not here yet: no link for now.
+        case waitingLink(UUID)
+    }
+
+    private mutating func upsert(_ change: PulledPage.Change) throws {
+        let mine = local[change.syncId]
+        if mine?.isDeleted == true {
+            skipped += 1
+            return
+        }
+        let existingId = try transaction.localId(of: change.syncId, in: tables)
+        let existing = try existingId.flatMap { try transaction.record($0, table: binding.table, entity: schema.name) }.map { Array($0) }
+        var decisions: [Int: Decision] = [:]
+        for member in change.fields {
+            guard let position = positions[member.key] else { continue }  // unknown here: left as it is
+            let property = schema.properties[position]
+            // Local changes count while the object is here (a pulled delete earlier in the
+            // page removed it: the server's values are the object's now).
+            if existing != nil, let localClock = mine?.fieldClocks[binding.storedIds[position]],
+               PulledPage.Stamp(clock: localClock, origin: clientId) >= change.stamp(of: member.key) {
+                fieldsKeptLocal += 1
+                continue
+            }
+            if let decision = try decide(member.value, property: property, syncId: change.syncId) {
+                decisions[position] = decision
+            }
+        }
+        try (existing ?? []).withUnsafeBytes { raw in
+            var stored: [UInt16: RecordFields.Field] = [:]
+            if let existingId, existing != nil {
+                do {
+                    try RecordFields(bytes: raw, layout: binding, id: existingId).forEach { id, field in
+                        if stored[id] == nil { stored[id] = field }
+                    }
+                } catch CofferError.damagedRecord {
+                    // The fields read before the damage are kept; the write path repairs the rest.
+                }
+            }
+            try checkRequiredValues(decisions, stored: stored, isInsert: existing == nil, syncId: change.syncId)
+            let (schema, binding, isInsert) = (self.schema, self.binding, existing == nil)
+            let encode = { (writer: inout RecordWriter, stamps: PutStamps?) in
+                Self.encode(to: &writer, schema: schema, binding: binding, decisions: decisions, stored: stored,
+                            stamps: isInsert ? stamps : nil)
+            }
+            var id = existingId ?? 0
+            if existing != nil, try isUnchanged(decisions: decisions, stored: stored, id: id, encode: encode) {
+                unchanged += 1
+                return
+            }
+            if try !takeUniqueValues(id: id, encode: encode, change: change) {
+                conflicts += 1
+                return
+            }
+            if existing == nil { transaction.sync.arrivingSyncId = (binding.entityId, change.syncId) }
+            defer { transaction.sync.arrivingSyncId = nil }
+            try transaction.storeObject(id: &id, binding: binding, encode: encode)
+            try applyRelationsAndLinks(decisions, owner: id)
+            if existing == nil { try transaction.resolvePendingLinks(to: change.syncId, targetId: id) }
+            upserted += 1
+        }
+    }
+
+    /// Checks the unique values the change stores against the other local objects. A holder
+    /// of a `.replace` property is removed as a local delete (its delete entry goes to the
+    /// server: the object is gone on every replica, not only here); any other collision
+    /// (`.fail`, and `.update`, which would merge two objects of different sync ids) parks
+    /// the change as a conflict and returns false.
+    private mutating func takeUniqueValues(id: Id, encode: (inout RecordWriter, PutStamps?) -> Void, change: PulledPage.Change) throws -> Bool {
+        guard binding.hasUniqueIndex else { return true }
+        var writer = RecordWriter(buffer: scratch, storedIds: binding.storedIds)
+        encode(&writer, nil)
+        scratch.adopt(writer)
+        let record = RecordFields(bytes: writer.bytes, layout: binding, id: id)
+        for index in binding.indexes where index.isUnique {
+            guard try record.field(index.storedId) != nil else { continue }
+            let holders = try transaction.matchingIds(index, valueOf: record, table: binding.table, excluding: id)
+            guard !holders.isEmpty else { continue }
+            if index.property.onConflict == .replace {
+                transaction.sync.isApplyingRemote = false
+                defer { transaction.sync.isApplyingRemote = true }
+                for holder in holders { _ = try transaction.removeObject(holder, binding: binding) }
+                continue
+            }
+            try transaction.parkSyncConflict(SyncConflict(entity: schema.name, syncId: change.syncId, property: index.property.name,
+                                                          value: try record.describe(index), remoteRow: change.text),
+                                             entityId: binding.entityId)
+            hasParkedConflicts = true
+            return false
+        }
+        return true
+    }
+
+    /// The decision for one field's wire value, or nil to leave the field as it is.
+    private mutating func decide(_ node: JSONNode, property: PropertySchema, syncId: UUID) throws -> Decision? {
+        let name = property.storedName
+        if property.flags.contains(.toMany) {
+            if case .null = node { return nil }  // to-many relations are not always sent: absent is unknown
+            guard case .array(let elements) = node else {
+                throw refuse(name, "\(syncId): a to-many relation needs an array of sync ids, not \(node.text.prefix(100))")
+            }
+            var found: [Id] = []
+            var waiting: [UUID] = []
+            for element in elements {
+                guard case .string(let text) = element, let target = UUID(uuidString: text) else {
+                    throw refuse(name, "\(syncId): a to-many relation needs sync ids (UUID strings), not \(element.text.prefix(100))")
+                }
+                if let targetId = try localId(of: target, targetEntity: property.relationTarget) {
+                    found.append(targetId)
+                } else {
+                    waiting.append(target)
+                }
+            }
+            return .relation(targets: found, waiting: waiting)
+        }
+        if property.flags.contains(.relation) {
+            if case .null = node { return .value(nil) }
+            guard case .string(let text) = node, let target = UUID(uuidString: text) else {
+                throw refuse(name, "\(syncId): a link needs its target's sync id (a UUID string) or null, not \(node.text.prefix(100))")
+            }
+            guard let targetId = try localId(of: target, targetEntity: property.relationTarget) else { return .waitingLink(target) }
+            return .value(.unsigned(targetId))
+        }
+        let converted = WireValue.importNode(node, type: property.type)
+        // An embedded value's presence: a put of an absent value stores no field, not false.
+        if property.flags.contains(.embedded), case .bool(false) = converted { return .value(nil) }
+        if case .null = converted {
+            if property.type == .json, ImportedObject.isJSONValue(property) { return .value(.node(.null)) }
+            return .value(nil)
+        }
+        do throws(ImportProblem) {
+            return .value(try ImportedObject.value(converted, of: property, schema: schema))
+        } catch {
+            throw refuse(name, "\(syncId): \(error.message)")
+        }
+    }
+
+    /// The local id of the object with sync id `target` of the entity `entity`, or nil.
+    private mutating func localId(of target: UUID, targetEntity entity: String?) throws -> Id? {
+        guard let entity else { return nil }
+        if targets[entity] == nil {
+            let store = transaction.store
+            let stored = try store.catalogEntity(named: entity, in: transaction)
+            if stored.synced == true {
+                let names = SyncIdTables.names(entity: stored.id)
+                let what = "the sync ids of \(entity)"
+                targets[entity] = .some(SyncIdTables(syncIds: try store.listedDatabase(names.syncIds, in: transaction, what),
+                                                     localIds: try store.listedDatabase(names.localIds, in: transaction, what)))
+            } else {
+                targets[entity] = .some(nil)
+            }
+        }
+        guard let tables = targets[entity] ?? nil else { return nil }
+        return try transaction.localId(of: target, in: tables)
+    }
+
+    /// Refuses a change that would leave a property without a value that must have one.
+    private func checkRequiredValues(_ decisions: [Int: Decision], stored: [UInt16: RecordFields.Field], isInsert: Bool, syncId: UUID) throws {
+        for (position, property) in schema.properties.enumerated() where property.flags.isDisjoint(with: [.id, .backlink, .toMany, .relation, .createdAt, .updatedAt]) {
+            guard !property.isOptional, !property.hasDefault, !retired.contains(property.storedName) else { continue }
+            let hasValue: Bool
+            switch decisions[position] {
+            case .value(let value)?: hasValue = value != nil
+            default: hasValue = stored[binding.storedIds[position]] != nil
+            }
+            if !hasValue, isInsert || decisions[position] != nil {
+                throw refuse(property.storedName, "\(syncId): \(schema.name).\(property.storedName) is \(property.swiftType), which is neither optional nor defaulted, so it needs a value")
+            }
+        }
+    }
+
+    /// Writes the record: each property's decided value, else its stored field, else (an
+    /// insert) the timestamp a put would give it.
+    private static func encode(to writer: inout RecordWriter, schema: EntitySchema, binding: EntityBinding, decisions: [Int: Decision],
+                               stored: [UInt16: RecordFields.Field], stamps: PutStamps?) {
+        for (position, property) in schema.properties.enumerated() where property.flags.isDisjoint(with: [.id, .backlink, .toMany]) {
+            switch decisions[position] {
+            case .value(let value)?:
+                if let value { ImportedObject.write(value, position, to: &writer) }
+            case .waitingLink?:
+                break
+            case .relation?, nil:
+                if let field = stored[binding.storedIds[position]] {
+                    writer.appendRaw(binding.storedIds[position], field)
+                } else if let stamps, property.flags.contains(.createdAt), let created = stamps.createdAt {
+                    writer.write(position, created)
+                } else if let stamps, property.flags.contains(.updatedAt) {
+                    writer.write(position, stamps.updatedAt)
+                }
+            }
+        }
+    }
+
+    /// Whether the change would store exactly what is stored: every field and relation the same.
+    private func isUnchanged(decisions: [Int: Decision], stored: [UInt16: RecordFields.Field], id: Id,
+                             encode: (inout RecordWriter, PutStamps?) -> Void) throws -> Bool {
+        var writer = RecordWriter(buffer: scratch, storedIds: binding.storedIds)
+        encode(&writer, nil)
+        scratch.adopt(writer)
+        var count = 0
+        var same = true
+        try RecordFields(bytes: writer.bytes, layout: binding, id: id).forEach { fieldId, field in
+            count += 1
+            if same, !RecordFields.Field.sameStoredValue(stored[fieldId], field) { same = false }
+        }
+        let declaredStored = stored.keys.filter { binding.declares($0) }.count
+        guard same, count == declaredStored else { return false }
+        for (position, decision) in decisions {
+            switch decision {
+            case .relation(let targets, let waiting):
+                guard waiting.isEmpty, let relation = binding.relationTables[position] else { return false }
+                let current = try transaction.relatedIds(relation.forward, of: id, owner: relation.owner)
+                if Set(current) != Set(targets) { return false }
+            case .waitingLink:
+                return false
+            case .value:
+                break
+            }
+        }
+        return true
+    }
+
+    /// After the record is stored: to-many relations, and the links that wait for targets.
+    private func applyRelationsAndLinks(_ decisions: [Int: Decision], owner: Id) throws {
+        for (position, decision) in decisions {
+            let field = binding.storedIds[position]
+            switch decision {
+            case .relation(let targets, let waiting):
+                try transaction.dropPendingLinks(ownerEntityId: binding.entityId, owner: owner, field: field)
+                if let relation = binding.relationTables[position] {
+                    try transaction.replaceRelations(relation, owner: owner, targets: targets)
+                }
+                for target in waiting {
+                    try transaction.addPendingLink(.init(ownerEntityId: binding.entityId, owner: owner, field: field, target: target))
+                }
+            case .waitingLink(let target):
+                try transaction.dropPendingLinks(ownerEntityId: binding.entityId, owner: owner, field: field)
+                try transaction.addPendingLink(.init(ownerEntityId: binding.entityId, owner: owner, field: field, target: target))
+            case .value:
+                if schema.properties[position].flags.contains(.relation) {
+                    try transaction.dropPendingLinks(ownerEntityId: binding.entityId, owner: owner, field: field)
+                }
+            }
+        }
+    }
+}

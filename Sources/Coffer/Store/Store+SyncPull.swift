@@ -1,0 +1,58 @@
+import Foundation
+
+/// Applying pages pulled from a sync server (for the CofferSync module), with the cursor
+/// each page ends at.
+extension Store {
+    /// The cursor to pull `entity` from `stream` with: the one the last applied page stored,
+    /// or `"0"` (from the beginning) when none was.
+    ///
+    /// ```swift
+    /// let stream = "postgres://db.example.com:5432/app#coffer"
+    /// let page = try await transport.pull(entity: "Task", cursor: try store.syncCursor(entity: "Task", stream: stream), limit: 1000)
+    /// ```
+    @_spi(CofferSync)
+    public func syncCursor(entity: String, stream: String) throws -> String {
+        try performRead { transaction in try transaction.syncCursor(entity: entity, stream: stream) ?? "0" }
+    }
+
+    /// Applies one page of `entity`'s changes exactly as the server's pull returned it, in
+    /// one write transaction: every change goes through the write path as a remote change
+    /// (indexes, unique constraints, full text, relations and observers see it; nothing is
+    /// recorded in the outbox), the page's cursor is stored for (`stream`, `entity`), and the
+    /// hybrid clock moves past the page's highest clock. The README's "Applying pulled
+    /// changes" gives the rules (read-your-writes, deletes win, links, missing fields).
+    ///
+    /// ```swift
+    /// var cursor = try store.syncCursor(entity: "Task", stream: stream)
+    /// while true {
+    ///     let page = try await transport.pull(entity: "Task", cursor: cursor, limit: 1000)
+    ///     let summary = try store.applyPulledPage(page, entity: "Task", stream: stream)
+    ///     cursor = summary.cursor
+    ///     if !summary.more { break }
+    /// }
+    /// ```
+    ///
+    /// - Throws: ``CofferError/invalidSyncPage(entity:field:reason:)`` when the page is
+    ///   malformed or a value does not fit its property (nothing of the page is applied);
+    ///   ``CofferError/unknownEntity(name:path:known:)`` when the store has no such entity;
+    ///   ``CofferError/misuse(_:)`` (`.notSynced`) when it is not `@Sync`.
+    @_spi(CofferSync)
+    public func applyPulledPage(_ page: Data, entity: String, stream: String) throws -> SyncPullSummary {
+        let parsed = try PulledPage(parsing: Array(page), entity: entity)
+        let file = try ReplicaIdentity.dataFile(of: path)
+        try openTables()  // tables created since the store opened, by any process
+        return try performWrite { transaction in
+            let clientId = try transaction.replicaClientId(file: file, renewing: false)
+            let wasApplying = transaction.sync.isApplyingRemote
+            transaction.sync.isApplyingRemote = true
+            defer { transaction.sync.isApplyingRemote = wasApplying }
+            var applier = try PulledPageApplier(entity: entity, clientId: clientId, in: transaction)
+            for change in parsed.changes { try applier.apply(change) }
+            try transaction.setSyncCursor(parsed.cursor, entity: entity, stream: stream)
+            if parsed.highestClock > 0 { try transaction.receiveSyncClock(parsed.highestClock) }
+            return SyncPullSummary(upserted: applier.upserted, deleted: applier.deleted, unchanged: applier.unchanged,
+                                   skipped: applier.skipped, fieldsKeptLocal: applier.fieldsKeptLocal, conflicts: applier.conflicts,
+                                   cursor: parsed.cursor, more: parsed.more)
+        }
+    }
+}

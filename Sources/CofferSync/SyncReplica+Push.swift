@@ -1,0 +1,45 @@
+@_spi(CofferSync) import Coffer
+import Foundation
+
+extension SyncReplica {
+    /// Pushes outbox batches until every change recorded before the call is acknowledged
+    /// (changes made meanwhile wait for the next pass, so a busy writer cannot hold the pass
+    /// in pushing forever). Each batch is taken (raising the send floor), sent, and
+    /// acknowledged through its last mid once the server answered; a batch that fails is taken
+    /// again by the next attempt and resent (the server skips the mids it applied).
+    func pushOutbox(client: UUID) async throws {
+        channel.update { $0.phase = .pushing }
+        guard try store.pendingSyncCount() > 0 else {
+            channel.update { $0.pending = 0 }
+            return
+        }
+        let recordedBefore = try store.syncLastMutationId()
+        while true {
+            try Task.checkCancellation()
+            let changes = try store.takeSyncChanges(limit: options.pushBatchSize)
+            guard let batch = SyncPushBatch(changes: changes) else { break }
+            var rejected: [SyncRejection] = []
+            if batch.count > 0 {
+                let reply = try await transport.push(client: client, batch: batch)
+                // The server answers with the highest mid it has applied; below the last one
+                // sent, it skipped some, and acknowledging them would lose them.
+                let lastSent = changes.last { $0.operation == .delete || $0.objectExists }?.mid ?? 0
+                guard reply.lastMid >= lastSent else {
+                    throw SyncReplicaError.pushNotApplied(sent: lastSent, applied: reply.lastMid)
+                }
+                rejected = reply.rejected
+            }
+            try store.acknowledgeSyncChanges(through: batch.lastMid)
+            let pending = try store.pendingSyncCount()
+            channel.update { status in
+                status.pushed += batch.count
+                status.pending = pending
+                if !rejected.isEmpty {
+                    status.rejectedCount += rejected.count
+                    status.rejections = Array((status.rejections + rejected).suffix(100))
+                }
+            }
+            if batch.lastMid >= recordedBefore || pending == 0 { break }
+        }
+    }
+}

@@ -1,0 +1,113 @@
+@_spi(CofferSync) import Coffer
+import Foundation
+
+extension SyncReplica {
+    /// Syncs until ``stop()`` or until the calling task is cancelled: a pass
+    /// (``syncNow()``), then a wait that a server notification or a local change of a synced
+    /// entity ends at once, else a poll whose interval doubles (with jitter) after each quiet
+    /// pass up to ``Options/poll``'s longest. A failed pass is reported in ``status`` and
+    /// retried after a wait that doubles (with jitter) up to ``Options/retry``'s longest;
+    /// nothing ends the loop but stopping. Returns once stopped (promptly: a call in flight is
+    /// abandoned, its work done again by the next pass). A second call while one runs returns
+    /// at once.
+    ///
+    /// ```swift
+    /// let syncing = Task { await replica.run() }
+    /// ...
+    /// replica.stop()          // or syncing.cancel()
+    /// await syncing.value
+    /// ```
+    public func run() async {
+        let loop = state.withLock { state -> Task<Void, Never>? in
+            guard state.running == nil else { return nil }
+            state.stopRequested = false
+            let loop = Task { await self.loop() }
+            state.running = loop
+            return loop
+        }
+        guard let loop else { return }
+        await withTaskCancellationHandler {
+            await loop.value
+        } onCancel: {
+            loop.cancel()
+        }
+        state.withLock { $0.running = nil }
+        channel.update { $0.phase = .stopped }
+    }
+
+    /// Ends ``run()`` promptly: the wait or the call in flight is abandoned (what was
+    /// acknowledged or applied stays; the rest is done by the next pass).
+    ///
+    /// ```swift
+    /// replica.stop()
+    /// ```
+    public func stop() {
+        let loop = state.withLock { state -> Task<Void, Never>? in
+            state.stopRequested = true
+            return state.running
+        }
+        loop?.cancel()
+        localWake.signal()
+    }
+
+    private func loop() async {
+        let observers = entityTypes.map { observeLocalChanges(of: $0) }
+        defer { for observer in observers { observer.cancel() } }
+        var poll = Backoff(first: options.poll.first, longest: options.poll.longest)
+        var retry = Backoff(first: options.retry.first, longest: options.retry.longest)
+        var lastCounts = (pushed: -1, pulled: -1)
+        while !Task.isCancelled && !state.withLock({ $0.stopRequested }) {
+            let wait: Duration
+            do {
+                localWake.clear()
+                let status = try await syncNow()
+                retry.reset()
+                if (status.pushed, status.pulled) != lastCounts { poll.reset() }
+                lastCounts = (status.pushed, status.pulled)
+                wait = poll.next()
+                channel.update { $0.phase = .waiting }
+            } catch {
+                if Task.isCancelled { break }
+                wait = retry.next()
+                channel.update { $0.phase = .backingOff }
+            }
+            if await waitForWakeUp(timeout: wait) { poll.reset() }
+        }
+    }
+
+    /// Waits for a server notification, a local change or `timeout`; true when woken.
+    private func waitForWakeUp(timeout: Duration) async -> Bool {
+        let (transport, localWake) = (transport, localWake)
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                do {
+                    return try await transport.waitForChanges(timeout: timeout)
+                } catch {
+                    // No wake-ups from this transport now (closed): wait out the time.
+                    do { try await Task.sleep(for: timeout) } catch {}
+                    return false
+                }
+            }
+            group.addTask { await localWake.wait(timeout: timeout) }
+            let woken = await group.next() ?? false
+            group.cancelAll()
+            return woken
+        }
+    }
+
+    /// Signals a wake-up after each local commit that leaves outbox changes to push.
+    private func observeLocalChanges<E: Entity>(of type: E.Type) -> Task<Void, Never> {
+        let (store, localWake) = (store, localWake)
+        return Task {
+            for await _ in store.box(for: type).changes() {
+                let pending: Int
+                do {
+                    pending = try store.pendingSyncCount()
+                } catch {
+                    pending = 1   // the pass will find out and report it
+                }
+                if pending > 0 { localWake.signal() }
+            }
+        }
+    }
+}

@@ -1,0 +1,218 @@
+@_spi(CofferGenerated) @_spi(CofferSync) import Coffer
+import Foundation
+
+/// Keeps a store's `@Sync` entities in step with a server: pushes the outbox (every local
+/// change, in batches, each acknowledged once the server answers) and pulls each entity's
+/// changes page by page into the store, each page and its cursor in one LMDB transaction.
+///
+/// ``syncNow()`` makes one pass; ``run()`` makes passes until stopped, waking on the server's
+/// notifications and on local changes, polling with backoff otherwise, and retrying failures
+/// with backoff (a failure is reported in ``status``, never fatal). Passes never overlap: a
+/// push and a pull of the store never run at once.
+///
+/// Rules: one replica per store and server. A change the server refuses is reported
+/// (``SyncStatus/rejections``) and acknowledged; the queue goes on. When the server has
+/// applied more changes of this replica's client id than the store ever recorded (the store
+/// was restored from a backup), the replica takes a new client id before pushing, so that no
+/// new change is mistaken for one already applied.
+///
+/// ```swift
+/// let transport = PostgresTransport(configuration: .init(host: "127.0.0.1", username: "app", password: nil,
+///                                                        database: "app", tls: .disable))
+/// let replica = try SyncReplica(store: store, entities: [Task.self, Folder.self], transport: transport)
+/// let syncing = Task { await replica.run() }
+/// for await status in replica.status { print(status.phase, status.pending) }
+/// replica.stop()
+/// ```
+public final class SyncReplica: Sendable {
+    /// The store this replica syncs.
+    ///
+    /// ```swift
+    /// replica.store.path
+    /// ```
+    public let store: Store
+    /// The stored names of the synced entities, in the order they are pulled.
+    ///
+    /// ```swift
+    /// replica.entityNames   // ["Folder", "Task"]
+    /// ```
+    public let entityNames: [String]
+    /// How this replica reaches the server.
+    ///
+    /// ```swift
+    /// replica.transport.stream   // "postgres://127.0.0.1:5432/app#coffer"
+    /// ```
+    public let transport: any SyncTransport
+    /// Batch sizes and waits.
+    ///
+    /// ```swift
+    /// replica.options.pushBatchSize   // 500
+    /// ```
+    public let options: Options
+
+    let entityTypes: [any Entity.Type]
+    let gate = SerialGate()
+    let channel = StatusChannel(SyncStatus())
+    let localWake = WakeSignal()
+    let state = LockedState(RunState())
+
+    struct RunState {
+        /// The client id, checked against the server once.
+        var clientId: UUID?
+        var running: Task<Void, Never>?
+        var stopRequested = false
+        /// When the replica was last in step (or created).
+        var inStepSince = ContinuousClock.now
+    }
+
+    /// A replica of `store`'s `entities` (each declared `@Sync`) through `transport`. Nothing
+    /// is sent until ``syncNow()`` or ``run()``.
+    ///
+    /// ```swift
+    /// let replica = try SyncReplica(store: store, entities: [Task.self], transport: transport,
+    ///                               options: .init(pushBatchSize: 200))
+    /// ```
+    ///
+    /// - Throws: ``SyncReplicaError/notSynced(_:)`` for an entity without `@Sync`, and
+    ///   ``SyncReplicaError/duplicateEntity(_:)`` when two types share a stored name.
+    public init(store: Store, entities: [any Entity.Type], transport: any SyncTransport, options: Options = Options()) throws {
+        var names: [String] = []
+        for entity in entities {
+            let schema = entity._cofferSchema
+            guard schema.isSynced else { throw SyncReplicaError.notSynced(schema.name) }
+            guard !names.contains(schema.storedName) else { throw SyncReplicaError.duplicateEntity(schema.storedName) }
+            names.append(schema.storedName)
+        }
+        self.store = store
+        self.entityNames = names
+        self.entityTypes = entities
+        self.transport = transport
+        self.options = options
+    }
+
+    deinit {
+        channel.finish()
+    }
+
+    /// The replica's status: the current value first, then every change of it. Each call
+    /// returns a new sequence; ending its loop unsubscribes.
+    ///
+    /// ```swift
+    /// for await status in replica.status where status.phase == .waiting { print("in step") }
+    /// ```
+    public var status: AsyncStream<SyncStatus> { channel.subscribe() }
+
+    /// The status now.
+    ///
+    /// ```swift
+    /// replica.currentStatus.pending   // 0
+    /// ```
+    public var currentStatus: SyncStatus { channel.current }
+
+    /// Makes one pass: pushes the outbox in batches (each acknowledged after the server's
+    /// reply) until the changes recorded before the pass are sent, then pulls every entity
+    /// page by page to the server's horizon. Waits for a pass already running (from ``run()``
+    /// or another call) to end first. Returns the status after the pass.
+    ///
+    /// ```swift
+    /// try store.write { try tasks.put(&task) }
+    /// try await replica.syncNow()        // the change is on the server, and the server's are here
+    /// ```
+    ///
+    /// - Throws: what failed (usually a ``SyncTransportError``); what was acknowledged or
+    ///   applied before the failure stays done, the rest is sent or fetched by the next pass.
+    @discardableResult
+    public func syncNow() async throws -> SyncStatus {
+        try await gate.run {
+            do {
+                try Task.checkCancellation()
+                let client = try await checkedClientId()
+                try await pushOutbox(client: client)
+                try await pullEntities()
+                let now = ContinuousClock.now
+                state.withLock { $0.inStepSince = now }
+                return channel.update { status in
+                    status.lastError = nil
+                    status.lastSyncedAt = Date()
+                    status.lag = .zero
+                    if status.phase != .stopped { status.phase = .idle }
+                }
+            } catch {
+                guard !(error is CancellationError), !Task.isCancelled else { throw error }
+                let since = state.withLock { $0.inStepSince }
+                channel.update { status in
+                    status.lastError = error
+                    status.lag = ContinuousClock.now - since
+                }
+                throw error
+            }
+        }
+    }
+
+    /// The client id to push as: the store's, checked once against the server. When the
+    /// server has applied mids of this id beyond the highest the store ever handed out, the
+    /// store was restored from a copy older than what it sent: it takes a new id.
+    func checkedClientId() async throws -> UUID {
+        if let known = state.withLock({ $0.clientId }) { return known }
+        channel.update { $0.phase = .connecting }
+        for type in entityTypes { try register(type) }
+        var client = try store.syncClientId()
+        let applied = try await transport.lastMutationId(client: client)
+        if applied > (try store.syncLastMutationId()) {
+            client = try store.renewSyncClientId()
+        }
+        state.withLock { $0.clientId = client }
+        channel.update { $0.clientId = client }
+        return client
+    }
+}
+
+extension SyncReplica {
+    /// Makes sure the store's catalog knows the entity (a write that removes nothing), so
+    /// that pages of an entity this store never wrote can be applied.
+    private func register<E: Entity>(_ type: E.Type) throws {
+        try store.box(for: type).remove([Id]())
+    }
+}
+
+/// Why a ``SyncReplica`` cannot be made as asked.
+///
+/// ```swift
+/// do { _ = try SyncReplica(store: store, entities: [Plain.self], transport: transport) }
+/// catch SyncReplicaError.notSynced(let name) { print("\(name) needs @Sync") }
+/// ```
+public enum SyncReplicaError: Error, Equatable, CustomStringConvertible {
+    /// The entity is not declared `@Sync`: it records no changes to send.
+    ///
+    /// ```swift
+    /// SyncReplicaError.notSynced("Plain")
+    /// ```
+    case notSynced(String)
+    /// Two of the entity types are stored under one name.
+    ///
+    /// ```swift
+    /// SyncReplicaError.duplicateEntity("Task")
+    /// ```
+    case duplicateEntity(String)
+    /// The server answered a push with a last mid below the batch's: it did not apply the
+    /// whole batch, which the protocol does not allow. Nothing was acknowledged.
+    ///
+    /// ```swift
+    /// SyncReplicaError.pushNotApplied(sent: 40, applied: 12)
+    /// ```
+    case pushNotApplied(sent: UInt64, applied: UInt64)
+
+    /// The message.
+    ///
+    /// ```swift
+    /// print(SyncReplicaError.notSynced("Plain").description)
+    /// ```
+    public var description: String {
+        switch self {
+        case .notSynced(let name): return "\(name) is not declared @Sync: it cannot be replicated"
+        case .duplicateEntity(let name): return "two entity types are stored as \"\(name)\""
+        case .pushNotApplied(let sent, let applied):
+            return "the server acknowledged mid \(applied) for a batch through \(sent); nothing was acknowledged locally"
+        }
+    }
+}

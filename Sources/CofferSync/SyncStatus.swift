@@ -1,0 +1,138 @@
+import Foundation
+
+/// What a ``SyncReplica`` is doing and has done, as ``SyncReplica/status`` publishes it:
+/// counts since the replica was created, the outbox size, the server's recent rejections,
+/// the last failure and how long the replica has been out of step.
+///
+/// ```swift
+/// for await status in replica.status {
+///     label.text = status.pending == 0 ? "Up to date" : "\(status.pending) to upload"
+///     if let error = status.lastError { banner.show("\(error)") }
+/// }
+/// ```
+public struct SyncStatus: Sendable {
+    /// What the replica is doing now.
+    ///
+    /// ```swift
+    /// if status.phase == .backingOff { spinner.stop() }
+    /// ```
+    public enum Phase: String, Sendable, Equatable {
+        /// Created, or between calls of ``SyncReplica/syncNow()`` without ``SyncReplica/run()``.
+        /// ```swift
+        /// SyncStatus.Phase.idle
+        /// ```
+        case idle
+        /// Checking the replica's client id against the server (once, before the first push).
+        /// ```swift
+        /// SyncStatus.Phase.connecting
+        /// ```
+        case connecting
+        /// Sending outbox changes.
+        /// ```swift
+        /// SyncStatus.Phase.pushing
+        /// ```
+        case pushing
+        /// Fetching and applying pages of server changes.
+        /// ```swift
+        /// SyncStatus.Phase.pulling
+        /// ```
+        case pulling
+        /// In step with the server; waiting for a notification, a local change or the next poll.
+        /// ```swift
+        /// SyncStatus.Phase.waiting
+        /// ```
+        case waiting
+        /// A pass failed (see ``SyncStatus/lastError``); waiting before the next attempt.
+        /// ```swift
+        /// SyncStatus.Phase.backingOff
+        /// ```
+        case backingOff
+        /// ``SyncReplica/run()`` ended (stopped or cancelled).
+        /// ```swift
+        /// SyncStatus.Phase.stopped
+        /// ```
+        case stopped
+    }
+
+    /// What the replica is doing now.
+    ///
+    /// ```swift
+    /// status.phase   // .pulling
+    /// ```
+    public var phase: Phase = .idle
+    /// Changes the server accepted or rejected from this replica (each counted once, however
+    /// often it was resent).
+    ///
+    /// ```swift
+    /// status.pushed   // 1200
+    /// ```
+    public var pushed = 0
+    /// Pulled changes applied to the store (upserts and deletes).
+    ///
+    /// ```swift
+    /// status.pulled   // 5400
+    /// ```
+    public var pulled = 0
+    /// Outbox changes not yet acknowledged by the server, as of the last look.
+    ///
+    /// ```swift
+    /// status.pending   // 3
+    /// ```
+    public var pending = 0
+    /// The most recent changes the server refused (up to 100; ``rejectedCount`` counts them
+    /// all). A refused change is acknowledged like an applied one: the queue goes on, and the
+    /// object keeps its local value until a pull brings the server's.
+    ///
+    /// ```swift
+    /// for rejection in status.rejections { log("change \(rejection.mid): \(rejection.reason)") }
+    /// ```
+    public var rejections: [SyncRejection] = []
+    /// How many changes the server refused since the replica was created.
+    ///
+    /// ```swift
+    /// status.rejectedCount   // 1
+    /// ```
+    public var rejectedCount = 0
+    /// Pulled objects parked as conflicts (a unique value taken locally) since the replica was
+    /// created; `store.syncConflicts()` lists the ones still parked.
+    ///
+    /// ```swift
+    /// if status.conflicts > 0 { showConflicts(try store.syncConflicts()) }
+    /// ```
+    public var conflicts = 0
+    /// The failure of the last pass, nil once a pass succeeds. Usually a
+    /// ``SyncTransportError``; the replica retries it.
+    ///
+    /// ```swift
+    /// if let error = status.lastError as? SyncTransportError, error.isTransient { showOffline() }
+    /// ```
+    public var lastError: (any Error)?
+    /// When the last complete pass ended (everything pushed, every entity pulled to the
+    /// server's horizon).
+    ///
+    /// ```swift
+    /// status.lastSyncedAt   // 2026-11-26 04:12:09 +0000
+    /// ```
+    public var lastSyncedAt: Date?
+    /// How long the replica had been out of step when this status was published: zero right
+    /// after a complete pass, else the time since the last complete one (or since the
+    /// replica was created).
+    ///
+    /// ```swift
+    /// if status.lag > .seconds(60) { showStale() }
+    /// ```
+    public var lag: Duration = .zero
+    /// The id this replica pushes as (known after the first pass).
+    ///
+    /// ```swift
+    /// status.clientId   // 0193b7e2-…
+    /// ```
+    public var clientId: UUID?
+
+    /// An empty status: idle, nothing counted.
+    ///
+    /// ```swift
+    /// let status = SyncStatus()
+    /// ```
+    public init() {}
+}

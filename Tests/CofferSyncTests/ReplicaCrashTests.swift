@@ -1,0 +1,174 @@
+@_spi(CofferSync) import Coffer
+@testable import CofferSync
+import Foundation
+import PostgresNIO
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// kill -9 of a replica process at random moments of its passes (taking, pushing,
+/// acknowledging, pulling, applying pages), while plain SQL adds rows for it to pull: after
+/// each kill, a replica of the same store drains what is left, and every write the child
+/// committed is on the server and in the store exactly once, as is every row the server has.
+@Suite(.serialized, .timeLimit(.minutes(10))) struct ReplicaCrashTests {
+    static let role = "sync-replica-crash"
+
+    /// The child: commits card "c<n>" (reporting it once committed) and runs a pass after
+    /// every second commit, in small batches and pages so that a kill lands inside one.
+    @Test func replicaCrashChild() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        guard environment[CrashChild.roleVariable] == Self.role,
+              let directory = environment[CrashChild.directoryVariable],
+              let port = environment["COFFER_SYNC_PORT"].flatMap(Int.init),
+              let user = environment["COFFER_SYNC_USER"], let database = environment["COFFER_SYNC_DATABASE"],
+              let schema = environment["COFFER_SYNC_SCHEMA"]
+        else { return }
+        let store = try Store(directory: directory, options: StoreOptions(durability: .noSync))
+        let transport = PostgresTransport(configuration: .init(
+            host: "127.0.0.1", port: port, username: user, password: nil, database: database, tls: .disable, schema: schema))
+        let replica = try SyncReplica(store: store, entities: [Replicated.Card.self], transport: transport,
+                                      options: .init(pushBatchSize: 3, pullPageSize: 2))
+        let cards = store.box(for: Replicated.Card.self)
+        var n = Int(environment["COFFER_SYNC_FIRST"] ?? "") ?? 0
+        while true {
+            n += 1
+            try cards.put(Replicated.Card(title: "c\(n)", count: n))
+            CrashChild.report("committed \(n)")
+            if n.isMultiple(of: 2) { try await replica.syncNow() }
+        }
+    }
+
+    @Test func killedReplicaLosesNoWriteAndDuplicatesNone() async throws {
+        guard ProcessInfo.processInfo.environment[CrashChild.roleVariable] == nil else { return }
+        let runs = Int(ProcessInfo.processInfo.environment["COFFER_CRASH_RUNS"] ?? "") ?? 50
+        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
+        let s = schema.schemaName
+        let endpoint = try await PostgresCluster.shared.endpoint()
+        let directory = NSTemporaryDirectory() + "coffer-sync-tests/" + UUID().uuidString
+        defer {
+            do { try FileManager.default.removeItem(atPath: directory) } catch { Issue.record("removing \(directory): \(error)") }
+        }
+        try await withInstalled(schema) { connection in
+            var random = SplitMix64(seed: 0xC4A5_11)
+            var committed = Set<Int>()
+            var inserted = 0
+            var next = 0
+            for run in 0..<runs {
+                // Rows for the child to pull while it is killed.
+                for _ in 0..<4 {
+                    inserted += 1
+                    try await connection.run("INSERT INTO \(s).\"Card\" (title, count, done) VALUES ('s\(inserted)', \(-inserted), false)")
+                }
+                let reported = try CrashChild.killAtRandomMoment(
+                    role: Self.role, filter: "replicaCrashChild", directory: directory,
+                    environment: ["COFFER_SYNC_PORT": String(endpoint.port), "COFFER_SYNC_USER": endpoint.user,
+                                  "COFFER_SYNC_DATABASE": endpoint.database, "COFFER_SYNC_SCHEMA": s,
+                                  "COFFER_SYNC_FIRST": String(next)],
+                    maximumDelay: 300_000, using: &random)
+                committed.formUnion(reported)
+                next = max(next, (reported.max() ?? next)) + 1000   // titles stay unique across runs
+                try await Self.drainAndCheck(directory: directory, schema: s, connection: connection,
+                                             committed: committed, sqlRows: inserted, run: run)
+            }
+        }
+    }
+
+    /// Opens the store the child left, syncs it until in step with the server, and checks that
+    /// nothing is lost or doubled on either side.
+    static func drainAndCheck(directory: String, schema: String, connection: PostgresConnection,
+                              committed: Set<Int>, sqlRows: Int, run: Int) async throws {
+        let store = try Store(directory: directory, options: StoreOptions(durability: .noSync))
+        defer {
+            do { try store.close() } catch { Issue.record("closing the store: \(error)") }
+        }
+        let transport = try await testTransport(schema: schema)
+        let replica = try SyncReplica(store: store, entities: [Replicated.Card.self], transport: transport)
+        let cards = store.box(for: Replicated.Card.self)
+        var serverTitles: [String] = []
+        let settled = try await eventually(attempts: 100, seconds: 30) {
+            try await replica.syncNow()
+            serverTitles = try await connection.rows("SELECT title FROM \(schema).\"Card\"").compactMap { $0.first ?? nil }
+            return try store.pendingSyncCount() == 0 && cards.count() == serverTitles.count
+        }
+        await transport.close()
+        #expect(settled, "run \(run): the store did not reach the server's rows")
+        let localTitles = try cards.all().map(\.title)
+        #expect(Set(serverTitles).count == serverTitles.count, "run \(run): a row is on the server twice")
+        #expect(Set(localTitles).count == localTitles.count, "run \(run): an object is in the store twice")
+        #expect(Set(localTitles) == Set(serverTitles), "run \(run): the store and the server differ")
+        for number in committed {
+            #expect(serverTitles.contains("c\(number)"), "run \(run): committed write c\(number) is lost")
+        }
+        for number in 1...max(1, sqlRows) where sqlRows > 0 {
+            #expect(localTitles.contains("s\(number)"), "run \(run): server row s\(number) never arrived")
+        }
+        let report = try store.verify()
+        #expect(report.isIntact, "run \(run): \(report)")
+    }
+}
+
+/// Runs this test binary again as a child process that executes one test, selected by an
+/// environment variable the child test checks (without it, it returns at once), and kills it.
+enum CrashChild {
+    static let roleVariable = "COFFER_TEST_CHILD"
+    static let directoryVariable = "COFFER_TEST_DIRECTORY"
+
+    /// Writes a line to standard output at once (the parent reads it as it comes).
+    static func report(_ line: String) {
+        let data = Data((line + "\n").utf8)
+        data.withUnsafeBytes { raw in _ = write(STDOUT_FILENO, raw.baseAddress, raw.count) }
+    }
+
+    /// Starts the child test `filter`, kills it with SIGKILL at a random moment (up to
+    /// `maximumDelay` microseconds) after its first line, and returns the numbers it reported
+    /// committed before it died.
+    static func killAtRandomMoment(role: String, filter: String, directory: String, environment extra: [String: String],
+                                   maximumDelay: UInt32, using random: inout SplitMix64) throws -> Set<Int> {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        process.arguments = ["--testing-library", "swift-testing", "--filter", filter]
+        var environment = ProcessInfo.processInfo.environment
+        environment[roleVariable] = role
+        environment[directoryVariable] = directory
+        environment.merge(extra) { $1 }
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let lines = Lines()
+        pipe.fileHandleForReading.readabilityHandler = { handle in lines.feed(handle.availableData) }
+        let deadline = Date().addingTimeInterval(30)
+        while lines.all.isEmpty, process.isRunning, Date() < deadline { usleep(1_000) }
+        usleep(UInt32.random(in: 0...maximumDelay, using: &random))
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        pipe.fileHandleForReading.readabilityHandler = nil
+        lines.feed(pipe.fileHandleForReading.readDataToEndOfFile())
+        var reported = Set<Int>()
+        for line in lines.all where line.hasPrefix("committed ") {
+            if let number = Int(line.dropFirst("committed ".count)) { reported.insert(number) }
+        }
+        return reported
+    }
+
+    /// The lines a child wrote, collected from a reading thread.
+    final class Lines: @unchecked Sendable {
+        private let lock = NSLock()
+        private var buffer = Data()
+        private var lines: [String] = []
+
+        func feed(_ data: Data) {
+            lock.lock(); defer { lock.unlock() }
+            buffer.append(data)
+            while let newline = buffer.firstIndex(of: 10) {
+                lines.append(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
+                buffer.removeSubrange(buffer.startIndex...newline)
+            }
+        }
+
+        var all: [String] { lock.lock(); defer { lock.unlock() }; return lines }
+    }
+}
