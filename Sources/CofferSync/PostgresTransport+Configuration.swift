@@ -109,8 +109,10 @@ extension PostgresTransport {
         var connectionConfiguration: PostgresConnection.Configuration {
             var configuration = PostgresConnection.Configuration(
                 host: host, port: port, username: username, password: password, database: database, tls: tls)
-            configuration.options.connectTimeout = .nanoseconds(Int64(connectTimeout.components.seconds) * 1_000_000_000
-                + connectTimeout.components.attoseconds / 1_000_000_000)
+            // Saturated: a very long timeout ("never") must not trap in the conversion.
+            let (seconds, attoseconds) = connectTimeout.components
+            let (nanoseconds, overflow) = max(seconds, 0).multipliedReportingOverflow(by: 1_000_000_000)
+            configuration.options.connectTimeout = .nanoseconds(overflow ? .max : nanoseconds &+ max(attoseconds, 0) / 1_000_000_000)
             return configuration
         }
     }

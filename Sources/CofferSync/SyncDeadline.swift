@@ -48,9 +48,15 @@ enum SyncDeadline {
                     }
                 }
                 race.onFinish { timer.cancel() }
+                race.onCancel {
+                    onExpiry()
+                    work.cancel()
+                }
             }
         } onCancel: {
-            race.finish(.failure(CancellationError()))
+            // The caller gave up: the operation is stopped as at the deadline (a connection
+            // it opens later is abandoned when it arrives).
+            if race.finish(.failure(CancellationError())) { race.cancelled() }
         }
     }
 
@@ -86,6 +92,31 @@ enum SyncDeadline {
             }
             cleanup = body
             lock.unlock()
+        }
+
+        private var cancellation: (@Sendable () -> Void)?
+        private var wasCancelled = false
+
+        /// Runs `body` when the caller cancels (now, if it has).
+        func onCancel(_ body: @escaping @Sendable () -> Void) {
+            lock.lock()
+            if wasCancelled {
+                lock.unlock()
+                body()
+                return
+            }
+            cancellation = body
+            lock.unlock()
+        }
+
+        /// The caller cancelled and that decided the race: stops the operation.
+        func cancelled() {
+            lock.lock()
+            wasCancelled = true
+            let body = cancellation
+            cancellation = nil
+            lock.unlock()
+            body?()
         }
 
         /// Decides the race with `result`; false when it was decided before.

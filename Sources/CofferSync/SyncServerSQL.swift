@@ -701,7 +701,7 @@ enum SyncServerSQL {
                 reason := @S@._apply(client, change, clock_limit);
             EXCEPTION
                 WHEN OTHERS THEN
-                    IF SQLSTATE = 'CF001' OR left(SQLSTATE, 2) IN ('08', '40', '53', '57', '58', 'XX') THEN
+                    IF SQLSTATE = 'CF001' OR left(SQLSTATE, 2) IN ('08', '40', '53', '55', '57', '58', 'XX') THEN
                         RAISE;
                     END IF;
                     IF SQLSTATE = '23505' THEN
@@ -922,7 +922,7 @@ enum SyncServerSQL {
                         CASE WHEN low = 1 AND high = cardinality(chunk) THEN chunk ELSE chunk[low:high] END, clock_limit);
                 EXCEPTION
                     WHEN OTHERS THEN
-                        IF left(SQLSTATE, 2) IN ('08', '40', '53', '57', '58', 'XX') THEN
+                        IF left(SQLSTATE, 2) IN ('08', '40', '53', '55', '57', '58', 'XX') THEN
                             RAISE;
                         END IF;
                         -- Halve it, the first half first (it is on top of the stack).

@@ -61,7 +61,7 @@ public enum SyncTransportError: Error, Sendable, Equatable, CustomStringConverti
     public var isTransient: Bool {
         switch self {
         case .unreachable, .timedOut: return true
-        case .server(_, let state, _): return ["08", "40", "53", "57"].contains(String(state.prefix(2)))
+        case .server(_, let state, _): return ["08", "40", "53", "55", "57", "58"].contains(String(state.prefix(2)))
         case .schemaBehind, .malformedReply, .closed: return false
         }
     }
