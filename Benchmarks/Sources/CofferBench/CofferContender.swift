@@ -3,7 +3,7 @@ import Foundation
 import RawLMDB
 
 /// The benchmark entity: id, an indexed String, Int32, Int64, Double, Float, Bool, 16-byte Data.
-struct BenchObject: Entity {
+struct BenchObject: Entity, BenchEntity {
     var id: Id = 0
     @Index var name: String
     var i32: Int32
@@ -21,15 +21,7 @@ func runCoffer(_ workload: Workload, directory: String) throws -> ContenderResul
     let store = try Store(directory: directory, options: StoreOptions(initialMapSize: 1 << 30))
     let box = store.box(for: BenchObject.self)
 
-    var objects = (1...UInt64(n)).map { i in
-        BenchObject(name: Workload.name(i), i32: Workload.i32(i), i64: Workload.i64(i), d: Workload.double(i),
-                    f: Workload.float(i), b: Workload.bool(i), blob: Workload.blob(i))
-    }
-    try measure(.insert, objects: n, into: &result) {
-        try box.put(&objects)
-        return objects.count
-    }
-    objects = []
+    try measureInsert(box, count: n, into: &result)
     // The arrays are freed after the clock stops, as the materialisation floor's is.
     var kept: [BenchObject] = []
     try measure(.readAll, objects: n, into: &result) {
@@ -60,15 +52,7 @@ func runCoffer(_ workload: Workload, directory: String) throws -> ContenderResul
         return kept.count
     }
     kept = []
-    // Coffer's way to change every object: `modifyEach` walks the table with the write
-    // transaction's cursor, changes each object in place and writes it back at the cursor
-    // (as C walks a cursor), with no array of a million objects.
-    try measure(.update, objects: n, into: &result) {
-        try box.modifyEach { object in
-            object.i64 += 1
-            object.d += 1
-        }
-    }
+    try measureUpdate(box, count: n, into: &result)
     result.fileBytes = directoryBytes(directory)
     Memory.beginPhase(&result)
     (result.materializeFloor, result.materializeFloorFaults, _) = materializeFloor(count: n, label: "floor")
@@ -76,16 +60,58 @@ func runCoffer(_ workload: Workload, directory: String) throws -> ContenderResul
     Memory.beginPhase(&result)
     result.observe = try measureObserve(box, threshold: workload.scanThreshold)
     Memory.endPhase("observe", &result)
+    try measureRemove(box, count: n, into: &result)
+    result.peakResidentKiB = peakResidentKiB(result)
+    try store.close()
+    return result
+}
+
+/// The shape of the benchmark's entities (plain and `@Sync`), so that one insert, update and
+/// remove serve both.
+protocol BenchEntity: Entity {
+    init(id: Id, name: String, i32: Int32, i64: Int64, d: Double, f: Float, b: Bool, blob: Data)
+    var i64: Int64 { get set }
+    var d: Double { get set }
+}
+
+extension BenchEntity {
+    /// Object `i` of the workload.
+    init(number i: UInt64) {
+        self.init(id: 0, name: Workload.name(i), i32: Workload.i32(i), i64: Workload.i64(i), d: Workload.double(i),
+                  f: Workload.float(i), b: Workload.bool(i), blob: Workload.blob(i))
+    }
+}
+
+/// Inserts objects 1...n in one `put`.
+func measureInsert<E: BenchEntity>(_ box: Box<E>, count n: Int, into result: inout ContenderResult) throws {
+    var objects = (1...UInt64(n)).map(E.init(number:))
+    try measure(.insert, objects: n, into: &result) {
+        try box.put(&objects)
+        return objects.count
+    }
+}
+
+/// Changes two fields of every object. Coffer's way to change every object: `modifyEach`
+/// walks the table with the write transaction's cursor, changes each object in place and
+/// writes it back at the cursor (as C walks a cursor), with no array of a million objects.
+func measureUpdate<E: BenchEntity>(_ box: Box<E>, count n: Int, into result: inout ContenderResult) throws {
+    try measure(.update, objects: n, into: &result) {
+        try box.modifyEach { object in
+            object.i64 += 1
+            object.d += 1
+        }
+    }
+}
+
+/// Removes objects 1...n by id in one transaction.
+func measureRemove<E: BenchEntity>(_ box: Box<E>, count n: Int, into result: inout ContenderResult) throws {
     try measure(.remove, objects: n, into: &result) {
-        try store.write {
+        try box.store.write {
             var removed = 0
             for id in 1...Id(n) where try box.remove(id) { removed += 1 }
             return removed
         }
     }
-    result.peakResidentKiB = peakResidentKiB(result)
-    try store.close()
-    return result
 }
 
 /// The materialisation floor alone, in a process of its own: on a fresh heap, where every
