@@ -32,7 +32,7 @@ public actor PostgresTransport: SyncTransport {
     /// ```
     public nonisolated var stream: String { configuration.stream }
 
-    private let logger: Logger
+    let logger: Logger
     private let schemaSQL: String
     private var connection: PostgresConnection?
     private var connectionCount = 0
@@ -155,7 +155,7 @@ public actor PostgresTransport: SyncTransport {
 
     /// Runs `body` on the shared connection within the request deadline. A failure other than
     /// a refused statement drops the connection (the next call opens a new one).
-    private func perform<T: Sendable>(_ operation: String,
+    func perform<T: Sendable>(_ operation: String,
                                       _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         // Every call is idempotent (the server skips pushed mids it applied), so a call that
         // found its idle connection dropped (a server restart, a NAT timeout) is made once

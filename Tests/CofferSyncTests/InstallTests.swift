@@ -54,4 +54,32 @@ import Testing
             #expect(types.count == SyncTable.syncColumns.count + schema.tables[0].columns.count)
         }
     }
+
+    @Test func theTransportInstallsInItsOwnSchemaIdempotently() async throws {
+        let name = uniqueSchemaName()
+        let transport = try await testTransport(schema: name)
+        try await transport.install([Chore.self])
+        try await transport.install([Chore.self])
+        let local = try TemporaryStore()
+        defer { local.cleanUp() }
+        var chore = Chore(title: "water the plants")
+        try local.store.box(for: Chore.self).put(&chore)
+        let replica = try SyncReplica(store: local.store, entities: [Chore.self], transport: transport)
+        try await replica.syncNow()
+        await transport.close()
+        try await withConnection { connection in
+            #expect(try await connection.value("SELECT title FROM \(name).\"Chore\"") == "water the plants")
+            try await connection.run("DROP SCHEMA \(name) CASCADE")
+        }
+    }
+
+    @Test func aModelThatCannotBeInstalledSendsNothing() async throws {
+        let name = uniqueSchemaName()
+        let transport = try await testTransport(schema: name)
+        await #expect(throws: SyncSchemaError.self) { try await transport.install([Owner.self, Owner.self]) }
+        await transport.close()
+        try await withConnection { connection in
+            #expect(try await connection.value("SELECT count(*)::text FROM pg_namespace WHERE nspname = '\(name)'") == "0")
+        }
+    }
 }
