@@ -289,7 +289,7 @@ extension ImportedObject {
         }
 
         private func uuid() throws(ImportProblem) -> Value {
-            guard case .string(let text) = node, let uuid = UUID(uuidString: text) else { throw mismatch("a UUID string") }
+            guard case .string(let text) = node, let uuid = UUID(canonicalText: text) else { throw mismatch("a UUID string") }
             return .uuid(uuid)
         }
 

@@ -141,12 +141,14 @@ struct JSONParser {
 
     private mutating func string() throws(Failure) -> String {
         offset += 1   // opening quote
-        var scalars = String.UnicodeScalarView()
+        // Runs between escapes are validated and appended whole; a string without escapes
+        // (the common case) is made from its bytes in one step.
+        var result = ""
         var run = offset
         func flushRun() throws(Failure) {
             guard run < offset else { return }
             guard let text = String(validating: bytes[run..<offset], as: UTF8.self) else { throw failure("a string is not valid UTF-8") }
-            scalars.append(contentsOf: text.unicodeScalars)
+            if result.isEmpty { result = text } else { result.append(text) }
         }
         while true {
             guard offset < bytes.count else { throw failure("a string is not closed") }
@@ -155,7 +157,7 @@ struct JSONParser {
             case UInt8(ascii: "\""):
                 try flushRun()
                 offset += 1
-                return String(scalars)
+                return result
             case UInt8(ascii: "\\"):
                 try flushRun()
                 offset += 1
@@ -163,14 +165,14 @@ struct JSONParser {
                 let escape = bytes[offset]
                 offset += 1
                 switch escape {
-                case UInt8(ascii: "\""): scalars.append("\"")
-                case UInt8(ascii: "\\"): scalars.append("\\")
-                case UInt8(ascii: "/"): scalars.append("/")
-                case UInt8(ascii: "b"): scalars.append("\u{08}")
-                case UInt8(ascii: "f"): scalars.append("\u{0C}")
-                case UInt8(ascii: "n"): scalars.append("\n")
-                case UInt8(ascii: "r"): scalars.append("\r")
-                case UInt8(ascii: "t"): scalars.append("\t")
+                case UInt8(ascii: "\""): result.unicodeScalars.append("\"")
+                case UInt8(ascii: "\\"): result.unicodeScalars.append("\\")
+                case UInt8(ascii: "/"): result.unicodeScalars.append("/")
+                case UInt8(ascii: "b"): result.unicodeScalars.append("\u{08}")
+                case UInt8(ascii: "f"): result.unicodeScalars.append("\u{0C}")
+                case UInt8(ascii: "n"): result.unicodeScalars.append("\n")
+                case UInt8(ascii: "r"): result.unicodeScalars.append("\r")
+                case UInt8(ascii: "t"): result.unicodeScalars.append("\t")
                 case UInt8(ascii: "u"):
                     var code = try hex4()
                     if (0xD800..<0xDC00).contains(code) {
@@ -184,7 +186,7 @@ struct JSONParser {
                         code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
                     }
                     guard let scalar = Unicode.Scalar(code) else { throw failure("a \\u escape holds half of a surrogate pair") }
-                    scalars.append(scalar)
+                    result.unicodeScalars.append(scalar)
                 default:
                     throw failure("unknown escape '\\\(Self.printable(escape))'")
                 }

@@ -121,7 +121,7 @@ struct PulledPage {
     private static func change(_ node: JSONNode, index: Int, _ refuse: (String) -> CofferError) throws -> Change {
         let what = "change \(index)"
         let members = try members(of: node, what, refuse)
-        guard case .string(let idText)? = members["id"], let syncId = UUID(uuidString: idText) else {
+        guard case .string(let idText)? = members["id"], let syncId = UUID(canonicalText: idText) else {
             throw refuse("\(what) needs \"id\", a UUID string, not \(members["id"]?.text.prefix(100) ?? "nothing")")
         }
         let named = "\(what) (\(idText))"
@@ -181,7 +181,7 @@ struct PulledPage {
     private static func origin(_ node: JSONNode) -> UUID? {
         switch node {
         case .null: return nilOrigin
-        case .string(let text): return UUID(uuidString: text)
+        case .string(let text): return UUID(canonicalText: text)
         default: return nil
         }
     }

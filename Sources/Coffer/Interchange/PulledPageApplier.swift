@@ -196,7 +196,7 @@ struct PulledPageApplier {
             var found: [Id] = []
             var waiting: [UUID] = []
             for element in elements {
-                guard case .string(let text) = element, let target = UUID(uuidString: text) else {
+                guard case .string(let text) = element, let target = UUID(canonicalText: text) else {
                     throw refuse(name, "\(syncId): a to-many relation needs sync ids (UUID strings), not \(element.text.prefix(100))")
                 }
                 if let targetId = try localId(of: target, targetEntity: property.relationTarget) {
@@ -209,7 +209,7 @@ struct PulledPageApplier {
         }
         if property.flags.contains(.relation) {
             if case .null = node { return .value(nil) }
-            guard case .string(let text) = node, let target = UUID(uuidString: text) else {
+            guard case .string(let text) = node, let target = UUID(canonicalText: text) else {
                 throw refuse(name, "\(syncId): a link needs its target's sync id (a UUID string) or null, not \(node.text.prefix(100))")
             }
             guard let targetId = try localId(of: target, targetEntity: property.relationTarget) else { return .waitingLink(target) }
