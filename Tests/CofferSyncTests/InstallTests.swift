@@ -78,8 +78,9 @@ import Testing
         let transport = try await testTransport(schema: name)
         await #expect(throws: SyncSchemaError.self) { try await transport.install([Owner.self, Owner.self]) }
         await transport.close()
-        try await withConnection { connection in
-            #expect(try await connection.value("SELECT count(*)::text FROM pg_namespace WHERE nspname = '\(name)'") == "0")
+        let schemas = try await withConnection { connection in
+            try await connection.value("SELECT count(*)::text FROM pg_namespace WHERE nspname = '\(name)'")
         }
+        #expect(schemas == "0")
     }
 }

@@ -10,7 +10,7 @@ import Testing
     /// JSON with a random mix of raw characters, short escapes and \u escapes (surrogate pairs
     /// for astral ones); parsing gives back exactly its scalars.
     @Test func jsonStringsParseToTheirScalars() throws {
-        var generator = SplitMix64(seed: 0x5EED_0031)
+        var generator = SplitMix64(state: 0x5EED_0031)
         let pool: [Unicode.Scalar] = ["a", "Z", "0", " ", "\"", "\\", "/", "\u{08}", "\u{0C}", "\n", "\r", "\t", "\u{00}",
                                       "\u{1F}", "é", "\u{0301}", "ß", "中", "\u{FFFD}", "\u{1F600}", "\u{10FFFF}", "\u{7F}"]
         for _ in 0..<2_000 {
@@ -44,10 +44,12 @@ import Testing
     }
 
     /// Valid UUIDs in random case, and random near-misses of them (a character replaced,
-    /// dropped or added, a hyphen moved, non-ASCII): the fast parser accepts exactly what
-    /// Foundation's `UUID(uuidString:)` accepts, with the same value.
+    /// dropped or added, a hyphen moved, non-ASCII): the parser accepts exactly the canonical
+    /// form (checked by a pattern), with Foundation's value for it. Foundation's formatted scan
+    /// also accepts some near-misses (a hyphen moved next to a digit reads as a sign), with
+    /// values that are not what the text says; those are refused here.
     @Test func uuidTextMatchesFoundation() {
-        var generator = SplitMix64(seed: 0x0055_1D)
+        var generator = SplitMix64(state: 0x0055_1D)
         let alphabet = Array("0123456789abcdefABCDEFgG-xé ".unicodeScalars)
         for round in 0..<5_000 {
             var text = Array(UUID().uuidString.unicodeScalars).map { scalar in
@@ -64,13 +66,20 @@ import Testing
             }
             var string = ""
             string.unicodeScalars.append(contentsOf: text)
-            #expect(UUID(canonicalText: string) == UUID(uuidString: string), "\(string)")
+            let canonical = Self.isCanonical(string)
+            #expect(UUID(canonicalText: string) == (canonical ? UUID(uuidString: string) : nil), "\(string)")
+            if canonical { #expect(UUID(canonicalText: string) != nil, "\(string)") }
         }
         for string in ["", "-", String(repeating: "0", count: 36), "00000000-0000-0000-0000-000000000000",
                        "FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF", "00000000-0000-0000-0000-0000000000000",
                        "{00000000-0000-0000-0000-000000000000}", "00000000000000000000000000000000"] {
-            #expect(UUID(canonicalText: string) == UUID(uuidString: string), "\(string)")
+            let canonical = Self.isCanonical(string)
+            #expect(UUID(canonicalText: string) == (canonical ? UUID(uuidString: string) : nil), "\(string)")
         }
+    }
+
+    static func isCanonical(_ string: String) -> Bool {
+        string.wholeMatch(of: /[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}/) != nil
     }
 
     /// `scalar` as JSON string content: 0 raw (escaped where JSON requires), 1 a short escape

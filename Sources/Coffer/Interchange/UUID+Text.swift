@@ -2,9 +2,10 @@ import Foundation
 
 extension UUID {
     /// Parses the canonical text form, 36 characters: 8-4-4-4-12 hexadecimal digits (either
-    /// case) separated by hyphens. Accepts exactly what `UUID(uuidString:)` accepts, without
-    /// its formatted scan, which dominated the parsing of pulled pages (every change names its
-    /// object, and links name their targets, by sync id).
+    /// case) separated by hyphens, and nothing else. `UUID(uuidString:)` gives the same value
+    /// for these, but its formatted scan also accepts near-misses (a hyphen moved next to a
+    /// digit reads as a minus sign) with a value the text does not say, and it dominated the
+    /// parsing of pulled pages (every change names its object, and links their targets, by id).
     init?(canonicalText text: String) {
         var high: UInt64 = 0
         var low: UInt64 = 0
