@@ -1,0 +1,56 @@
+@_spi(CofferSync) import Coffer
+@testable import CofferSync
+import Foundation
+import PostgresNIO
+import Testing
+
+/// The engine's promises around its loop and identity: a stop is never lost, the replica
+/// pushes as the store's current client id, and parked conflicts are retried after pulls.
+@Suite(.timeLimit(.minutes(2))) struct ReplicaEngineTests {
+    /// Runs `run()` in a task and reports whether it returned within `seconds`; stops it
+    /// otherwise, so that the test ends either way.
+    static func runReturns(_ replica: SyncReplica, within seconds: Double, afterStarting: () -> Void = {}) async throws -> Bool {
+        let returned = LockedState(false)
+        let running = Task {
+            await replica.run()
+            returned.withLock { $0 = true }
+        }
+        afterStarting()
+        let prompt = try await eventually(attempts: 1000, seconds: seconds) { returned.withLock { $0 } }
+        if !prompt {
+            replica.stop()
+            await running.value
+        }
+        return prompt
+    }
+
+    @Test func aStopBeforeRunEndsThatRunAndIsSpentByIt() async throws {
+        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
+        let s = schema.schemaName
+        try await withInstalled(schema) { connection in
+            let node = try await ReplicaNode(index: 0, schema: s, log: WriteLog())
+            defer { node.temporary.cleanUp() }
+            node.replica.stop()
+            #expect(try await Self.runReturns(node.replica, within: 5), "a stop made before run() was lost")
+            #expect(node.replica.currentStatus.phase == .stopped)
+            #expect(node.replica.currentStatus.lastSyncedAt == nil, "the stopped run made no pass")
+
+            // A stop right after the task that runs is created, which may begin before or
+            // after the stop: the run ends either way.
+            for attempt in 0..<20 {
+                #expect(try await Self.runReturns(node.replica, within: 2) { node.replica.stop() }, "attempt \(attempt): the stop was lost")
+            }
+
+            // The stop is spent: the next run syncs until stopped.
+            try node.cards.put(Replicated.Card(title: "after the stops"))
+            let running = Task { await node.replica.run() }
+            #expect(try await eventually {
+                try await connection.value("SELECT count(*)::text FROM \(s).\"Card\" WHERE title = 'after the stops'") == "1"
+            }, "the run after a spent stop syncs")
+            node.replica.stop()
+            await running.value
+            #expect(node.replica.currentStatus.phase == .stopped)
+            await node.replica.transport.close()
+        }
+    }
+}
