@@ -53,4 +53,41 @@ import Testing
             await node.replica.transport.close()
         }
     }
+
+    @Test func aClientIdRenewedByAPullIsTheOnePushedAs() async throws {
+        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
+        let s = schema.schemaName
+        try await withInstalled(schema) { connection in
+            let temporary = try TemporaryStore()
+            defer { temporary.cleanUp() }
+            let transport = InterceptingTransport(try await testTransport(schema: s))
+            let replica = try SyncReplica(store: temporary.store, entities: [Replicated.Card.self], transport: transport)
+            let cards = temporary.store.box(for: Replicated.Card.self)
+            try cards.put(Replicated.Card(title: "before"))
+            try await replica.syncNow()
+            let original = try temporary.store.syncClientId()
+
+            // The data file is replaced while the store is open (a copy renamed over it): the
+            // next pull takes a new client id for the new file.
+            let file = temporary.directory + "/data.mdb"
+            try FileManager.default.copyItem(atPath: file, toPath: file + ".copy")
+            #expect(rename(file + ".copy", file) == 0)
+            try await replica.syncNow()
+            try cards.put(Replicated.Card(title: "after"))
+            let status = try await replica.syncNow()
+
+            let current = try temporary.store.syncClientId()
+            #expect(current != original, "the pull took a new id for the new file")
+            #expect(status.clientId == current)
+            let lastMids = try await connection.rows("SELECT client_id::text, last_mid::text FROM \(s).clients")
+            let byClient = Dictionary(uniqueKeysWithValues: lastMids.compactMap { row in
+                row[0].flatMap(UUID.init(uuidString:)).map { ($0, row[1] ?? "") }
+            })
+            #expect(byClient[original] == "1", "nothing was pushed under the old id after it was renewed")
+            #expect(byClient[current] == "2", "the change after the renewal was pushed under the new id")
+            #expect(transport.checkedClients == [original, current], "the new id was checked against the server")
+            #expect(try await connection.value("SELECT string_agg(title, ',' ORDER BY title) FROM \(s).\"Card\"") == "after,before")
+            await transport.close()
+        }
+    }
 }
