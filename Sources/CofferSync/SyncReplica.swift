@@ -63,6 +63,8 @@ public final class SyncReplica: Sendable {
         var stopRequested = false
         /// When the replica was last in step (or created).
         var inStepSince = ContinuousClock.now
+        /// Conflicts parked in the store at the last look; nil before the first.
+        var parkedConflicts: Int?
     }
 
     /// A replica of `store`'s `entities` (each declared `@Sync`) through `transport`. Nothing
@@ -111,7 +113,8 @@ public final class SyncReplica: Sendable {
 
     /// Makes one pass: pushes the outbox in batches (each acknowledged after the server's
     /// reply) until the changes recorded before the pass are sent, then pulls every entity
-    /// page by page to the server's horizon. Waits for a pass already running (from ``run()``
+    /// page by page to the server's horizon, then, when pulled objects are parked as
+    /// conflicts, applies them again (see ``Store/retrySyncConflicts()``). Waits for a pass already running (from ``run()``
     /// or another call) to end first. Returns the status after the pass.
     ///
     /// ```swift
@@ -128,7 +131,9 @@ public final class SyncReplica: Sendable {
                 try Task.checkCancellation()
                 let client = try await checkedClientId()
                 try await pushOutbox(client: client)
+                let conflictsBefore = channel.current.conflicts
                 try await pullEntities()
+                try retryParkedConflicts(parkedByThisPass: channel.current.conflicts - conflictsBefore)
                 let now = ContinuousClock.now
                 state.withLock { $0.inStepSince = now }
                 return channel.update { status in

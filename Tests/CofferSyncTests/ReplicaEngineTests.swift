@@ -90,4 +90,39 @@ import Testing
             await transport.close()
         }
     }
+
+    @Test func parkedConflictsAreRetriedAfterEachPull() async throws {
+        let schema = try SyncSchema([Chore.self], schema: uniqueSchemaName())
+        let s = schema.schemaName
+        try await withInstalled(schema) { _ in
+            let (a, b) = (try TemporaryStore(), try TemporaryStore())
+            defer { a.cleanUp(); b.cleanUp() }
+            let replicaA = try SyncReplica(store: a.store, entities: [Chore.self], transport: try await testTransport(schema: s))
+            let replicaB = try SyncReplica(store: b.store, entities: [Chore.self], transport: try await testTransport(schema: s))
+            var fromA = Chore(title: "from a", code: "K7")
+            try a.store.box(for: Chore.self).put(&fromA)
+            try await replicaA.syncNow()
+
+            // B holds the same code locally: the server refuses B's creation, and A's object
+            // is parked when it arrives.
+            let choresB = b.store.box(for: Chore.self)
+            var local = Chore(title: "local", code: "K7")
+            try choresB.put(&local)
+            #expect(try await eventually {
+                try await replicaB.syncNow()
+                return try b.store.syncConflicts().count == 1
+            }, "A's chore is parked on B")
+            #expect(replicaB.currentStatus.parkedConflicts == 1)
+
+            // The app frees the value; the next pass applies the parked object.
+            try choresB.remove(local.id)
+            let status = try await replicaB.syncNow()
+            #expect(try b.store.syncConflicts().isEmpty, "the engine retried the parked conflict")
+            #expect(try choresB.all().map(\.title) == ["from a"])
+            #expect(status.parkedConflicts == 0)
+            #expect(status.resolvedConflicts == 1)
+            await replicaA.transport.close()
+            await replicaB.transport.close()
+        }
+    }
 }
