@@ -155,25 +155,28 @@ struct PulledPageApplier {
         }
     }
 
-    /// Checks the unique values the change stores against the other local objects. A holder
-    /// of a `.replace` property is removed as a local delete (its delete entry goes to the
-    /// server: the object is gone on every replica, not only here); any other collision
-    /// (`.fail`, and `.update`, which would merge two objects of different sync ids) parks
-    /// the change as a conflict and returns false.
+    /// Checks every unique value the change stores against the other local objects before
+    /// anything is removed. The server's row wins a `.replace` value over a local holder the
+    /// server has never seen (its creation is still untaken): the holder gives way as a local
+    /// put would make it, and as its creation merges its delete, nothing is sent. A holder the
+    /// server knows (acknowledged, or taken by a pusher) is never removed here: the server
+    /// holds it under another value, so the local copy is stale or changed locally, and
+    /// removing it would send a delete the server did not decide. That collision, and any on
+    /// `.fail` or `.update` (which would merge two objects of different sync ids), parks the
+    /// change as a conflict and returns false, with nothing removed.
     private mutating func takeUniqueValues(id: Id, encode: (inout RecordWriter, PutStamps?) -> Void, change: PulledPage.Change) throws -> Bool {
         guard binding.hasUniqueIndex else { return true }
         var writer = RecordWriter(buffer: scratch, storedIds: binding.storedIds)
         encode(&writer, nil)
         scratch.adopt(writer)
         let record = RecordFields(bytes: writer.bytes, layout: binding, id: id)
+        var givingWay: [(id: Id, syncId: UUID)] = []
         for index in binding.indexes where index.isUnique {
             guard try record.field(index.storedId) != nil else { continue }
             let holders = try transaction.matchingIds(index, valueOf: record, table: binding.table, excluding: id)
             guard !holders.isEmpty else { continue }
-            if index.property.onConflict == .replace {
-                transaction.sync.isApplyingRemote = false
-                defer { transaction.sync.isApplyingRemote = true }
-                for holder in holders { _ = try transaction.removeObject(holder, binding: binding) }
+            if index.property.onConflict == .replace, let localOnly = try localOnlyHolders(holders) {
+                givingWay += localOnly
                 continue
             }
             try transaction.parkSyncConflict(SyncConflict(entity: schema.name, syncId: change.syncId, property: index.property.name,
@@ -182,7 +185,27 @@ struct PulledPageApplier {
             hasParkedConflicts = true
             return false
         }
+        guard !givingWay.isEmpty else { return true }
+        // Removed as local deletes: each merges into the holder's untaken creation, which it
+        // drops, and links to the holder are cleared (and captured) as a local remove clears them.
+        transaction.sync.isApplyingRemote = false
+        defer { transaction.sync.isApplyingRemote = true }
+        for holder in givingWay where local[holder.syncId] != nil {
+            _ = try transaction.removeObject(holder.id, binding: binding)
+            local[holder.syncId] = nil
+        }
         return true
+    }
+
+    /// The holders with their sync ids when every one exists only on this replica (its
+    /// creation is untaken), else nil.
+    private func localOnlyHolders(_ holders: [Id]) throws -> [(id: Id, syncId: UUID)]? {
+        var found: [(id: Id, syncId: UUID)] = []
+        for holder in holders {
+            guard let syncId = try transaction.syncId(of: holder, in: tables), local[syncId]?.isUntakenCreation == true else { return nil }
+            found.append((holder, syncId))
+        }
+        return found
     }
 
     /// The decision for one field's wire value, or nil to leave the field as it is.
