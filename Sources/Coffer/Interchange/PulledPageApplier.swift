@@ -16,6 +16,8 @@ import Foundation
 ///   link plus a pending link when the target is not here yet. A to-many relation arrives as
 ///   an array of target sync ids (`null`: left as it is).
 /// - An upsert that changes no stored value writes nothing (observers see no change).
+/// - A local record that cannot be read is replaced only by a change that sets every field;
+///   any other change throws ``CofferError/damagedRecord(entity:id:reason:)``.
 struct PulledPageApplier {
     let transaction: Transaction
     let schema: EntitySchema
@@ -127,8 +129,11 @@ struct PulledPageApplier {
                     try RecordFields(bytes: raw, layout: binding, id: existingId).forEach { id, field in
                         if stored[id] == nil { stored[id] = field }
                     }
-                } catch CofferError.damagedRecord {
-                    // The fields read before the damage are kept; the write path repairs the rest.
+                } catch CofferError.damagedRecord(let entity, let id, let reason) {
+                    // The fields after the damage are lost: only a change that sets every
+                    // field may replace the record, which then keeps nothing of it.
+                    try checkSetsEveryField(decisions, damagedId: id, entity: entity, reason: reason, syncId: change.syncId)
+                    stored = [:]
                 }
             }
             try checkRequiredValues(decisions, stored: stored, isInsert: existing == nil, syncId: change.syncId)
@@ -269,6 +274,21 @@ struct PulledPageApplier {
         }
         guard let tables = targets[entity] ?? nil else { return nil }
         return try transaction.localId(of: target, in: tables)
+    }
+
+    /// Refuses to apply a change to a damaged record unless the change decides every field
+    /// the record holds: a field it leaves alone (absent from the row, or kept for a local
+    /// change) would be read from the damaged bytes, which may have lost it, and the next push
+    /// would send the loss as a value.
+    private func checkSetsEveryField(_ decisions: [Int: Decision], damagedId: Id, entity: String, reason: String, syncId: UUID) throws {
+        var undecided: [String] = []
+        for (position, property) in schema.properties.enumerated() where property.flags.isDisjoint(with: [.id, .backlink, .toMany]) {
+            if decisions[position] == nil, !retired.contains(property.storedName) { undecided.append(property.storedName) }
+        }
+        guard !undecided.isEmpty else { return }
+        throw CofferError.damagedRecord(entity: entity, id: damagedId, reason: "\(reason); the pulled change of \(syncId) does not set "
+            + "\(undecided.joined(separator: ", ")) (absent from the row, or kept for a local change), so it cannot be applied "
+            + "without losing them: overwrite or remove the object to repair it (nothing of the page is applied)")
     }
 
     /// Refuses a change that would leave a property without a value that must have one.
