@@ -154,7 +154,7 @@ struct PulledPageApplier {
             if existing == nil { transaction.sync.arrivingSyncId = (binding.entityId, change.syncId) }
             defer { transaction.sync.arrivingSyncId = nil }
             try transaction.storeObject(id: &id, binding: binding, encode: encode)
-            try applyRelationsAndLinks(decisions, owner: id)
+            try applyRelationsAndLinks(decisions, owner: id, change: change)
             if existing == nil { try transaction.resolvePendingLinks(to: change.syncId, targetId: id) }
             upserted += 1
         }
@@ -358,9 +358,10 @@ struct PulledPageApplier {
     }
 
     /// After the record is stored: to-many relations, and the links that wait for targets.
-    private func applyRelationsAndLinks(_ decisions: [Int: Decision], owner: Id) throws {
+    private func applyRelationsAndLinks(_ decisions: [Int: Decision], owner: Id, change: PulledPage.Change) throws {
         for (position, decision) in decisions {
             let field = binding.storedIds[position]
+            let stamp = change.stamp(of: schema.properties[position].storedName)
             switch decision {
             case .relation(let targets, let waiting):
                 try transaction.dropPendingLinks(ownerEntityId: binding.entityId, owner: owner, field: field)
@@ -368,11 +369,11 @@ struct PulledPageApplier {
                     try transaction.replaceRelations(relation, owner: owner, targets: targets)
                 }
                 for target in waiting {
-                    try transaction.addPendingLink(.init(ownerEntityId: binding.entityId, owner: owner, field: field, target: target))
+                    try transaction.addPendingLink(.init(ownerEntityId: binding.entityId, owner: owner, field: field, target: target), stamp: stamp)
                 }
             case .waitingLink(let target):
                 try transaction.dropPendingLinks(ownerEntityId: binding.entityId, owner: owner, field: field)
-                try transaction.addPendingLink(.init(ownerEntityId: binding.entityId, owner: owner, field: field, target: target))
+                try transaction.addPendingLink(.init(ownerEntityId: binding.entityId, owner: owner, field: field, target: target), stamp: stamp)
             case .value:
                 if schema.properties[position].flags.contains(.relation) {
                     try transaction.dropPendingLinks(ownerEntityId: binding.entityId, owner: owner, field: field)

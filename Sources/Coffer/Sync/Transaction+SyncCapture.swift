@@ -177,6 +177,7 @@ extension Transaction {
                 if let known = try syncIdEntry(of: id, at: forward) {
                     guard !sync.changedFields.isEmpty else { return }
                     try recordSyncedUpdate(id, syncId: known.syncId, newestMid: known.mid, binding: binding, forward: forward)
+                    if !binding.linkFieldIds.isEmpty { try dropPendingLinksSupersededByLocalEdit(of: id, binding: binding) }
                     return
                 }
                 // An object stored before its entity was synced that the registration did
