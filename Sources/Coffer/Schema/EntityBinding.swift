@@ -95,6 +95,9 @@ struct RelationTables: Sendable {
     let reverse: MDB_dbi
     /// The stored name of the entity that owns the relation.
     let owner: String
+    /// The stored id of the relation's property in the owner (the field a synced owner's
+    /// outbox entry names when the relation changes).
+    let field: UInt16
 
     static func names(entity: UInt32, property: UInt16) -> (forward: String, reverse: String) {
         ("relation.\(entity).\(property)", "relation.\(entity).\(property).reverse")

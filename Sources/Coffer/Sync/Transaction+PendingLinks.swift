@@ -117,6 +117,24 @@ extension Transaction {
         for link in links { try removePendingLink(link, in: database) }
     }
 
+    /// The targets the owner's field waits for (to-many elements pulled before they arrived).
+    func pendingTargets(ownerEntityId: UInt32, owner: Id, field: UInt16) throws -> [UUID] {
+        guard let database = try pendingLinksDatabase(create: false) else { return [] }
+        let prefix = Self.ownerPrefix(entityId: ownerEntityId, owner: owner, field: field)
+        var targets: [UUID] = []
+        try withCursor(database, "reading the pending sync links") { cursor in
+            var current = try cursor.seek(prefix)
+            while let entry = current, entry.key.starts(with: prefix) {
+                guard entry.key.count == prefix.count + 16, let target = UUID(syncBytes: UnsafeRawBufferPointer(rebasing: entry.key[prefix.count...])) else {
+                    throw CofferError.damagedStore(part: .sync, reason: "the pending sync links hold a key of \(entry.key.count) bytes")
+                }
+                targets.append(target)
+                current = try cursor.next()
+            }
+        }
+        return targets
+    }
+
     /// Takes (removes and returns) the links that wait for `target`.
     func takePendingLinks(to target: UUID) throws -> [PendingLink] {
         guard let database = try pendingLinksDatabase(create: false) else { return [] }
