@@ -93,7 +93,7 @@ enum Crewed {
             #expect(try a.store.pendingSyncCount() == 0 && b.store.pendingSyncCount() == 0)
 
             // Random links and unlinks on both replicas, synced now and then.
-            var random = SplitMix64(seed: 31)
+            var random = SplitMix64(state: 31)
             let stores = [a.store, b.store]
             for step in 0..<40 {
                 let store = stores[Int.random(in: 0..<2, using: &random)]
