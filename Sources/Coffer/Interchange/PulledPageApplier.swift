@@ -369,11 +369,13 @@ struct PulledPageApplier {
                     try transaction.replaceRelations(relation, owner: owner, targets: targets)
                 }
                 for target in waiting {
-                    try transaction.addPendingLink(.init(ownerEntityId: binding.entityId, owner: owner, field: field, target: target), stamp: stamp)
+                    try transaction.addPendingLink(.init(ownerEntityId: binding.entityId, owner: owner, field: field, target: target),
+                                                   clock: stamp.clock, origin: stamp.origin)
                 }
             case .waitingLink(let target):
                 try transaction.dropPendingLinks(ownerEntityId: binding.entityId, owner: owner, field: field)
-                try transaction.addPendingLink(.init(ownerEntityId: binding.entityId, owner: owner, field: field, target: target), stamp: stamp)
+                try transaction.addPendingLink(.init(ownerEntityId: binding.entityId, owner: owner, field: field, target: target),
+                                               clock: stamp.clock, origin: stamp.origin)
             case .value:
                 if schema.properties[position].flags.contains(.relation) {
                     try transaction.dropPendingLinks(ownerEntityId: binding.entityId, owner: owner, field: field)

@@ -57,13 +57,13 @@ extension Transaction {
         return key
     }
 
-    /// Remembers that `link`'s owner field waits for its target, as pulled at `stamp`.
-    func addPendingLink(_ link: PendingLink, stamp: PulledPage.Stamp) throws {
+    /// Remembers that `link`'s owner field waits for its target, as pulled at (`clock`, `origin`).
+    func addPendingLink(_ link: PendingLink, clock: UInt64, origin: UUID) throws {
         guard let database = try pendingLinksDatabase(create: true) else { return }
         sync.storeHasPendingLinks = true
         var value: [UInt8] = []
-        Self.append(stamp.clock, to: &value)
-        value += stamp.origin.syncBytes
+        Self.append(clock, to: &value)
+        value += origin.syncBytes
         try putSyncValue(database, key: Self.targetKey(link), value: [], "remembering a link to \(link.target)")
         try putSyncValue(database, key: Self.ownerPrefix(entityId: link.ownerEntityId, owner: link.owner, field: link.field) + link.target.syncBytes,
                          value: value, "remembering a link to \(link.target)")
@@ -90,10 +90,11 @@ extension Transaction {
         guard value.count == 24, let origin = UUID(syncBytes: UnsafeRawBufferPointer(rebasing: value[8...])) else {
             throw CofferError.damagedStore(part: .sync, reason: "a pending sync link holds a stamp of \(value.count) bytes, not 24")
         }
-        let parked = PulledPage.Stamp(clock: UInt64(bigEndian: value.loadUnaligned(as: UInt64.self)), origin: origin)
-        if clock != parked.clock { return clock > parked.clock }
+        let parkedClock = UInt64(bigEndian: value.loadUnaligned(as: UInt64.self))
+        if clock != parkedClock { return clock > parkedClock }
+        // The same clock: ordered by origin as the server orders uuid values, by their bytes.
         guard let client = try storedReplicaIdentity()?.clientId else { return false }
-        return PulledPage.Stamp(clock: clock, origin: client) >= parked
+        return !client.syncBytes.lexicographicallyPrecedes(origin.syncBytes)
     }
 
     /// Forgets the links the owner's field waits for (a later value replaced them); with
