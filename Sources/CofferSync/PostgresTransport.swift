@@ -153,10 +153,11 @@ public actor PostgresTransport: SyncTransport {
         return value
     }
 
-    /// Runs `body` on the shared connection within the request deadline. A failure other than
+    /// Runs `body` on the shared connection within `timeout` (the request deadline unless
+    /// given). A failure other than
     /// a refused statement drops the connection (the next call opens a new one).
-    func perform<T: Sendable>(_ operation: String,
-                                      _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+    func perform<T: Sendable>(_ operation: String, timeout: Duration? = nil,
+                              _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         // Every call is idempotent (the server skips pushed mids it applied), so a call that
         // found its idle connection dropped (a server restart, a NAT timeout) is made once
         // more on a new one.
@@ -164,7 +165,7 @@ public actor PostgresTransport: SyncTransport {
             guard !isClosed else { throw SyncTransportError.closed }
             let (connection, reused) = try await openConnection(for: operation)
             do {
-                return try await Self.withDeadline(configuration.requestTimeout, operation: operation, closing: connection) {
+                return try await Self.withDeadline(timeout ?? configuration.requestTimeout, operation: operation, closing: connection) {
                     try await body(connection)
                 }
             } catch {
