@@ -4,25 +4,56 @@ import Foundation
 extension SyncReplica {
     /// Pulls every entity, page by page, from its stored cursor to the server's horizon. Each
     /// page is applied with its cursor in one LMDB transaction, so an interruption anywhere
-    /// resumes from the last applied page.
+    /// resumes from the last applied page. Entities fail one by one: one that cannot be
+    /// pulled (a page that cannot be applied, a call the server refuses) is reported in
+    /// ``SyncStatus/pullFailures`` and the others are pulled; the first failure is thrown
+    /// once all were tried, so the pass counts as failed and is retried.
     func pullEntities() async throws {
         channel.update { $0.phase = .pulling }
-        let stream = transport.stream
+        var firstFailure: (any Error)?
         for entity in entityNames {
-            var cursor = try store.syncCursor(entity: entity, stream: stream)
-            while true {
-                try Task.checkCancellation()
-                let page = try await transport.pull(entity: entity, cursor: cursor, limit: options.pullPageSize)
-                let summary = try store.applyPulledPage(page, entity: entity, stream: stream)
-                channel.update { status in
-                    status.pulled += summary.upserted + summary.deleted
-                    status.conflicts += summary.conflicts
-                }
-                guard summary.more, summary.cursor != cursor else { break }
-                cursor = summary.cursor
+            try Task.checkCancellation()
+            do {
+                try await pullEntity(entity)
+                channel.update { status in status.pullFailures.removeAll { $0.entity == entity } }
+            } catch {
+                if error is CancellationError || Task.isCancelled { throw error }
+                recordPullFailure(entity: entity, error: error)
+                if firstFailure == nil { firstFailure = error }
             }
         }
         let pending = try store.pendingSyncCount()
         channel.update { $0.pending = pending }
+        if let firstFailure { throw firstFailure }
+    }
+
+    private func recordPullFailure(entity: String, error: any Error) {
+        channel.update { status in
+            if let index = status.pullFailures.firstIndex(where: { $0.entity == entity }) {
+                let previous = status.pullFailures[index]
+                status.pullFailures[index] = SyncPullFailure(entity: entity, error: error, attempts: previous.attempts + 1, since: previous.since)
+            } else {
+                status.pullFailures.append(SyncPullFailure(entity: entity, error: error, attempts: 1, since: Date()))
+                let order = entityNames
+                status.pullFailures.sort { (order.firstIndex(of: $0.entity) ?? 0) < (order.firstIndex(of: $1.entity) ?? 0) }
+            }
+        }
+    }
+
+    /// Brings one entity to the server's horizon: the pages after the cursor.
+    private func pullEntity(_ entity: String) async throws {
+        let stream = transport.stream
+        var cursor = try store.syncCursor(entity: entity, stream: stream)
+        while true {
+            try Task.checkCancellation()
+            let page = try await transport.pull(entity: entity, cursor: cursor, limit: options.pullPageSize)
+            let summary = try store.applyPulledPage(page, entity: entity, stream: stream)
+            channel.update { status in
+                status.pulled += summary.upserted + summary.deleted
+                status.conflicts += summary.conflicts
+            }
+            guard summary.more, summary.cursor != cursor else { break }
+            cursor = summary.cursor
+        }
     }
 }

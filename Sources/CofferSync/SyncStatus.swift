@@ -100,6 +100,16 @@ public struct SyncStatus: Sendable {
     /// if status.conflicts > 0 { showConflicts(try store.syncConflicts()) }
     /// ```
     public var conflicts = 0
+    /// The entities whose last pull failed, in pull order, each with its error (a page that
+    /// cannot be applied, a protocol error, the server refusing the call). The other entities
+    /// pull on; a failing entity is tried again by every pass (``SyncReplica/run()`` backs
+    /// off between failing passes) from where it stopped: no row is passed over. An entity
+    /// leaves the list when it pulls to the horizon.
+    ///
+    /// ```swift
+    /// for failure in status.pullFailures { log("\(failure.entity) is not pulling: \(failure.error)") }
+    /// ```
+    public var pullFailures: [SyncPullFailure] = []
     /// The failure of the last pass, nil once a pass succeeds. Usually a
     /// ``SyncTransportError``; the replica retries it.
     ///
