@@ -5,7 +5,7 @@ extension SyncReplica {
     /// Pulls every entity, page by page, from its stored cursor to the server's horizon. Each
     /// page is applied with its cursor in one LMDB transaction, so an interruption anywhere
     /// resumes from the last applied page. Entities fail one by one: one that cannot be
-    /// pulled (a page that cannot be applied, a call the server refuses) is reported in
+    /// pulled (a page that cannot be applied, a protocol error) is reported in
     /// ``SyncStatus/pullFailures`` and the others are pulled; the first failure is thrown
     /// once all were tried, so the pass counts as failed and is retried.
     func pullEntities() async throws {
@@ -52,7 +52,13 @@ extension SyncReplica {
                 status.pulled += summary.upserted + summary.deleted
                 status.conflicts += summary.conflicts
             }
-            guard summary.more, summary.cursor != cursor else { break }
+            guard summary.more else { break }
+            // A page that says there is more but does not move the cursor would be asked for
+            // again and again (and, taken for the end, leave the rest unpulled).
+            guard summary.cursor != cursor else {
+                throw SyncTransportError.malformedReply(
+                    operation: "pull \(entity)", detail: "the page says there is more but its cursor did not move from \(cursor)")
+            }
             cursor = summary.cursor
         }
     }

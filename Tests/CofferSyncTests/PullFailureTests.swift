@@ -23,7 +23,8 @@ enum PullFailureModels {
 
 /// Pull failures are per entity and visible: an entity whose page cannot be applied is
 /// reported and retried while the others pull; a failing push still lets the pull run
-/// (fields with newer unacknowledged local changes keep them).
+/// (fields with newer unacknowledged local changes keep them); a page that says there is
+/// more without moving its cursor is a protocol error, not the end of the pull.
 @Suite(.timeLimit(.minutes(2))) struct PullFailureTests {
     @Test func anUnappliablePageStopsOnlyItsEntity() async throws {
         typealias Ledger = PullFailureModels.Ledger
@@ -134,6 +135,38 @@ enum PullFailureModels {
             })
             await scripted.close()
             await b.replica.transport.close()
+        }
+    }
+
+    @Test func aPageThatSaysMoreWithoutMovingItsCursorIsAnError() async throws {
+        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
+        let s = schema.schemaName
+        try await withInstalled(schema) { _ in
+            let temporary = try TemporaryStore()
+            defer { temporary.cleanUp() }
+            let scripted = ScriptedTransport(try await testTransport(schema: s))
+            let replica = try SyncReplica(store: temporary.store, entities: [Replicated.Card.self], transport: scripted)
+            scripted.script.withLock { script in
+                script.rewrite = { _, cursor, _ in Data(#"{"changes": [], "cursor": "\#(cursor)", "more": true}"#.utf8) }
+            }
+            let thrown = await #expect(throws: SyncTransportError.self) { try await replica.syncNow() }
+            guard case .malformedReply(let operation, _)? = thrown else {
+                Issue.record("expected malformedReply, got \(String(describing: thrown))")
+                return
+            }
+            #expect(operation == "pull Card")
+            let status = replica.currentStatus
+            #expect(status.pullFailures.map(\.entity) == ["Card"])
+            #expect(status.lastError != nil)
+            #expect(status.lastSyncedAt == nil, "the pass did not count as in step")
+
+            // Retried: a second failure counts, and a good page clears it.
+            await #expect(throws: SyncTransportError.self) { try await replica.syncNow() }
+            #expect(replica.currentStatus.pullFailures.first?.attempts == 2)
+            scripted.script.withLock { $0.rewrite = nil }
+            try await replica.syncNow()
+            #expect(replica.currentStatus.pullFailures.isEmpty)
+            await scripted.close()
         }
     }
 }
