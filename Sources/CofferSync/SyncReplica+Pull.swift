@@ -2,6 +2,9 @@
 import Foundation
 
 extension SyncReplica {
+    /// The most ids one `coffer_fetch` call asks for.
+    static let fetchLimit = 1000
+
     /// Pulls every entity, page by page, from its stored cursor to the server's horizon. Each
     /// page is applied with its cursor in one LMDB transaction, so an interruption anywhere
     /// resumes from the last applied page. Entities fail one by one: one that cannot be
@@ -40,9 +43,11 @@ extension SyncReplica {
         }
     }
 
-    /// Brings one entity to the server's horizon: the pages after the cursor.
+    /// Brings one entity to the server's horizon: first the server's state of objects whose
+    /// changes it refused, then the pages after the cursor.
     private func pullEntity(_ entity: String) async throws {
         let stream = transport.stream
+        try await fetchRefusedObjects(entity)
         var cursor = try store.syncCursor(entity: entity, stream: stream)
         while true {
             try Task.checkCancellation()
@@ -60,6 +65,21 @@ extension SyncReplica {
                     operation: "pull \(entity)", detail: "the page says there is more but its cursor did not move from \(cursor)")
             }
             cursor = summary.cursor
+        }
+    }
+
+    /// Fetches and applies the server's state of the objects of `entity` whose changes the
+    /// server refused, so the replica holds what the server holds (a refused creation is
+    /// removed, refused values are replaced); the refused values stay in
+    /// `store.syncRejections()`.
+    private func fetchRefusedObjects(_ entity: String) async throws {
+        let refused = try store.syncObjectsAwaitingServerState(entity: entity)
+        for start in stride(from: 0, to: refused.count, by: Self.fetchLimit) {
+            try Task.checkCancellation()
+            let ids = Array(refused[start..<min(start + Self.fetchLimit, refused.count)])
+            let page = try await transport.fetch(entity: entity, ids: ids)
+            let summary = try store.applyFetchedObjects(page, entity: entity, requested: ids)
+            channel.update { $0.pulled += summary.upserted + summary.deleted }
         }
     }
 }

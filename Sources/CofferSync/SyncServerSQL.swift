@@ -1156,5 +1156,53 @@ enum SyncServerSQL {
         END
         $$
         """#,
+
+        // Fetch: the current state of chosen objects of an entity, as a page in coffer_pull's
+        // format: an upsert for each object the table has, a delete for each it has not (with
+        // its tombstone's stamps when one is left). A replica applies it without moving its
+        // cursor: after a resync, for the objects the pull did not return; after a push, for
+        // the objects whose changes the server refused. Both queries run in the function's
+        // one snapshot, so every id is answered once.
+        #"""
+        CREATE OR REPLACE FUNCTION @S@.coffer_fetch(entity text, ids uuid[]) RETURNS jsonb
+        LANGUAGE plpgsql STABLE SET extra_float_digits = 3 AS $$
+        DECLARE
+            encoded text;
+            present jsonb;
+            absent jsonb;
+        BEGIN
+            IF NOT EXISTS (SELECT 1 FROM @S@.entities e WHERE e.entity = coffer_fetch.entity) THEN
+                RAISE EXCEPTION 'entity "%" is not installed in schema %', entity, @SL@ USING ERRCODE = 'CF001';
+            END IF;
+            IF ids IS NULL OR cardinality(ids) > 10000 THEN
+                RAISE EXCEPTION 'coffer_fetch takes up to 10000 ids, not %', coalesce(cardinality(ids)::text, 'NULL');
+            END IF;
+
+            SELECT coalesce(string_agg(format('jsonb_build_object(%L, %s)', f.field, @S@._encoder(f.kind, f.field)),
+                                       ' || ' ORDER BY f.field), '''{}''::jsonb')
+                INTO encoded FROM @S@.fields f WHERE f.entity = coffer_fetch.entity;
+
+            -- The entity's table alone in scope: the encoders name its columns unqualified.
+            EXECUTE format($q$
+                SELECT coalesce(jsonb_agg(jsonb_build_object('op', 'upsert', 'id', r.sync_id, 'txid', r._txid::text,
+                           'hlc', r._hlc::text, 'origin', r._origin, 'clocks', r._clocks, 'fields', %s) ORDER BY r.sync_id), '[]')
+                FROM %I.%I r
+                WHERE r.sync_id = ANY($1)
+            $q$, encoded, @SL@, entity)
+            INTO present
+            USING ids;
+            EXECUTE format($q$
+                SELECT coalesce(jsonb_agg(jsonb_build_object('op', 'delete', 'id', w.id, 'txid', coalesce(d._txid::text, '0'),
+                           'hlc', coalesce(d._hlc, 0)::text, 'origin', d._origin) ORDER BY w.id), '[]')
+                FROM (SELECT DISTINCT u.id FROM unnest($1::uuid[]) AS u(id) WHERE u.id IS NOT NULL) w
+                LEFT JOIN %I.tombstones d ON d.entity = $2 AND d.sync_id = w.id
+                WHERE NOT EXISTS (SELECT 1 FROM %I.%I r WHERE r.sync_id = w.id)
+            $q$, @SL@, @SL@, entity)
+            INTO absent
+            USING ids, entity;
+            RETURN jsonb_build_object('changes', present || absent, 'cursor', '0', 'more', false);
+        END
+        $$
+        """#,
     ]
 }

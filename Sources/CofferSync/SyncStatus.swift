@@ -80,8 +80,9 @@ public struct SyncStatus: Sendable {
     /// ```
     public var pending = 0
     /// The most recent changes the server refused (up to 100; ``rejectedCount`` counts them
-    /// all). A refused change is acknowledged like an applied one: the queue goes on, and the
-    /// object keeps its local value until a pull brings the server's.
+    /// all; `store.syncRejections()` keeps every one with its refused values until the app
+    /// clears them). A refused change is acknowledged like an applied one: the queue goes on,
+    /// and the replica fetches the server's state of the object and applies it.
     ///
     /// ```swift
     /// for rejection in status.rejections { log("change \(rejection.mid): \(rejection.reason)") }

@@ -3,7 +3,8 @@
 import Foundation
 
 /// A transport in front of a real one that a test scripts: pushes that fail, a pull call
-/// that fails, pages rewritten on their way, and a log of the pull cursors.
+/// that fails, fetches that fail, pages rewritten on their way, and a log of the pull
+/// cursors and fetched ids.
 final class ScriptedTransport: SyncTransport {
     struct Script {
         /// Every push fails (as a server that is unreachable would make it).
@@ -15,6 +16,10 @@ final class ScriptedTransport: SyncTransport {
         var failingPull: Int?
         /// Replaces a page (entity, cursor asked from, page) before the replica sees it.
         var rewrite: (@Sendable (String, String, Data) -> Data)?
+        /// The ids asked for by fetches, in order.
+        var fetched: [UUID] = []
+        /// Every fetch fails.
+        var failFetches = false
     }
 
     let inner: any SyncTransport
@@ -43,6 +48,15 @@ final class ScriptedTransport: SyncTransport {
         if call == failing { throw SyncTransportError.unreachable(operation: "pull \(entity)", detail: "scripted") }
         let page = try await inner.pull(entity: entity, cursor: cursor, limit: limit)
         return rewrite.map { $0(entity, cursor, page) } ?? page
+    }
+
+    func fetch(entity: String, ids: [UUID]) async throws -> Data {
+        let failing = script.withLock { script in
+            script.fetched += ids
+            return script.failFetches
+        }
+        if failing { throw SyncTransportError.unreachable(operation: "fetch \(entity)", detail: "scripted") }
+        return try await inner.fetch(entity: entity, ids: ids)
     }
 
     func waitForChanges(timeout: Duration) async throws -> Bool {
