@@ -44,14 +44,29 @@ extension SyncReplica {
     }
 
     /// Brings one entity to the server's horizon: first the server's state of objects whose
-    /// changes it refused, then the pages after the cursor.
+    /// changes it refused, then the pages after the cursor. When the server has collected
+    /// tombstones past the cursor (CF004) the entity resyncs: the cursor goes back to "0",
+    /// every page records the sync ids it brings, and at the end the server's state of each
+    /// local object it did not bring (and that has no unacknowledged change) is fetched and
+    /// applied, which removes the objects the server no longer has. The resync's marker and
+    /// seen ids are stored with the pages, so an interrupted resync resumes.
     private func pullEntity(_ entity: String) async throws {
         let stream = transport.stream
         try await fetchRefusedObjects(entity)
         var cursor = try store.syncCursor(entity: entity, stream: stream)
+        var resyncing = try store.isResyncing(entity: entity, stream: stream)
         while true {
             try Task.checkCancellation()
-            let page = try await transport.pull(entity: entity, cursor: cursor, limit: options.pullPageSize)
+            let page: Data
+            do {
+                page = try await transport.pull(entity: entity, cursor: cursor, limit: options.pullPageSize)
+            } catch let error as SyncTransportError where error.requiresResync && cursor != "0" {
+                try store.beginSyncResync(entity: entity, stream: stream)
+                channel.update { $0.resyncs += 1 }
+                cursor = "0"
+                resyncing = true
+                continue
+            }
             let summary = try store.applyPulledPage(page, entity: entity, stream: stream)
             channel.update { status in
                 status.pulled += summary.upserted + summary.deleted
@@ -65,6 +80,16 @@ extension SyncReplica {
                     operation: "pull \(entity)", detail: "the page says there is more but its cursor did not move from \(cursor)")
             }
             cursor = summary.cursor
+        }
+        if resyncing {
+            let unseen = try store.syncResyncCandidates(entity: entity, stream: stream)
+            var pages: [Data] = []
+            for start in stride(from: 0, to: unseen.count, by: Self.fetchLimit) {
+                try Task.checkCancellation()
+                pages.append(try await transport.fetch(entity: entity, ids: Array(unseen[start..<min(start + Self.fetchLimit, unseen.count)])))
+            }
+            let summary = try store.finishSyncResync(entity: entity, stream: stream, fetched: pages)
+            channel.update { $0.pulled += summary.upserted + summary.deleted }
         }
     }
 
@@ -81,5 +106,14 @@ extension SyncReplica {
             let summary = try store.applyFetchedObjects(page, entity: entity, requested: ids)
             channel.update { $0.pulled += summary.upserted + summary.deleted }
         }
+    }
+}
+
+extension SyncTransportError {
+    /// The server collected tombstones past the cursor (SQLSTATE CF004): the entity must be
+    /// pulled again from the start.
+    var requiresResync: Bool {
+        if case .server(_, "CF004", _) = self { return true }
+        return false
     }
 }

@@ -111,6 +111,15 @@ public struct SyncStatus: Sendable {
     /// for failure in status.pullFailures { log("\(failure.entity) is not pulling: \(failure.error)") }
     /// ```
     public var pullFailures: [SyncPullFailure] = []
+    /// How many resyncs began since the replica was created: the server had collected
+    /// tombstones past an entity's cursor, so the entity was pulled again from the start and
+    /// the local objects the server no longer has were removed (unpushed changes are kept
+    /// and pushed).
+    ///
+    /// ```swift
+    /// status.resyncs   // 1
+    /// ```
+    public var resyncs = 0
     /// The failure of the last pass, nil once a pass succeeds. Usually a
     /// ``SyncTransportError``; the replica retries it.
     ///

@@ -118,7 +118,7 @@ extension Store {
                     let sync = SyncIdTables.names(entity: entity.id)
                     names += [sync.syncIds, sync.localIds, SyncIdTables.outboxName,
                               Transaction.syncConflictsName, Transaction.pendingLinksName,
-                              Transaction.syncRejectionsName]
+                              Transaction.syncResyncName, Transaction.syncRejectionsName]
                 }
                 for name in names where storedDatabase(name) == nil {
                     var database: MDB_dbi = 0
