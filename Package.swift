@@ -64,10 +64,20 @@ let package = Package(
             dependencies: ["Coffer", .product(name: "PostgresNIO", package: "postgres-nio")]
         ),
         .executableTarget(name: "CofferDemo", dependencies: ["Coffer"], plugins: ["CofferPlugin"]),
+        // What both test targets share: child processes to kill, the private PostgreSQL
+        // cluster, a seeded generator. Not a product: only the tests link it.
+        .target(
+            name: "CofferTestSupport",
+            dependencies: [.product(name: "PostgresNIO", package: "postgres-nio")],
+            path: "Tests/CofferTestSupport"
+        ),
         // PublicAPI.txt: the reviewed list of public symbols (PublicAPITests), read from source.
-        .testTarget(name: "CofferTests", dependencies: ["Coffer"], exclude: ["PublicAPI.txt"], plugins: ["CofferPlugin"]),
+        .testTarget(
+            name: "CofferTests", dependencies: ["Coffer", "CofferTestSupport"], exclude: ["PublicAPI.txt"],
+            plugins: ["CofferPlugin"]
+        ),
         // Runs against a private PostgreSQL cluster that the suite starts (PostgresCluster).
-        .testTarget(name: "CofferSyncTests", dependencies: ["CofferSync"], plugins: ["CofferPlugin"]),
+        .testTarget(name: "CofferSyncTests", dependencies: ["CofferSync", "CofferTestSupport"], plugins: ["CofferPlugin"]),
         .testTarget(
             name: "CofferGeneratorTests",
             dependencies: ["CofferGeneratorCore"],

@@ -9,7 +9,8 @@ extension SyncReplica {
     /// retried after a wait that doubles (with jitter) up to ``Options/retry``'s longest;
     /// nothing ends the loop but stopping. Returns once stopped (promptly: a call in flight is
     /// abandoned, its work done again by the next pass). A second call while one runs returns
-    /// at once.
+    /// at once. After a ``stop()`` made while no run was in progress, the next call returns at
+    /// once (the stop wins over a run that had not begun), and the one after it runs.
     ///
     /// ```swift
     /// let syncing = Task { await replica.run() }
@@ -18,28 +19,50 @@ extension SyncReplica {
     /// await syncing.value
     /// ```
     public func run() async {
-        let loop = state.withLock { state -> Task<Void, Never>? in
-            guard state.running == nil else { return nil }
-            state.stopRequested = false
+        enum Start { case started(Task<Void, Never>), alreadyRunning, stopped }
+        let start = state.withLock { state -> Start in
+            guard state.running == nil else { return .alreadyRunning }
+            // A stop made before this run began (say, right after the task calling run() was
+            // created) ends it before its first pass, and is spent.
+            guard !state.stopRequested else {
+                state.stopRequested = false
+                return .stopped
+            }
             let loop = Task { await self.loop() }
             state.running = loop
-            return loop
+            return .started(loop)
         }
-        guard let loop else { return }
-        await withTaskCancellationHandler {
-            await loop.value
-        } onCancel: {
-            loop.cancel()
+        switch start {
+        case .alreadyRunning:
+            return
+        case .stopped:
+            channel.update { $0.phase = .stopped }
+        case .started(let loop):
+            await withTaskCancellationHandler {
+                await loop.value
+            } onCancel: {
+                loop.cancel()
+            }
+            // The stop that ended this run (or one that came as it ended) is spent with it.
+            state.withLock { state in
+                state.running = nil
+                state.stopRequested = false
+            }
+            channel.update { $0.phase = .stopped }
         }
-        state.withLock { $0.running = nil }
-        channel.update { $0.phase = .stopped }
     }
 
     /// Ends ``run()`` promptly: the wait or the call in flight is abandoned (what was
-    /// acknowledged or applied stays; the rest is done by the next pass).
+    /// acknowledged or applied stays; the rest is done by the next pass). Each stop ends one
+    /// run: the one in progress or, when none is, the next one to begin, which then returns
+    /// at once without a pass, so a stop never loses a race with a `run()` that is just
+    /// starting. ``syncNow()`` is not affected.
     ///
     /// ```swift
-    /// replica.stop()
+    /// let syncing = Task { await replica.run() }
+    /// replica.stop()            // even if the task has not begun: run() returns at once
+    /// await syncing.value
+    /// let again = Task { await replica.run() }   // runs until the next stop
     /// ```
     public func stop() {
         let loop = state.withLock { state -> Task<Void, Never>? in

@@ -57,12 +57,14 @@ public final class SyncReplica: Sendable {
     let state = LockedState(RunState())
 
     struct RunState {
-        /// The client id, checked against the server once.
+        /// The store's client id as last checked against the server.
         var clientId: UUID?
         var running: Task<Void, Never>?
         var stopRequested = false
         /// When the replica was last in step (or created).
         var inStepSince = ContinuousClock.now
+        /// Conflicts parked in the store at the last look; nil before the first.
+        var parkedConflicts: Int?
     }
 
     /// A replica of `store`'s `entities` (each declared `@Sync`) through `transport`. Nothing
@@ -111,7 +113,8 @@ public final class SyncReplica: Sendable {
 
     /// Makes one pass: pushes the outbox in batches (each acknowledged after the server's
     /// reply) until the changes recorded before the pass are sent, then pulls every entity
-    /// page by page to the server's horizon. Waits for a pass already running (from ``run()``
+    /// page by page to the server's horizon, then, when pulled objects are parked as
+    /// conflicts, applies them again (see ``Store/retrySyncConflicts()``). Waits for a pass already running (from ``run()``
     /// or another call) to end first. Returns the status after the pass.
     ///
     /// ```swift
@@ -132,15 +135,21 @@ public final class SyncReplica: Sendable {
                 let client = try await checkedClientId()
                 // A push that fails does not keep the pull from running (pulled values never
                 // overwrite fields with unacknowledged local changes that order after them);
-                // the pass still fails with the push's error.
+                // the pass still fails, with the push's error first.
                 var failure: (any Error)?
                 do {
                     try await pushOutbox(client: client)
                 } catch where !(error is CancellationError) && !Task.isCancelled {
                     failure = error
                 }
+                let conflictsBefore = channel.current.conflicts
                 do {
                     try await pullEntities()
+                } catch where !(error is CancellationError) && !Task.isCancelled {
+                    failure = failure ?? error
+                }
+                do {
+                    try retryParkedConflicts(parkedByThisPass: channel.current.conflicts - conflictsBefore)
                 } catch where !(error is CancellationError) && !Task.isCancelled {
                     failure = failure ?? error
                 }
@@ -165,14 +174,22 @@ public final class SyncReplica: Sendable {
         }
     }
 
-    /// The client id to push as: the store's, checked once against the server. When the
-    /// server has applied mids of this id beyond the highest the store ever handed out, the
-    /// store was restored from a copy older than what it sent: it takes a new id.
+    /// The client id to push as: the store's current one, checked against the server once
+    /// per id. When the server has applied mids of this id beyond the highest the store ever
+    /// handed out, the store was restored from a copy older than what it sent: it takes a new
+    /// id.
+    ///
+    /// The store's id is read at every pass, not kept: it changes when the data file is
+    /// replaced while the store is open (a pull then takes a new id for the new file), and
+    /// pushing on under the old id would send mids the server may count as the old file's.
     func checkedClientId() async throws -> UUID {
-        if let known = state.withLock({ $0.clientId }) { return known }
-        channel.update { $0.phase = .connecting }
-        for type in entityTypes { try register(type) }
         var client = try store.syncClientId()
+        let checked = state.withLock { $0.clientId }
+        if client == checked { return client }
+        channel.update { $0.phase = .connecting }
+        if checked == nil {
+            for type in entityTypes { try register(type) }
+        }
         let applied = try await transport.lastMutationId(client: client)
         if applied > (try store.syncLastMutationId()) {
             client = try store.renewSyncClientId()

@@ -970,6 +970,7 @@ enum SyncServerSQL {
             single_run boolean;
             all_eligible boolean;
             entity_count integer;
+            lock_ids uuid[];
         BEGIN
             IF client IS NULL THEN
                 RAISE EXCEPTION 'coffer_push needs a client id';
@@ -1025,6 +1026,23 @@ enum SyncServerSQL {
                 ) v
                 ORDER BY v.position
             ) d;
+
+            -- Every existing row the batch changes is locked before any is changed, in one
+            -- order for every pusher (entity, then sync_id): pushes of overlapping rows wait
+            -- for each other instead of deadlocking, whatever order their batches name the
+            -- rows in and however they are cut into runs (each run, and its deletes, would
+            -- otherwise lock its own rows when it comes).
+            FOR entity_name, lock_ids IN
+                SELECT u.entity, array_agg(DISTINCT (u.e ->> 'id')::uuid)
+                FROM unnest(changes, entities) AS u(e, entity)
+                WHERE u.entity = ANY(installed) AND jsonb_typeof(u.e -> 'id') = 'string'
+                  AND (u.e ->> 'id') ~ '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$'
+                GROUP BY u.entity ORDER BY u.entity
+            LOOP
+                EXECUTE format('SELECT count(*) FROM (SELECT 1 FROM %I.%I WHERE sync_id = ANY($1) ORDER BY sync_id FOR UPDATE) l',
+                               @SL@, entity_name)
+                    USING lock_ids;
+            END LOOP;
 
             PERFORM set_config('coffer.origin', client::text, true);
             IF total > 0 AND single_run AND all_eligible AND entity_count = 1 THEN

@@ -95,12 +95,28 @@ public struct SyncStatus: Sendable {
     /// ```
     public var rejectedCount = 0
     /// Pulled objects parked as conflicts (a unique value taken locally) since the replica was
-    /// created; `store.syncConflicts()` lists the ones still parked.
+    /// created; `store.syncConflicts()` lists the ones still parked, ``parkedConflicts``
+    /// counts them.
     ///
     /// ```swift
     /// if status.conflicts > 0 { showConflicts(try store.syncConflicts()) }
     /// ```
     public var conflicts = 0
+    /// Pulled objects parked as conflicts now, as of the end of the last pass (each pass
+    /// that finds some applies them again: those whose value a local change freed are
+    /// stored, the rest stay).
+    ///
+    /// ```swift
+    /// conflictBadge.count = status.parkedConflicts
+    /// ```
+    public var parkedConflicts = 0
+    /// Parked conflicts the replica applied on a later pass, once a local change had freed
+    /// their values, since the replica was created.
+    ///
+    /// ```swift
+    /// status.resolvedConflicts   // 1
+    /// ```
+    public var resolvedConflicts = 0
     /// The entities whose last pull failed, in pull order, each with its error (a page that
     /// cannot be applied, a protocol error, the server refusing the call). The other entities
     /// pull on; a failing entity is tried again by every pass (``SyncReplica/run()`` backs

@@ -171,7 +171,7 @@ final class ReplicaNode: Sendable {
     /// Random changes of one field of a random card (each value new, so that every write
     /// changes something), an occasional delete or creation, and a sync now and then.
     func writeRandomly(steps: Int, seed: UInt64) async throws {
-        var random = SplitMix64(seed: seed)
+        var random = SplitMix64(state: seed)
         let origin = try temporary.store.syncClientId()
         for step in 0..<steps {
             let all = try cards.all()
@@ -235,7 +235,7 @@ struct SQLWriter: Sendable {
     static let origin = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 
     func writeRandomly(steps: Int, seed: UInt64) async throws {
-        var random = SplitMix64(seed: seed)
+        var random = SplitMix64(state: seed)
         try await withConnection { connection in
             for step in 0..<steps {
                 let ids = try await connection.rows("SELECT sync_id::text FROM \(schema).\"Card\"").compactMap { $0.first ?? nil }

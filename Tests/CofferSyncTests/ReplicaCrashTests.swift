@@ -19,8 +19,8 @@ import Glibc
     /// every second commit, in small batches and pages so that a kill lands inside one.
     @Test func replicaCrashChild() async throws {
         let environment = ProcessInfo.processInfo.environment
-        guard environment[CrashChild.roleVariable] == Self.role,
-              let directory = environment[CrashChild.directoryVariable],
+        guard environment[ChildProcess.roleVariable] == Self.role,
+              let directory = environment[ChildProcess.directoryVariable],
               let port = environment["COFFER_SYNC_PORT"].flatMap(Int.init),
               let user = environment["COFFER_SYNC_USER"], let database = environment["COFFER_SYNC_DATABASE"],
               let schema = environment["COFFER_SYNC_SCHEMA"]
@@ -35,13 +35,13 @@ import Glibc
         while true {
             n += 1
             try cards.put(Replicated.Card(title: "c\(n)", count: n))
-            CrashChild.report("committed \(n)")
+            ChildProcess.report("committed \(n)")
             if n.isMultiple(of: 2) { try await replica.syncNow() }
         }
     }
 
     @Test func killedReplicaLosesNoWriteAndDuplicatesNone() async throws {
-        guard ProcessInfo.processInfo.environment[CrashChild.roleVariable] == nil else { return }
+        guard ProcessInfo.processInfo.environment[ChildProcess.roleVariable] == nil else { return }
         let runs = Int(ProcessInfo.processInfo.environment["COFFER_CRASH_RUNS"] ?? "") ?? 50
         let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
         let s = schema.schemaName
@@ -51,7 +51,7 @@ import Glibc
             do { try FileManager.default.removeItem(atPath: directory) } catch { Issue.record("removing \(directory): \(error)") }
         }
         try await withInstalled(schema) { connection in
-            var random = SplitMix64(seed: 0xC4A5_11)
+            var random = SplitMix64(state: 0xC4A5_11)
             var committed = Set<Int>()
             var inserted = 0
             var next = 0
@@ -61,8 +61,8 @@ import Glibc
                     inserted += 1
                     try await connection.run("INSERT INTO \(s).\"Card\" (title, count, done) VALUES ('s\(inserted)', \(-inserted), false)")
                 }
-                let reported = try CrashChild.killAtRandomMoment(
-                    role: Self.role, filter: "replicaCrashChild", directory: directory,
+                let reported = try ChildProcess.killAtRandomMoment(
+                    filter: "replicaCrashChild", role: Self.role, directory: directory,
                     environment: ["COFFER_SYNC_PORT": String(endpoint.port), "COFFER_SYNC_USER": endpoint.user,
                                   "COFFER_SYNC_DATABASE": endpoint.database, "COFFER_SYNC_SCHEMA": s,
                                   "COFFER_SYNC_FIRST": String(next)],
@@ -106,69 +106,5 @@ import Glibc
         }
         let report = try store.verify()
         #expect(report.isIntact, "run \(run): \(report)")
-    }
-}
-
-/// Runs this test binary again as a child process that executes one test, selected by an
-/// environment variable the child test checks (without it, it returns at once), and kills it.
-enum CrashChild {
-    static let roleVariable = "COFFER_TEST_CHILD"
-    static let directoryVariable = "COFFER_TEST_DIRECTORY"
-
-    /// Writes a line to standard output at once (the parent reads it as it comes).
-    static func report(_ line: String) {
-        let data = Data((line + "\n").utf8)
-        data.withUnsafeBytes { raw in _ = write(STDOUT_FILENO, raw.baseAddress, raw.count) }
-    }
-
-    /// Starts the child test `filter`, kills it with SIGKILL at a random moment (up to
-    /// `maximumDelay` microseconds) after its first line, and returns the numbers it reported
-    /// committed before it died.
-    static func killAtRandomMoment(role: String, filter: String, directory: String, environment extra: [String: String],
-                                   maximumDelay: UInt32, using random: inout SplitMix64) throws -> Set<Int> {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-        process.arguments = ["--testing-library", "swift-testing", "--filter", filter]
-        var environment = ProcessInfo.processInfo.environment
-        environment[roleVariable] = role
-        environment[directoryVariable] = directory
-        environment.merge(extra) { $1 }
-        process.environment = environment
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let lines = Lines()
-        pipe.fileHandleForReading.readabilityHandler = { handle in lines.feed(handle.availableData) }
-        let deadline = Date().addingTimeInterval(30)
-        while lines.all.isEmpty, process.isRunning, Date() < deadline { usleep(1_000) }
-        usleep(UInt32.random(in: 0...maximumDelay, using: &random))
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        pipe.fileHandleForReading.readabilityHandler = nil
-        lines.feed(pipe.fileHandleForReading.readDataToEndOfFile())
-        var reported = Set<Int>()
-        for line in lines.all where line.hasPrefix("committed ") {
-            if let number = Int(line.dropFirst("committed ".count)) { reported.insert(number) }
-        }
-        return reported
-    }
-
-    /// The lines a child wrote, collected from a reading thread.
-    final class Lines: @unchecked Sendable {
-        private let lock = NSLock()
-        private var buffer = Data()
-        private var lines: [String] = []
-
-        func feed(_ data: Data) {
-            lock.lock(); defer { lock.unlock() }
-            buffer.append(data)
-            while let newline = buffer.firstIndex(of: 10) {
-                lines.append(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
-                buffer.removeSubrange(buffer.startIndex...newline)
-            }
-        }
-
-        var all: [String] { lock.lock(); defer { lock.unlock() }; return lines }
     }
 }

@@ -30,7 +30,7 @@ import Testing
             let direct = try await ReplicaNode(index: 1, schema: s, log: log)
             defer { faulty.temporary.cleanUp(); direct.temporary.cleanUp() }
             let nodes = [faulty, direct]
-            var random = SplitMix64(seed: moment == .push ? 0xFA17_0001 : 0xFA17_0002)
+            var random = SplitMix64(state: moment == .push ? 0xFA17_0001 : 0xFA17_0002)
 
             for (round, fault) in Fault.allCases.enumerated() {
                 // Enough changes for several batches and pages on the side the fault hits.

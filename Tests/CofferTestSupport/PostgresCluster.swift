@@ -1,6 +1,5 @@
 import Foundation
 import PostgresNIO
-import Testing
 
 #if canImport(Glibc)
 import Glibc
@@ -18,14 +17,14 @@ import Glibc
 /// ```swift
 /// let connection = try await PostgresCluster.shared.connect()
 /// ```
-actor PostgresCluster {
-    static let shared = PostgresCluster()
+package actor PostgresCluster {
+    package static let shared = PostgresCluster()
 
     /// Where a started cluster listens.
-    struct Endpoint: Sendable {
-        let port: Int
-        let database: String
-        let user: String
+    package struct Endpoint: Sendable {
+        package let port: Int
+        package let database: String
+        package let user: String
     }
 
     private var started: Result<Endpoint, PostgresClusterError>?
@@ -33,7 +32,7 @@ actor PostgresCluster {
 
     /// The running cluster, started on first use. A failure to start is remembered: every
     /// later caller fails with the same error instead of trying again.
-    func endpoint() throws -> Endpoint {
+    package func endpoint() throws -> Endpoint {
         if started == nil {
             do {
                 started = .success(try Self.start())
@@ -48,7 +47,7 @@ actor PostgresCluster {
     }
 
     /// A new connection to the test database, as the test role. The caller closes it.
-    func connect() async throws -> PostgresConnection {
+    package func connect() async throws -> PostgresConnection {
         let endpoint = try endpoint()
         nextConnectionID += 1
         let configuration = PostgresConnection.Configuration(
@@ -205,12 +204,12 @@ actor PostgresCluster {
 }
 
 /// Why the test cluster is not there. Every message names the package to install.
-enum PostgresClusterError: Error, CustomStringConvertible {
+package enum PostgresClusterError: Error, CustomStringConvertible {
     case binariesMissing(searched: [String])
     case startFailed(String)
     case commandFailed(String, status: Int32, output: String)
 
-    var description: String {
+    package var description: String {
         let hint = "The sync tests start a private PostgreSQL cluster: install the Debian package postgresql-15 (apt-get install postgresql-15)."
         switch self {
         case .binariesMissing(let searched):
@@ -297,7 +296,7 @@ enum Cleanup {
 /// ```swift
 /// let count = try await withConnection { try await $0.query("SELECT 1", logger: $0.logger).collect().count }
 /// ```
-func withConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+package func withConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
     let connection = try await PostgresCluster.shared.connect()
     do {
         let result = try await body(connection)

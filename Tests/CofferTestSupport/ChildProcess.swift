@@ -1,0 +1,82 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs this test binary again as a child process that executes one "child" test, selected
+/// by an environment variable the child tests check (without it they return at once).
+///
+/// ```swift
+/// @Test func writerChild() throws {
+///     guard ChildProcess.role == "writer", let directory = ChildProcess.directory else { return }
+///     // ... commit, then ChildProcess.report("committed \(n)")
+/// }
+/// let (child, _) = try ChildProcess.start(filter: "writerChild", role: "writer", directory: path)
+/// ```
+package enum ChildProcess {
+    package static let roleVariable = "COFFER_TEST_CHILD"
+    package static let directoryVariable = "COFFER_TEST_DIRECTORY"
+
+    /// The role this process plays, if it is a child.
+    package static var role: String? { ProcessInfo.processInfo.environment[roleVariable] }
+    package static var directory: String? { ProcessInfo.processInfo.environment[directoryVariable] }
+
+    /// Starts the child test `filter` with `role` on `directory`, and `environment` added to
+    /// this process's; standard output is a pipe.
+    package static func start(filter: String, role: String, directory: String,
+                              environment extra: [String: String] = [:]) throws -> (Process, Pipe) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try selfPath())
+        process.arguments = ["--testing-library", "swift-testing", "--filter", filter]
+        var environment = ProcessInfo.processInfo.environment
+        environment[roleVariable] = role
+        environment[directoryVariable] = directory
+        environment.merge(extra) { $1 }
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return (process, pipe)
+    }
+
+    package static func selfPath() throws -> String {
+        try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+    }
+
+    /// Writes a line to standard output at once (the parent reads it as it comes).
+    package static func report(_ line: String) {
+        let data = Data((line + "\n").utf8)
+        data.withUnsafeBytes { raw in _ = write(STDOUT_FILENO, raw.baseAddress, raw.count) }
+    }
+
+    /// Starts the child test `filter` (which prints "committed N" after each commit it makes),
+    /// kills it with SIGKILL at a random moment (up to `maximumDelay` microseconds) after its
+    /// first line, and returns the numbers it reported committed before it died.
+    package static func killAtRandomMoment(filter: String, role: String, directory: String,
+                                           environment: [String: String] = [:], maximumDelay: UInt32 = 40_000,
+                                           using random: inout SplitMix64) throws -> Set<Int> {
+        let (child, pipe) = try start(filter: filter, role: role, directory: directory, environment: environment)
+        let lines = LineCollector()
+        pipe.fileHandleForReading.readabilityHandler = { handle in lines.feed(handle.availableData) }
+        // Wait for the child's first commit, then kill it at a random moment.
+        let deadline = Date().addingTimeInterval(30)
+        while lines.all.isEmpty, child.isRunning, Date() < deadline { usleep(1_000) }
+        usleep(UInt32.random(in: 0...maximumDelay, using: &random))
+        kill(child.processIdentifier, SIGKILL)
+        child.waitUntilExit()
+        pipe.fileHandleForReading.readabilityHandler = nil
+        lines.feed(pipe.fileHandleForReading.readDataToEndOfFile())
+        return committedNumbers(in: lines.all)
+    }
+
+    /// The numbers of the "committed N" lines among `lines`.
+    package static func committedNumbers(in lines: [String]) -> Set<Int> {
+        var reported = Set<Int>()
+        for line in lines where line.hasPrefix("committed ") {
+            if let number = Int(line.dropFirst("committed ".count)) { reported.insert(number) }
+        }
+        return reported
+    }
+}
