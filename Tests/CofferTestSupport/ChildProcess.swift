@@ -79,4 +79,32 @@ package enum ChildProcess {
         }
         return reported
     }
+
+    /// What a child that ran to its end printed, and how it ended.
+    package struct Outcome: Sendable {
+        /// Every line it wrote to standard output.
+        package var lines: [String]
+        /// It died of SIGKILL (its own, or the parent's after `timedOut`).
+        package var killed: Bool
+        /// It was still running at the deadline, and was killed then.
+        package var timedOut: Bool
+    }
+
+    /// Starts the child test `filter` and waits for it to end by itself (a child that kills
+    /// itself at a chosen point), for at most `timeout` seconds, after which it is killed.
+    package static func runToEnd(filter: String, role: String, directory: String, environment: [String: String] = [:],
+                                 timeout: Double) throws -> Outcome {
+        let (child, pipe) = try start(filter: filter, role: role, directory: directory, environment: environment)
+        let lines = LineCollector()
+        pipe.fileHandleForReading.readabilityHandler = { handle in lines.feed(handle.availableData) }
+        let deadline = Date().addingTimeInterval(timeout)
+        while child.isRunning, Date() < deadline { usleep(1_000) }
+        let timedOut = child.isRunning
+        if timedOut { kill(child.processIdentifier, SIGKILL) }
+        child.waitUntilExit()
+        pipe.fileHandleForReading.readabilityHandler = nil
+        lines.feed(pipe.fileHandleForReading.readDataToEndOfFile())
+        let killed = child.terminationReason == .uncaughtSignal && child.terminationStatus == SIGKILL
+        return Outcome(lines: lines.all, killed: killed, timedOut: timedOut)
+    }
 }

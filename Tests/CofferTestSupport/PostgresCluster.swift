@@ -14,11 +14,41 @@ import Glibc
 /// and, should the process die without running it (a crash, kill -9), by a watcher process
 /// that waits for the test process to end.
 ///
+/// A test that stops the server (`pg_ctl stop -m immediate`) makes a private cluster of its
+/// own, so that the suites sharing ``shared`` never see it go.
+///
 /// ```swift
 /// let connection = try await PostgresCluster.shared.connect()
+///
+/// let cluster = PostgresCluster(synchronousCommit: true)
+/// let endpoint = try await cluster.endpoint()
+/// try await cluster.stopImmediately()   // a crash: no shutdown checkpoint
+/// try await cluster.restart()           // same data directory, same port
+/// try await cluster.destroy()
 /// ```
 package actor PostgresCluster {
     package static let shared = PostgresCluster()
+
+    /// Whether a commit waits for its WAL to reach the kernel. The shared cluster does not
+    /// (faster); a test that crashes the server needs it, or the server may lose commits it
+    /// already reported (which a replica has acknowledged and will not send again).
+    private let synchronousCommit: Bool
+    private var running: Running?
+
+    /// What a started cluster needs to be stopped and started again.
+    private struct Running {
+        let bin: String
+        let directory: String
+        let runAsPostgres: Bool
+        let options: String
+        let endpoint: Endpoint
+        var data: String { directory + "/data" }
+    }
+
+    /// A cluster that starts on first use. `synchronousCommit` off is the shared cluster's.
+    package init(synchronousCommit: Bool = false) {
+        self.synchronousCommit = synchronousCommit
+    }
 
     /// Where a started cluster listens.
     package struct Endpoint: Sendable {
@@ -35,7 +65,9 @@ package actor PostgresCluster {
     package func endpoint() throws -> Endpoint {
         if started == nil {
             do {
-                started = .success(try Self.start())
+                let running = try Self.start(synchronousCommit: synchronousCommit)
+                self.running = running
+                started = .success(running.endpoint)
             } catch let error as PostgresClusterError {
                 started = .failure(error)
             } catch {
@@ -59,12 +91,37 @@ package actor PostgresCluster {
         )
     }
 
+    /// Stops the server as a crash would (`pg_ctl stop -m immediate`: no shutdown
+    /// checkpoint, every connection cut); ``restart()`` starts it again, with recovery.
+    package func stopImmediately() throws {
+        guard let running else { throw PostgresClusterError.startFailed("not started") }
+        try Self.run(running.bin + "/pg_ctl", ["stop", "-w", "-m", "immediate", "-D", running.data],
+                     asPostgres: running.runAsPostgres)
+    }
+
+    /// Starts the stopped server again on the same data directory and port.
+    package func restart() throws {
+        guard let running else { throw PostgresClusterError.startFailed("not started") }
+        try Self.run(running.bin + "/pg_ctl", ["start", "-w", "-t", "60", "-D", running.data, "-l",
+                                               running.directory + "/server.log", "-o", running.options],
+                     asPostgres: running.runAsPostgres)
+    }
+
+    /// Stops the server and removes its directory now (the exit hook and the watcher find
+    /// nothing left to do). The cluster cannot be used afterwards.
+    package func destroy() throws {
+        guard let running else { return }
+        self.running = nil
+        started = .failure(.startFailed("destroyed"))
+        try Cleanup.stop(directory: running.directory)
+    }
+
     // MARK: Starting
 
     private static let database = "coffer_test"
     private static let role = "coffer_test"
 
-    private static func start() throws -> Endpoint {
+    private static func start(synchronousCommit: Bool) throws -> Running {
         let bin = try binaryDirectory()
         let runAsPostgres = geteuid() == 0
         let directory = try makeDirectory(ownedByPostgres: runAsPostgres)
@@ -76,9 +133,11 @@ package actor PostgresCluster {
         var lastFailure = ""
         for _ in 0..<3 {
             let port = try freePort()
+            // fsync stays off even with synchronous commits: a killed server loses nothing
+            // the kernel has, and the tests never crash the machine.
             let options = "-c listen_addresses=127.0.0.1 -p \(port) -c unix_socket_directories=\(directory)"
-                + " -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
-                + " -c idle_in_transaction_session_timeout=60000"
+                + " -c fsync=off -c synchronous_commit=\(synchronousCommit ? "on" : "off") -c full_page_writes=off"
+                + " -c max_connections=200 -c idle_in_transaction_session_timeout=60000"
             do {
                 try run(bin + "/pg_ctl", ["start", "-w", "-t", "60", "-D", data, "-l", directory + "/server.log",
                                           "-o", options], asPostgres: runAsPostgres)
@@ -86,11 +145,12 @@ package actor PostgresCluster {
                 lastFailure = "\(error)\n" + ((try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? "")
                 continue
             }
-            Cleanup.started()
+            Cleanup.started(directory: directory)
             let psql = ["-h", "127.0.0.1", "-p", "\(port)", "-U", "postgres", "-d", "postgres", "-v", "ON_ERROR_STOP=1", "-q"]
             try run(bin + "/psql", psql + ["-c", "CREATE ROLE \(role) LOGIN"], asPostgres: runAsPostgres)
             try run(bin + "/psql", psql + ["-c", "CREATE DATABASE \(database) OWNER \(role)"], asPostgres: runAsPostgres)
-            return Endpoint(port: port, database: database, user: role)
+            return Running(bin: bin, directory: directory, runAsPostgres: runAsPostgres, options: options,
+                           endpoint: Endpoint(port: port, database: database, user: role))
         }
         throw PostgresClusterError.startFailed(lastFailure)
     }
@@ -222,49 +282,46 @@ package enum PostgresClusterError: Error, CustomStringConvertible {
     }
 }
 
-/// Stops the cluster and removes its directory when the test process ends.
+/// Stops every cluster and removes its directory when the test process ends.
 ///
 /// Two paths, so that a cluster never outlives its tests: an `atexit` hook for a normal exit
 /// (Swift Testing's runner returns from main with the process's status), and a watcher
-/// process, started with the cluster, that polls for the test process and does the same
+/// process per cluster, started with it, that polls for the test process and does the same
 /// cleanup once it is gone (a crash or kill -9 skips atexit). Whichever comes first wins; the
 /// second finds nothing to do.
 enum Cleanup {
-    private struct State {
-        var bin = ""
-        var directory = ""
-        var runAsPostgres = false
-        var registered = false
+    private struct Cluster {
+        var bin: String
+        var runAsPostgres: Bool
     }
 
     private final class Box: @unchecked Sendable {
         let lock = NSLock()
-        var state = State()
+        var clusters: [String: Cluster] = [:]   // by directory
+        var hooked = false
     }
 
     private static let box = Box()
 
-    private static func withState<T>(_ body: (inout State) -> T) -> T {
+    private static func withState<T>(_ body: (Box) -> T) -> T {
         box.lock.lock()
         defer { box.lock.unlock() }
-        return body(&box.state)
+        return body(box)
     }
 
     static func register(bin: String, directory: String, runAsPostgres: Bool) {
-        let first = withState { state -> Bool in
-            state.bin = bin
-            state.directory = directory
-            state.runAsPostgres = runAsPostgres
-            defer { state.registered = true }
-            return !state.registered
+        let first = withState { box -> Bool in
+            box.clusters[directory] = Cluster(bin: bin, runAsPostgres: runAsPostgres)
+            defer { box.hooked = true }
+            return !box.hooked
         }
-        if first { atexit { Cleanup.stopNow() } }
+        if first { atexit { Cleanup.stopAll() } }
     }
 
-    /// Starts the watcher once the server runs.
-    static func started() {
-        let (bin, directory, runAsPostgres) = withState { ($0.bin, $0.directory, $0.runAsPostgres) }
-        let stop = stopCommand(bin: bin, directory: directory, runAsPostgres: runAsPostgres)
+    /// Starts the watcher of the cluster in `directory` once its server runs.
+    static func started(directory: String) {
+        guard let cluster = withState({ $0.clusters[directory] }) else { return }
+        let stop = stopCommand(bin: cluster.bin, directory: directory, runAsPostgres: cluster.runAsPostgres)
         let script = "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; \(stop)"
         // Not waited for: it outlives the test process by design (setsid keeps it out of
         // the test's process group).
@@ -273,19 +330,26 @@ enum Cleanup {
         }
     }
 
+    /// Stops the cluster in `directory` and removes the directory now.
+    static func stop(directory: String) throws {
+        guard let cluster = withState({ $0.clusters.removeValue(forKey: directory) }) else { return }
+        try PostgresCluster.capture("/bin/sh", ["-c", stopCommand(bin: cluster.bin, directory: directory, runAsPostgres: cluster.runAsPostgres)])
+    }
+
     private static func stopCommand(bin: String, directory: String, runAsPostgres: Bool) -> String {
         let prefix = runAsPostgres ? "/usr/sbin/runuser -u postgres -- " : ""
         return "if [ -d '\(directory)/data' ]; then \(prefix)'\(bin)/pg_ctl' stop -m fast -w -D '\(directory)/data' >/dev/null 2>&1; fi;"
             + " rm -rf '\(directory)'"
     }
 
-    private static func stopNow() {
-        let (bin, directory, runAsPostgres) = withState { ($0.bin, $0.directory, $0.runAsPostgres) }
-        guard !directory.isEmpty else { return }
-        do {
-            try PostgresCluster.capture("/bin/sh", ["-c", stopCommand(bin: bin, directory: directory, runAsPostgres: runAsPostgres)])
-        } catch {
-            FileHandle.standardError.write(Data("could not stop the PostgreSQL test cluster in \(directory): \(error)\n".utf8))
+    private static func stopAll() {
+        let directories = withState { Array($0.clusters.keys) }
+        for directory in directories {
+            do {
+                try stop(directory: directory)
+            } catch {
+                FileHandle.standardError.write(Data("could not stop the PostgreSQL test cluster in \(directory): \(error)\n".utf8))
+            }
         }
     }
 }

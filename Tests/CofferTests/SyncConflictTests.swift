@@ -40,8 +40,8 @@ enum SyncedUnique {
 }
 
 /// Unique values that collide between a pulled object and a local one: parked as
-/// conflicts (the page goes on), retried, replaced by later pulls; `.replace` removes the
-/// local holder as a local delete; `.update` never merges two sync ids.
+/// conflicts (the page goes on), retried, replaced by later pulls; `.replace` removes only a
+/// local holder the server never saw; `.update` never merges two sync ids.
 @Suite struct SyncConflictTests {
     let stream = PageBuilder.stream
 
@@ -98,13 +98,12 @@ enum SyncedUnique {
         }
     }
 
-    @Test func replaceRemovesTheLocalHolderAsALocalDelete() throws {
+    @Test func replaceRemovesOnlyAHolderTheServerNeverSaw() throws {
         try withStore { store in
             try register(SyncedUnique.Badge.self, in: store)
             let badges = store.box(for: SyncedUnique.Badge.self)
             var sent = SyncedUnique.Badge(code: "A", label: "local, pushed")
             try badges.put(&sent)
-            let sentSyncId = try #require(try badges.syncId(of: sent.id))
             let batch = try store.takeSyncChanges(limit: 10)
             try store.acknowledgeSyncChanges(through: batch.last?.mid ?? 0)
             var unsent = SyncedUnique.Badge(code: "B", label: "local, never pushed")
@@ -115,13 +114,14 @@ enum SyncedUnique {
             builder.upsert(first, clock: 10, origin: nil, fields: [("code", "\"A\""), ("label", "\"remote A\"")])
             builder.upsert(second, clock: 10, origin: nil, fields: [("code", "\"B\""), ("label", "\"remote B\"")])
             let summary = try store.applyPulledPage(builder.page(), entity: "Badge", stream: stream)
-            #expect(summary.upserted == 2 && summary.conflicts == 0)
-            #expect(try badges.get(sent.id) == nil && badges.get(unsent.id) == nil)
-            #expect(try badges.id(forSyncId: first) != nil && badges.id(forSyncId: second) != nil)
-            // The pushed holder's removal goes to the server; the unsent one never existed there.
-            let outbox = try SyncProbe.snapshot(store).outbox.map(\.entry)
-            #expect(outbox.count == 1)
-            #expect(outbox.first?.operation == .delete && outbox.first?.syncId == sentSyncId)
+            #expect(summary.upserted == 1 && summary.conflicts == 1)
+            // The server holds the pushed holder under another code: it stays, the pulled one is parked.
+            #expect(try badges.get(sent.id)?.code == "A")
+            #expect(try badges.id(forSyncId: first) == nil && store.syncConflicts().map(\.syncId) == [first])
+            // The unsent one never existed there: it gives way, and nothing is sent.
+            #expect(try badges.get(unsent.id) == nil)
+            #expect(try badges.id(forSyncId: second) != nil)
+            #expect(try SyncProbe.snapshot(store).outbox.isEmpty)
             #expect(try store.verify().problems.isEmpty)
         }
     }

@@ -16,6 +16,8 @@ import Foundation
 ///   link plus a pending link when the target is not here yet. A to-many relation arrives as
 ///   an array of target sync ids (`null`: left as it is).
 /// - An upsert that changes no stored value writes nothing (observers see no change).
+/// - A local record that cannot be read is replaced only by a change that sets every field;
+///   any other change throws ``CofferError/damagedRecord(entity:id:reason:)``.
 struct PulledPageApplier {
     let transaction: Transaction
     let schema: EntitySchema
@@ -127,8 +129,11 @@ struct PulledPageApplier {
                     try RecordFields(bytes: raw, layout: binding, id: existingId).forEach { id, field in
                         if stored[id] == nil { stored[id] = field }
                     }
-                } catch CofferError.damagedRecord {
-                    // The fields read before the damage are kept; the write path repairs the rest.
+                } catch CofferError.damagedRecord(let entity, let id, let reason) {
+                    // The fields after the damage are lost: only a change that sets every
+                    // field may replace the record, which then keeps nothing of it.
+                    try checkSetsEveryField(decisions, damagedId: id, entity: entity, reason: reason, syncId: change.syncId)
+                    stored = [:]
                 }
             }
             try checkRequiredValues(decisions, stored: stored, isInsert: existing == nil, syncId: change.syncId)
@@ -149,31 +154,34 @@ struct PulledPageApplier {
             if existing == nil { transaction.sync.arrivingSyncId = (binding.entityId, change.syncId) }
             defer { transaction.sync.arrivingSyncId = nil }
             try transaction.storeObject(id: &id, binding: binding, encode: encode)
-            try applyRelationsAndLinks(decisions, owner: id)
+            try applyRelationsAndLinks(decisions, owner: id, change: change)
             if existing == nil { try transaction.resolvePendingLinks(to: change.syncId, targetId: id) }
             upserted += 1
         }
     }
 
-    /// Checks the unique values the change stores against the other local objects. A holder
-    /// of a `.replace` property is removed as a local delete (its delete entry goes to the
-    /// server: the object is gone on every replica, not only here); any other collision
-    /// (`.fail`, and `.update`, which would merge two objects of different sync ids) parks
-    /// the change as a conflict and returns false.
+    /// Checks every unique value the change stores against the other local objects before
+    /// anything is removed. The server's row wins a `.replace` value over a local holder the
+    /// server has never seen (its creation is still untaken): the holder gives way as a local
+    /// put would make it, and as its creation merges its delete, nothing is sent. A holder the
+    /// server knows (acknowledged, or taken by a pusher) is never removed here: the server
+    /// holds it under another value, so the local copy is stale or changed locally, and
+    /// removing it would send a delete the server did not decide. That collision, and any on
+    /// `.fail` or `.update` (which would merge two objects of different sync ids), parks the
+    /// change as a conflict and returns false, with nothing removed.
     private mutating func takeUniqueValues(id: Id, encode: (inout RecordWriter, PutStamps?) -> Void, change: PulledPage.Change) throws -> Bool {
         guard binding.hasUniqueIndex else { return true }
         var writer = RecordWriter(buffer: scratch, storedIds: binding.storedIds)
         encode(&writer, nil)
         scratch.adopt(writer)
         let record = RecordFields(bytes: writer.bytes, layout: binding, id: id)
+        var givingWay: [(id: Id, syncId: UUID)] = []
         for index in binding.indexes where index.isUnique {
             guard try record.field(index.storedId) != nil else { continue }
             let holders = try transaction.matchingIds(index, valueOf: record, table: binding.table, excluding: id)
             guard !holders.isEmpty else { continue }
-            if index.property.onConflict == .replace {
-                transaction.sync.isApplyingRemote = false
-                defer { transaction.sync.isApplyingRemote = true }
-                for holder in holders { _ = try transaction.removeObject(holder, binding: binding) }
+            if index.property.onConflict == .replace, let localOnly = try localOnlyHolders(holders) {
+                givingWay += localOnly
                 continue
             }
             try transaction.parkSyncConflict(SyncConflict(entity: schema.name, syncId: change.syncId, property: index.property.name,
@@ -182,7 +190,27 @@ struct PulledPageApplier {
             hasParkedConflicts = true
             return false
         }
+        guard !givingWay.isEmpty else { return true }
+        // Removed as local deletes: each merges into the holder's untaken creation, which it
+        // drops, and links to the holder are cleared (and captured) as a local remove clears them.
+        transaction.sync.isApplyingRemote = false
+        defer { transaction.sync.isApplyingRemote = true }
+        for holder in givingWay where local[holder.syncId] != nil {
+            _ = try transaction.removeObject(holder.id, binding: binding)
+            local[holder.syncId] = nil
+        }
         return true
+    }
+
+    /// The holders with their sync ids when every one exists only on this replica (its
+    /// creation is untaken), else nil.
+    private func localOnlyHolders(_ holders: [Id]) throws -> [(id: Id, syncId: UUID)]? {
+        var found: [(id: Id, syncId: UUID)] = []
+        for holder in holders {
+            guard let syncId = try transaction.syncId(of: holder, in: tables), local[syncId]?.isUntakenCreation == true else { return nil }
+            found.append((holder, syncId))
+        }
+        return found
     }
 
     /// The decision for one field's wire value, or nil to leave the field as it is.
@@ -246,6 +274,21 @@ struct PulledPageApplier {
         }
         guard let tables = targets[entity] ?? nil else { return nil }
         return try transaction.localId(of: target, in: tables)
+    }
+
+    /// Refuses to apply a change to a damaged record unless the change decides every field
+    /// the record holds: a field it leaves alone (absent from the row, or kept for a local
+    /// change) would be read from the damaged bytes, which may have lost it, and the next push
+    /// would send the loss as a value.
+    private func checkSetsEveryField(_ decisions: [Int: Decision], damagedId: Id, entity: String, reason: String, syncId: UUID) throws {
+        var undecided: [String] = []
+        for (position, property) in schema.properties.enumerated() where property.flags.isDisjoint(with: [.id, .backlink, .toMany]) {
+            if decisions[position] == nil, !retired.contains(property.storedName) { undecided.append(property.storedName) }
+        }
+        guard !undecided.isEmpty else { return }
+        throw CofferError.damagedRecord(entity: entity, id: damagedId, reason: "\(reason); the pulled change of \(syncId) does not set "
+            + "\(undecided.joined(separator: ", ")) (absent from the row, or kept for a local change), so it cannot be applied "
+            + "without losing them: overwrite or remove the object to repair it (nothing of the page is applied)")
     }
 
     /// Refuses a change that would leave a property without a value that must have one.
@@ -315,9 +358,10 @@ struct PulledPageApplier {
     }
 
     /// After the record is stored: to-many relations, and the links that wait for targets.
-    private func applyRelationsAndLinks(_ decisions: [Int: Decision], owner: Id) throws {
+    private func applyRelationsAndLinks(_ decisions: [Int: Decision], owner: Id, change: PulledPage.Change) throws {
         for (position, decision) in decisions {
             let field = binding.storedIds[position]
+            let stamp = change.stamp(of: schema.properties[position].storedName)
             switch decision {
             case .relation(let targets, let waiting):
                 try transaction.dropPendingLinks(ownerEntityId: binding.entityId, owner: owner, field: field)
@@ -325,11 +369,13 @@ struct PulledPageApplier {
                     try transaction.replaceRelations(relation, owner: owner, targets: targets)
                 }
                 for target in waiting {
-                    try transaction.addPendingLink(.init(ownerEntityId: binding.entityId, owner: owner, field: field, target: target))
+                    try transaction.addPendingLink(.init(ownerEntityId: binding.entityId, owner: owner, field: field, target: target),
+                                                   clock: stamp.clock, origin: stamp.origin)
                 }
             case .waitingLink(let target):
                 try transaction.dropPendingLinks(ownerEntityId: binding.entityId, owner: owner, field: field)
-                try transaction.addPendingLink(.init(ownerEntityId: binding.entityId, owner: owner, field: field, target: target))
+                try transaction.addPendingLink(.init(ownerEntityId: binding.entityId, owner: owner, field: field, target: target),
+                                               clock: stamp.clock, origin: stamp.origin)
             case .value:
                 if schema.properties[position].flags.contains(.relation) {
                     try transaction.dropPendingLinks(ownerEntityId: binding.entityId, owner: owner, field: field)

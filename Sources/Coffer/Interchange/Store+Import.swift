@@ -110,7 +110,9 @@ extension Store {
         let replaced = try transaction.storeObject(id: &id, binding: target.binding, encode: encode)
         for relation in object.relations {
             guard let tables = target.binding.relationTables[relation.position] else { continue }
-            try transaction.replaceRelations(tables, owner: id, targets: relation.targets)
+            if try transaction.replaceRelations(tables, owner: id, targets: relation.targets), target.binding.syncTables != nil {
+                try transaction.recordSyncedRelationChange(id, field: tables.field, binding: target.binding)
+            }
         }
         return replaced
     }

@@ -419,11 +419,15 @@ extension Transaction {
         }
     }
 
-    /// Makes the relation rows of `owner` in `tables` exactly `targets` (both directions).
-    func replaceRelations(_ tables: RelationTables, owner: Id, targets: [Id]) throws {
+    /// Makes the relation rows of `owner` in `tables` exactly `targets` (both directions);
+    /// returns whether any row changed.
+    @discardableResult
+    func replaceRelations(_ tables: RelationTables, owner: Id, targets: [Id]) throws -> Bool {
         let wanted = Set(targets)
         let current = Set(try relatedIds(tables.forward, of: owner, owner: tables.owner))
-        for target in wanted.subtracting(current).sorted() { try addRelation(tables, owner: owner, target: target) }
-        for target in current.subtracting(wanted).sorted() { try removeRelation(tables, owner: owner, target: target) }
+        let (linked, unlinked) = (wanted.subtracting(current), current.subtracting(wanted))
+        for target in linked.sorted() { try addRelation(tables, owner: owner, target: target) }
+        for target in unlinked.sorted() { try removeRelation(tables, owner: owner, target: target) }
+        return !linked.isEmpty || !unlinked.isEmpty
     }
 }

@@ -260,8 +260,12 @@ extension ToMany {
             let added = Set(recorded.added.map(\.id))
             let current = Set(try transaction.relatedIds(tables.forward, of: ownerId, owner: tables.owner))
             let removed = recorded.replacesAll ? current.subtracting(added) : Set(recorded.removedIds).intersection(current)
-            for target in added.subtracting(current).sorted() { try transaction.addRelation(tables, owner: ownerId, target: target) }
+            let linked = added.subtracting(current)
+            for target in linked.sorted() { try transaction.addRelation(tables, owner: ownerId, target: target) }
             for target in removed.sorted() { try transaction.removeRelation(tables, owner: ownerId, target: target) }
+            if binding.syncTables != nil, !linked.isEmpty || !removed.isEmpty {
+                try transaction.recordSyncedRelationChange(ownerId, field: tables.field, binding: binding)
+            }
         }
         // The elements stored just now carry their new ids, in the view too (its unsaved
         // elements are the added ones that had no id, in the same order).

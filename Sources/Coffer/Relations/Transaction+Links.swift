@@ -23,7 +23,7 @@ extension Store {
             for property in entity.properties where property.target == target && PropertyFlags(rawValue: property.flags).contains(.toMany) {
                 let names = RelationTables.names(entity: entity.id, property: property.id)
                 if let forward = try database(names.forward, in: transaction, openedHere: &openedHere), let reverse = try database(names.reverse, in: transaction, openedHere: &openedHere) {
-                    links.manyToMany.append(RelationTables(forward: forward, reverse: reverse, owner: entity.name))
+                    links.manyToMany.append(RelationTables(forward: forward, reverse: reverse, owner: entity.name, field: property.id))
                 }
             }
             for property in entity.properties where property.target == target && !PropertyFlags(rawValue: property.flags).contains(.toMany) {
@@ -143,7 +143,10 @@ extension Transaction {
     func dropManyToMany(of binding: EntityBinding) throws {
         let incoming = try store.incomingLinks(to: binding.schema.storedName, in: self).manyToMany
         for tables in incoming where tables.owner != binding.schema.storedName {
-            for owner in try relationOwners(tables) { changes.recordPut(tables.owner, owner, isInsert: false) }
+            for owner in try relationOwners(tables) {
+                changes.recordPut(tables.owner, owner, isInsert: false)
+                try recordSyncedRewrite(owner, entity: tables.owner, field: tables.field)
+            }
         }
         for tables in Array(binding.relationTables.values) + incoming {
             try check(mdb_drop(txn, tables.forward, 0), "removing relations of \(binding.schema.name)")

@@ -57,6 +57,7 @@ extension Transaction {
         for owner in try relatedIds(tables.reverse, of: target, owner: tables.owner) {
             try removeRelation(tables, owner: owner, target: target)
             changes.recordPut(tables.owner, owner, isInsert: false)
+            try recordSyncedRewrite(owner, entity: tables.owner, field: tables.field)
         }
     }
 

@@ -48,6 +48,9 @@ final class EntityBinding: RecordLayout, @unchecked Sendable {
     let putChangesOnlyIds: Bool
     /// Stored id of the `@CreatedAt` property, whose stored value an update keeps.
     let createdAtStoredId: UInt16?
+    /// Stored ids of the `ToOne` properties (a local edit of one on a synced entity may
+    /// supersede a pending link).
+    let linkFieldIds: [UInt16]
 
     var entityId: UInt32 { catalog.id }
 
@@ -63,6 +66,10 @@ final class EntityBinding: RecordLayout, @unchecked Sendable {
         putChangesOnlyIds = schema.putChangesOnlyIds
         createdAtStoredId = schema.properties.first { $0.flags.contains(.createdAt) }
             .flatMap { catalog.anyProperty(named: $0.storedName)?.id }
+        linkFieldIds = schema.properties.compactMap { property in
+            guard property.flags.contains(.relation), !property.flags.contains(.toMany) else { return nil }
+            return (catalog.anyProperty(named: property.storedName) ?? property.renamedFrom.flatMap { catalog.anyProperty(named: $0) })?.id
+        }
         super.init(entityName: schema.name, propertyNames: schema.properties.map(\.name),
                    positionCount: Int(catalog.lastPropertyId) + 1)
         for (position, property) in schema.properties.enumerated() where property.flags.isDisjoint(with: [.id, .backlink]) {
@@ -88,6 +95,9 @@ struct RelationTables: Sendable {
     let reverse: MDB_dbi
     /// The stored name of the entity that owns the relation.
     let owner: String
+    /// The stored id of the relation's property in the owner (the field a synced owner's
+    /// outbox entry names when the relation changes).
+    let field: UInt16
 
     static func names(entity: UInt32, property: UInt16) -> (forward: String, reverse: String) {
         ("relation.\(entity).\(property)", "relation.\(entity).\(property).reverse")

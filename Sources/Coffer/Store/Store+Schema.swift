@@ -351,7 +351,7 @@ extension Store {
             var forward: MDB_dbi = 0, reverse: MDB_dbi = 0
             try transaction.check(mdb_dbi_open(transaction.txn, names.forward, UInt32(MDB_CREATE), &forward), "opening \(names.forward)")
             try transaction.check(mdb_dbi_open(transaction.txn, names.reverse, UInt32(MDB_CREATE), &reverse), "opening \(names.reverse)")
-            binding.relationTables[position] = RelationTables(forward: forward, reverse: reverse, owner: schema.storedName)
+            binding.relationTables[position] = RelationTables(forward: forward, reverse: reverse, owner: schema.storedName, field: storedProperty.id)
         }
     }
 
@@ -544,7 +544,7 @@ extension Store {
             let what = "the relation \(schema.name).\(property.name)"
             binding.relationTables[position] = RelationTables(forward: try listedDatabase(names.forward, in: transaction, what),
                                                               reverse: try listedDatabase(names.reverse, in: transaction, what),
-                                                              owner: schema.storedName)
+                                                              owner: schema.storedName, field: storedProperty.id)
         }
         if stored.synced == true {
             // A synced entity in the catalog has its identity tables (registration creates

@@ -34,8 +34,13 @@ struct SyncChangeReader {
                 continue
             }
             var json: String?
-            if let stored = try fields?.field(field.id) {
-                if PropertyFlags(rawValue: property.flags).contains(.relation) {
+            let flags = PropertyFlags(rawValue: property.flags)
+            if flags.contains(.toMany) {
+                if let localId, record != nil {
+                    json = try relationJSON(of: localId, entity: entity, property: property, in: transaction)
+                }
+            } else if let stored = try fields?.field(field.id) {
+                if flags.contains(.relation) {
                     json = try linkJSON(stored, property: property, in: transaction)
                 } else {
                     json = FieldDescription.json(stored, type: property.type)
@@ -47,6 +52,25 @@ struct SyncChangeReader {
         return SyncChange(mid: mid, entity: entity.name, syncId: entry.syncId,
                           operation: entry.operation == .delete ? .delete : .upsert, isCreation: entry.isCreation,
                           clock: entry.clock, fields: values, unknownFieldIds: unknown, objectExists: record != nil)
+    }
+
+    /// A to-many relation as the JSON array of its targets' sync ids: the targets stored here
+    /// and those still pending (pulled before they arrived: part of the relation as this
+    /// replica knows it). `nil` (sent as null, which leaves a relation as it is) when the
+    /// target entity is not synced.
+    private mutating func relationJSON(of owner: Id, entity: CatalogEntity, property: CatalogProperty,
+                                       in transaction: Transaction) throws -> String? {
+        guard let targetName = property.target, let target = catalog.first(where: { $0.name == targetName }),
+              target.synced == true else { return nil }
+        let names = RelationTables.names(entity: entity.id, property: property.id)
+        let forward = try transaction.store.listedDatabase(names.forward, in: transaction, "the relation \(entity.name).\(property.name)")
+        let targets = try self.tables(entityId: target.id, mid: 0, in: transaction)
+        var syncIds: [UUID] = []
+        for targetId in try transaction.relatedIds(forward, of: owner, owner: entity.name) {
+            if let syncId = try transaction.syncId(of: targetId, in: targets.identity) { syncIds.append(syncId) }
+        }
+        syncIds += try transaction.pendingTargets(ownerEntityId: entity.id, owner: owner, field: property.id)
+        return "[" + Set(syncIds).map { "\"\($0.uuidString.lowercased())\"" }.sorted().joined(separator: ",") + "]"
     }
 
     /// A link's target as its sync id (JSON string), or `null` when the target has none.

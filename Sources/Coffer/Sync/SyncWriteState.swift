@@ -38,6 +38,9 @@ struct SyncWriteState {
     /// Whether the store has an outbox at all (looked up once, for rewrites found through the
     /// catalog).
     var storeHasOutbox: Bool?
+    /// Whether the store holds pending links (looked up once, at the first local edit of a
+    /// synced link field).
+    var storeHasPendingLinks: Bool?
 }
 
 /// Write cursors on one synced entity's identity tables, opened once per transaction.

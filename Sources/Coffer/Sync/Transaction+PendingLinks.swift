@@ -6,11 +6,14 @@ import Foundation
 /// stored without the link and the link is remembered here, in `sync.links.pending`, until
 /// the transaction that brings the target (a pulled page, or `Box.put(_:syncId:)`) sets it.
 ///
-/// Two kinds of keys, both with empty values:
+/// Two kinds of keys:
 /// - `0x01 ‖ target sync id (16) ‖ owner entity id (4) ‖ owner id (8) ‖ field id (2)`: found
-///   by the target when it arrives;
+///   by the target when it arrives (empty value);
 /// - `0x02 ‖ owner entity id (4) ‖ owner id (8) ‖ field id (2) ‖ target sync id (16)`: found
-///   by the owner's field when a later value replaces the one that waits.
+///   by the owner's field when a later value replaces the one that waits. Its value is the
+///   (clock (8), origin (16, zero for plain SQL)) of the pulled field that parked the link; a
+///   local edit of the field at or above it drops the link, as a pulled field loses to a newer
+///   local change. An empty value (parked by an earlier build) loses to any local edit.
 /// Integers are big-endian.
 extension Transaction {
     static let pendingLinksName = "sync.links.pending"
@@ -54,16 +57,49 @@ extension Transaction {
         return key
     }
 
-    /// Remembers that `link`'s owner field waits for its target.
-    func addPendingLink(_ link: PendingLink) throws {
+    /// Remembers that `link`'s owner field waits for its target, as pulled at (`clock`, `origin`).
+    func addPendingLink(_ link: PendingLink, clock: UInt64, origin: UUID) throws {
         guard let database = try pendingLinksDatabase(create: true) else { return }
+        sync.storeHasPendingLinks = true
+        var value: [UInt8] = []
+        Self.append(clock, to: &value)
+        value += origin.syncBytes
         try putSyncValue(database, key: Self.targetKey(link), value: [], "remembering a link to \(link.target)")
         try putSyncValue(database, key: Self.ownerPrefix(entityId: link.ownerEntityId, owner: link.owner, field: link.field) + link.target.syncBytes,
-                         value: [], "remembering a link to \(link.target)")
+                         value: value, "remembering a link to \(link.target)")
     }
 
-    /// Forgets the links the owner's field waits for (a later value replaced them).
-    func dropPendingLinks(ownerEntityId: UInt32, owner: Id, field: UInt16) throws {
+    /// After a local write of `owner` changed the fields in `sync.changedFields`: drops the
+    /// links its relation fields wait for when the edit is at or above the pulled
+    /// (clock, origin) that parked them (a pulled field loses to a newer local change the
+    /// same way). The edit is then what the server gets, and setting the link when its
+    /// target arrives would overwrite it here only, with nothing sent.
+    func dropPendingLinksSupersededByLocalEdit(of owner: Id, binding: EntityBinding) throws {
+        if sync.storeHasPendingLinks == nil {
+            sync.storeHasPendingLinks = try store.storedDatabase(Self.pendingLinksName) != nil || databaseExists(Self.pendingLinksName)
+        }
+        guard sync.storeHasPendingLinks == true else { return }
+        for field in binding.linkFieldIds where sync.changedFields.contains(field) {
+            try dropPendingLinks(ownerEntityId: binding.entityId, owner: owner, field: field, editedAt: try syncTick())
+        }
+    }
+
+    /// Whether a local edit at `clock` supersedes a link parked with `value` (its stamp).
+    private func localEdit(at clock: UInt64, supersedes value: UnsafeRawBufferPointer) throws -> Bool {
+        guard !value.isEmpty else { return true }
+        guard value.count == 24, let origin = UUID(syncBytes: UnsafeRawBufferPointer(rebasing: value[8...])) else {
+            throw CofferError.damagedStore(part: .sync, reason: "a pending sync link holds a stamp of \(value.count) bytes, not 24")
+        }
+        let parkedClock = UInt64(bigEndian: value.loadUnaligned(as: UInt64.self))
+        if clock != parkedClock { return clock > parkedClock }
+        // The same clock: ordered by origin as the server orders uuid values, by their bytes.
+        guard let client = try storedReplicaIdentity()?.clientId else { return false }
+        return !client.syncBytes.lexicographicallyPrecedes(origin.syncBytes)
+    }
+
+    /// Forgets the links the owner's field waits for (a later value replaced them); with
+    /// `editedAt`, only those a local edit at that clock supersedes.
+    func dropPendingLinks(ownerEntityId: UInt32, owner: Id, field: UInt16, editedAt clock: UInt64? = nil) throws {
         guard let database = try pendingLinksDatabase(create: false) else { return }
         let prefix = Self.ownerPrefix(entityId: ownerEntityId, owner: owner, field: field)
         var links: [PendingLink] = []
@@ -73,11 +109,31 @@ extension Transaction {
                 guard entry.key.count == prefix.count + 16, let target = UUID(syncBytes: UnsafeRawBufferPointer(rebasing: entry.key[prefix.count...])) else {
                     throw CofferError.damagedStore(part: .sync, reason: "the pending sync links hold a key of \(entry.key.count) bytes")
                 }
-                links.append(PendingLink(ownerEntityId: ownerEntityId, owner: owner, field: field, target: target))
+                if try clock.map({ try localEdit(at: $0, supersedes: entry.value) }) ?? true {
+                    links.append(PendingLink(ownerEntityId: ownerEntityId, owner: owner, field: field, target: target))
+                }
                 current = try cursor.next()
             }
         }
         for link in links { try removePendingLink(link, in: database) }
+    }
+
+    /// The targets the owner's field waits for (to-many elements pulled before they arrived).
+    func pendingTargets(ownerEntityId: UInt32, owner: Id, field: UInt16) throws -> [UUID] {
+        guard let database = try pendingLinksDatabase(create: false) else { return [] }
+        let prefix = Self.ownerPrefix(entityId: ownerEntityId, owner: owner, field: field)
+        var targets: [UUID] = []
+        try withCursor(database, "reading the pending sync links") { cursor in
+            var current = try cursor.seek(prefix)
+            while let entry = current, entry.key.starts(with: prefix) {
+                guard entry.key.count == prefix.count + 16, let target = UUID(syncBytes: UnsafeRawBufferPointer(rebasing: entry.key[prefix.count...])) else {
+                    throw CofferError.damagedStore(part: .sync, reason: "the pending sync links hold a key of \(entry.key.count) bytes")
+                }
+                targets.append(target)
+                current = try cursor.next()
+            }
+        }
+        return targets
     }
 
     /// Takes (removes and returns) the links that wait for `target`.

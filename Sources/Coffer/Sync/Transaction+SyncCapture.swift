@@ -177,6 +177,7 @@ extension Transaction {
                 if let known = try syncIdEntry(of: id, at: forward) {
                     guard !sync.changedFields.isEmpty else { return }
                     try recordSyncedUpdate(id, syncId: known.syncId, newestMid: known.mid, binding: binding, forward: forward)
+                    if !binding.linkFieldIds.isEmpty { try dropPendingLinksSupersededByLocalEdit(of: id, binding: binding) }
                     return
                 }
                 // An object stored before its entity was synced that the registration did
@@ -294,8 +295,8 @@ extension Transaction {
         }
     }
 
-    /// After a link owner found through the catalog was rewritten without a link (its
-    /// target was removed): when the owner's entity is synced, the link field changed.
+    /// After a link owner found through the catalog lost its link or a relation row (its
+    /// target was removed): when the owner's entity is synced, that field changed.
     func recordSyncedRewrite(_ id: Id, entity storedName: String, field: UInt16) throws {
         if sync.storeHasOutbox == nil {
             sync.storeHasOutbox = try databaseExists(SyncIdTables.outboxName)
@@ -316,6 +317,26 @@ extension Transaction {
                             fields: UnsafeBufferPointer(fields))
             }
             if mid != known.mid { try renameNewestMid(of: id, syncId: known.syncId, to: mid, at: forward) }
+        } catch {
+            throw syncFailed(error)
+        }
+    }
+
+    /// After the to-many relation stored as `field` of the synced object `owner` changed
+    /// locally (its rows live outside the record, so the put's comparison does not see it):
+    /// the field joins the object's outbox entry, and the pusher sends the relation's targets.
+    func recordSyncedRelationChange(_ owner: Id, field: UInt16, binding: EntityBinding) throws {
+        guard let tables = binding.syncTables, !sync.isApplyingRemote else { return }
+        do {
+            let cursors = try syncIdentityCursors(tables)
+            let forward = sync.identityCursors[cursors].forward
+            guard let known = try syncIdEntry(of: owner, at: forward) else { return }
+            var fields = [field]
+            let mid = try fields.withUnsafeMutableBufferPointer { fields in
+                try enqueue(.upsert, isCreation: false, entityId: binding.entityId, syncId: known.syncId, newestMid: known.mid,
+                            fields: UnsafeBufferPointer(fields))
+            }
+            if mid != known.mid { try renameNewestMid(of: owner, syncId: known.syncId, to: mid, at: forward) }
         } catch {
             throw syncFailed(error)
         }
@@ -359,6 +380,13 @@ extension Transaction {
                 }
                 objects.append((id, Array(Set(fields)).sorted()))
                 current = try cursor.next()
+            }
+        }
+        for relation in binding.relationTables.values {
+            let owners = try relationOwners(relation)
+            guard !owners.isEmpty else { continue }
+            for index in objects.indices where owners.contains(objects[index].0) {
+                objects[index].1 = Array(Set(objects[index].1 + [relation.field])).sorted()
             }
         }
         do {

@@ -6,10 +6,12 @@ import Foundation
 /// pull cursors.
 extension Transaction {
     /// The unacknowledged local changes of one object: each field's latest clock, whether it
-    /// was deleted, and the mids of its entries no pusher has taken.
+    /// was deleted, whether its creation is still untaken (the server has never seen the
+    /// object), and the mids of its entries no pusher has taken.
     struct UnacknowledgedChanges {
         var fieldClocks: [UInt16: UInt64] = [:]
         var isDeleted = false
+        var isUntakenCreation = false
         var untakenMids: [UInt64] = []
     }
 
@@ -32,7 +34,10 @@ extension Transaction {
                     var object = changes[entry.syncId] ?? UnacknowledgedChanges()
                     if entry.operation == .delete { object.isDeleted = true }
                     for field in entry.fields { object.fieldClocks[field.id] = max(object.fieldClocks[field.id] ?? 0, field.clock) }
-                    if mid > floor { object.untakenMids.append(mid) }
+                    if mid > floor {
+                        object.untakenMids.append(mid)
+                        if entry.isCreation { object.isUntakenCreation = true }
+                    }
                     changes[entry.syncId] = object
                 }
                 current = try cursor.next()
