@@ -65,11 +65,13 @@ let package = Package(
         ),
         .executableTarget(name: "CofferDemo", dependencies: ["Coffer"], plugins: ["CofferPlugin"]),
         // What both test targets share: child processes to kill, the private PostgreSQL
-        // cluster, a seeded generator. Not a product: only the tests link it.
+        // cluster, a seeded generator, the synced model of every mapped type. Not a product:
+        // only the tests link it.
         .target(
             name: "CofferTestSupport",
-            dependencies: [.product(name: "PostgresNIO", package: "postgres-nio")],
-            path: "Tests/CofferTestSupport"
+            dependencies: ["Coffer", .product(name: "PostgresNIO", package: "postgres-nio")],
+            path: "Tests/CofferTestSupport",
+            plugins: ["CofferPlugin"]
         ),
         // PublicAPI.txt: the reviewed list of public symbols (PublicAPITests), read from source.
         .testTarget(

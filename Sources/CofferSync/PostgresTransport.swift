@@ -101,6 +101,19 @@ public actor PostgresTransport: SyncTransport {
         return Data(try await singleText("pull \(entity)", query).utf8)
     }
 
+    /// Calls `coffer_fetch(entity, ids)` and returns its JSON text as bytes.
+    ///
+    /// ```swift
+    /// let page = try await transport.fetch(entity: "Task", ids: [id])
+    /// ```
+    public func fetch(entity: String, ids: [UUID]) async throws -> Data {
+        var binds = PostgresBindings()
+        binds.append(entity)
+        binds.append("{" + ids.map(\.uuidString).joined(separator: ",") + "}")
+        let query = PostgresQuery(unsafeSQL: "SELECT \(schemaSQL).coffer_fetch($1, $2::uuid[])::text", binds: binds)
+        return Data(try await singleText("fetch \(entity)", query).utf8)
+    }
+
     /// Starts LISTENing (the first time) and waits for a notification of the schema's channel,
     /// a re-established LISTEN (a notification may have been missed while it was down), or
     /// `timeout`.

@@ -2,27 +2,118 @@
 import Foundation
 
 extension SyncReplica {
+    /// The most ids one `coffer_fetch` call asks for.
+    static let fetchLimit = 1000
+
     /// Pulls every entity, page by page, from its stored cursor to the server's horizon. Each
     /// page is applied with its cursor in one LMDB transaction, so an interruption anywhere
-    /// resumes from the last applied page.
+    /// resumes from the last applied page. Entities fail one by one: one that cannot be
+    /// pulled (a page that cannot be applied, a protocol error) is reported in
+    /// ``SyncStatus/pullFailures`` and the others are pulled; the first failure is thrown
+    /// once all were tried, so the pass counts as failed and is retried.
     func pullEntities() async throws {
         channel.update { $0.phase = .pulling }
-        let stream = transport.stream
+        var firstFailure: (any Error)?
         for entity in entityNames {
-            var cursor = try store.syncCursor(entity: entity, stream: stream)
-            while true {
-                try Task.checkCancellation()
-                let page = try await transport.pull(entity: entity, cursor: cursor, limit: options.pullPageSize)
-                let summary = try store.applyPulledPage(page, entity: entity, stream: stream)
-                channel.update { status in
-                    status.pulled += summary.upserted + summary.deleted
-                    status.conflicts += summary.conflicts
-                }
-                guard summary.more, summary.cursor != cursor else { break }
-                cursor = summary.cursor
+            try Task.checkCancellation()
+            do {
+                try await pullEntity(entity)
+                channel.update { status in status.pullFailures.removeAll { $0.entity == entity } }
+            } catch {
+                if error is CancellationError || Task.isCancelled { throw error }
+                recordPullFailure(entity: entity, error: error)
+                if firstFailure == nil { firstFailure = error }
             }
         }
         let pending = try store.pendingSyncCount()
         channel.update { $0.pending = pending }
+        if let firstFailure { throw firstFailure }
+    }
+
+    private func recordPullFailure(entity: String, error: any Error) {
+        channel.update { status in
+            if let index = status.pullFailures.firstIndex(where: { $0.entity == entity }) {
+                let previous = status.pullFailures[index]
+                status.pullFailures[index] = SyncPullFailure(entity: entity, error: error, attempts: previous.attempts + 1, since: previous.since)
+            } else {
+                status.pullFailures.append(SyncPullFailure(entity: entity, error: error, attempts: 1, since: Date()))
+                let order = entityNames
+                status.pullFailures.sort { (order.firstIndex(of: $0.entity) ?? 0) < (order.firstIndex(of: $1.entity) ?? 0) }
+            }
+        }
+    }
+
+    /// Brings one entity to the server's horizon: first the server's state of objects whose
+    /// changes it refused, then the pages after the cursor. When the server has collected
+    /// tombstones past the cursor (CF004) the entity resyncs: the cursor goes back to "0",
+    /// every page records the sync ids it brings, and at the end the server's state of each
+    /// local object it did not bring (and that has no unacknowledged change) is fetched and
+    /// applied, which removes the objects the server no longer has. The resync's marker and
+    /// seen ids are stored with the pages, so an interrupted resync resumes.
+    private func pullEntity(_ entity: String) async throws {
+        let stream = transport.stream
+        try await fetchRefusedObjects(entity)
+        var cursor = try store.syncCursor(entity: entity, stream: stream)
+        var resyncing = try store.isResyncing(entity: entity, stream: stream)
+        while true {
+            try Task.checkCancellation()
+            let page: Data
+            do {
+                page = try await transport.pull(entity: entity, cursor: cursor, limit: options.pullPageSize)
+            } catch let error as SyncTransportError where error.requiresResync && cursor != "0" {
+                try store.beginSyncResync(entity: entity, stream: stream)
+                channel.update { $0.resyncs += 1 }
+                cursor = "0"
+                resyncing = true
+                continue
+            }
+            let summary = try store.applyPulledPage(page, entity: entity, stream: stream)
+            channel.update { status in
+                status.pulled += summary.upserted + summary.deleted
+                status.conflicts += summary.conflicts
+            }
+            guard summary.more else { break }
+            // A page that says there is more but does not move the cursor would be asked for
+            // again and again (and, taken for the end, leave the rest unpulled).
+            guard summary.cursor != cursor else {
+                throw SyncTransportError.malformedReply(
+                    operation: "pull \(entity)", detail: "the page says there is more but its cursor did not move from \(cursor)")
+            }
+            cursor = summary.cursor
+        }
+        if resyncing {
+            let unseen = try store.syncResyncCandidates(entity: entity, stream: stream)
+            var pages: [Data] = []
+            for start in stride(from: 0, to: unseen.count, by: Self.fetchLimit) {
+                try Task.checkCancellation()
+                pages.append(try await transport.fetch(entity: entity, ids: Array(unseen[start..<min(start + Self.fetchLimit, unseen.count)])))
+            }
+            let summary = try store.finishSyncResync(entity: entity, stream: stream, fetched: pages)
+            channel.update { $0.pulled += summary.upserted + summary.deleted }
+        }
+    }
+
+    /// Fetches and applies the server's state of the objects of `entity` whose changes the
+    /// server refused, so the replica holds what the server holds (a refused creation is
+    /// removed, refused values are replaced); the refused values stay in
+    /// `store.syncRejections()`.
+    private func fetchRefusedObjects(_ entity: String) async throws {
+        let refused = try store.syncObjectsAwaitingServerState(entity: entity)
+        for start in stride(from: 0, to: refused.count, by: Self.fetchLimit) {
+            try Task.checkCancellation()
+            let ids = Array(refused[start..<min(start + Self.fetchLimit, refused.count)])
+            let page = try await transport.fetch(entity: entity, ids: ids)
+            let summary = try store.applyFetchedObjects(page, entity: entity, requested: ids)
+            channel.update { $0.pulled += summary.upserted + summary.deleted }
+        }
+    }
+}
+
+extension SyncTransportError {
+    /// The server collected tombstones past the cursor (SQLSTATE CF004): the entity must be
+    /// pulled again from the start.
+    var requiresResync: Bool {
+        if case .server(_, "CF004", _) = self { return true }
+        return false
     }
 }

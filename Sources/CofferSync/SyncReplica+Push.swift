@@ -6,7 +6,9 @@ extension SyncReplica {
     /// (changes made meanwhile wait for the next pass, so a busy writer cannot hold the pass
     /// in pushing forever). Each batch is taken (raising the send floor), sent, and
     /// acknowledged through its last mid once the server answered; a batch that fails is taken
-    /// again by the next attempt and resent (the server skips the mids it applied).
+    /// again by the next attempt and resent (the server skips the mids it applied). A change
+    /// the server refused is recorded (`store.syncRejections()`) in the acknowledging
+    /// transaction, and the pull that follows fetches the server's state of its object.
     func pushOutbox(client: UUID) async throws {
         channel.update { $0.phase = .pushing }
         guard try store.pendingSyncCount() > 0 else {
@@ -29,7 +31,15 @@ extension SyncReplica {
                 }
                 rejected = reply.rejected
             }
-            try store.acknowledgeSyncChanges(through: batch.lastMid)
+            if rejected.isEmpty {
+                try store.acknowledgeSyncChanges(through: batch.lastMid)
+            } else {
+                // Each refused change is recorded with its values, and its object listed for
+                // a fetch of the server's state, in the transaction that acknowledges it.
+                let byMid = Dictionary(changes.map { ($0.mid, $0) }, uniquingKeysWith: { first, _ in first })
+                let refused = rejected.compactMap { rejection in byMid[rejection.mid].map { (change: $0, reason: rejection.reason) } }
+                try store.acknowledgeSyncChanges(through: batch.lastMid, rejected: refused)
+            }
             let pending = try store.pendingSyncCount()
             channel.update { status in
                 status.pushed += batch.count

@@ -122,18 +122,38 @@ public final class SyncReplica: Sendable {
     /// try await replica.syncNow()        // the change is on the server, and the server's are here
     /// ```
     ///
-    /// - Throws: what failed (usually a ``SyncTransportError``); what was acknowledged or
-    ///   applied before the failure stays done, the rest is sent or fetched by the next pass.
+    /// - Throws: what failed (usually a ``SyncTransportError``; the push's failure before a
+    ///   pull's); what was acknowledged or applied before the failure stays done, the rest
+    ///   is sent or fetched by the next pass. A failed push does not keep the pull from
+    ///   running, and an entity that cannot be pulled does not keep the others from it
+    ///   (``SyncStatus/pullFailures``).
     @discardableResult
     public func syncNow() async throws -> SyncStatus {
         try await gate.run {
             do {
                 try Task.checkCancellation()
                 let client = try await checkedClientId()
-                try await pushOutbox(client: client)
+                // A push that fails does not keep the pull from running (pulled values never
+                // overwrite fields with unacknowledged local changes that order after them);
+                // the pass still fails, with the push's error first.
+                var failure: (any Error)?
+                do {
+                    try await pushOutbox(client: client)
+                } catch where !(error is CancellationError) && !Task.isCancelled {
+                    failure = error
+                }
                 let conflictsBefore = channel.current.conflicts
-                try await pullEntities()
-                try retryParkedConflicts(parkedByThisPass: channel.current.conflicts - conflictsBefore)
+                do {
+                    try await pullEntities()
+                } catch where !(error is CancellationError) && !Task.isCancelled {
+                    failure = failure ?? error
+                }
+                do {
+                    try retryParkedConflicts(parkedByThisPass: channel.current.conflicts - conflictsBefore)
+                } catch where !(error is CancellationError) && !Task.isCancelled {
+                    failure = failure ?? error
+                }
+                if let failure { throw failure }
                 let now = ContinuousClock.now
                 state.withLock { $0.inStepSince = now }
                 return channel.update { status in

@@ -1090,6 +1090,11 @@ enum SyncServerSQL {
 
         // Pull: one page of an entity's changes (rows and tombstones) after `cursor`, below
         // the visibility horizon, in (_txid, sync_id) order, with the cursor to pass next.
+        // A cursor is "<txid>" or "<txid>/<sync_id>", followed by "@<floor>" once a pull
+        // from "0" began while the tombstone collection floor was <floor> (above 0): such a
+        // puller took every object from the table itself, so only tombstones collected since
+        // (the floor rose) past its position can be missing to it, and only then does it
+        // get CF004. Without the suffix, any position below the floor gets CF004.
         #"""
         CREATE OR REPLACE FUNCTION @S@.coffer_pull(entity text, from_cursor text, page_limit integer) RETURNS jsonb
         LANGUAGE plpgsql STABLE SET extra_float_digits = 3 AS $$
@@ -1097,6 +1102,9 @@ enum SyncServerSQL {
             horizon xid8 := pg_snapshot_xmin(pg_current_snapshot());
             after_txid xid8;
             after_id uuid;
+            cursor_position text := from_cursor;
+            base_floor xid8;
+            current_floor xid8 := (SELECT m.value::xid8 FROM @S@.meta m WHERE m.key = 'gc_floor');
             encoded text;
             changes jsonb;
             total integer;
@@ -1109,21 +1117,28 @@ enum SyncServerSQL {
             IF NOT EXISTS (SELECT 1 FROM @S@.entities e WHERE e.entity = coffer_pull.entity) THEN
                 RAISE EXCEPTION 'entity "%" is not installed in schema %', entity, @SL@ USING ERRCODE = 'CF001';
             END IF;
-            IF coalesce(from_cursor, '') = '' THEN
+            IF from_cursor ~ '@[0-9]{1,20}$' THEN
+                base_floor := substring(from_cursor FROM '@([0-9]{1,20})$')::xid8;
+                cursor_position := substring(from_cursor FROM '^(.*)@[0-9]{1,20}$');
+            END IF;
+            IF coalesce(cursor_position, '') = '' THEN
                 after_txid := '0'::xid8;
-            ELSIF from_cursor ~ '^[0-9]{1,20}$' THEN
-                after_txid := from_cursor::xid8;
-            ELSIF from_cursor ~* '^[0-9]{1,20}/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN
-                after_txid := split_part(from_cursor, '/', 1)::xid8;
-                after_id := split_part(from_cursor, '/', 2)::uuid;
+            ELSIF cursor_position ~ '^[0-9]{1,20}$' THEN
+                after_txid := cursor_position::xid8;
+            ELSIF cursor_position ~* '^[0-9]{1,20}/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN
+                after_txid := split_part(cursor_position, '/', 1)::xid8;
+                after_id := split_part(cursor_position, '/', 2)::uuid;
             ELSE
                 RAISE EXCEPTION 'not a pull cursor: %', from_cursor;
             END IF;
+            IF after_txid = '0'::xid8 AND after_id IS NULL AND base_floor IS NULL AND current_floor > '0'::xid8 THEN
+                base_floor := current_floor;
+            END IF;
             -- Tombstones below the floor were collected: a replica that has not seen them all
             -- must start again from "0" (a full resync, which brings every live row).
-            IF after_txid <> '0'::xid8 AND after_txid < (SELECT m.value::xid8 FROM @S@.meta m WHERE m.key = 'gc_floor') THEN
+            IF after_txid <> '0'::xid8 AND after_txid < current_floor AND (base_floor IS NULL OR current_floor > base_floor) THEN
                 RAISE EXCEPTION 'resync needed: cursor % is below the tombstone collection floor %', from_cursor,
-                    (SELECT m.value FROM @S@.meta m WHERE m.key = 'gc_floor') USING ERRCODE = 'CF004';
+                    current_floor USING ERRCODE = 'CF004';
             END IF;
 
             SELECT coalesce(string_agg(format('jsonb_build_object(%L, %s)', f.field, @S@._encoder(f.kind, f.field)),
@@ -1168,9 +1183,60 @@ enum SyncServerSQL {
             ELSIF horizon > after_txid THEN
                 next_cursor := horizon::text;
             ELSE
-                next_cursor := coalesce(nullif(from_cursor, ''), '0');
+                next_cursor := coalesce(nullif(cursor_position, ''), '0');
+            END IF;
+            IF base_floor IS NOT NULL THEN
+                next_cursor := next_cursor || '@' || base_floor::text;
             END IF;
             RETURN jsonb_build_object('changes', changes, 'cursor', next_cursor, 'more', total > page_limit);
+        END
+        $$
+        """#,
+
+        // Fetch: the current state of chosen objects of an entity, as a page in coffer_pull's
+        // format: an upsert for each object the table has, a delete for each it has not (with
+        // its tombstone's stamps when one is left). A replica applies it without moving its
+        // cursor: after a resync, for the objects the pull did not return; after a push, for
+        // the objects whose changes the server refused. Both queries run in the function's
+        // one snapshot, so every id is answered once.
+        #"""
+        CREATE OR REPLACE FUNCTION @S@.coffer_fetch(entity text, ids uuid[]) RETURNS jsonb
+        LANGUAGE plpgsql STABLE SET extra_float_digits = 3 AS $$
+        DECLARE
+            encoded text;
+            present jsonb;
+            absent jsonb;
+        BEGIN
+            IF NOT EXISTS (SELECT 1 FROM @S@.entities e WHERE e.entity = coffer_fetch.entity) THEN
+                RAISE EXCEPTION 'entity "%" is not installed in schema %', entity, @SL@ USING ERRCODE = 'CF001';
+            END IF;
+            IF ids IS NULL OR cardinality(ids) > 10000 THEN
+                RAISE EXCEPTION 'coffer_fetch takes up to 10000 ids, not %', coalesce(cardinality(ids)::text, 'NULL');
+            END IF;
+
+            SELECT coalesce(string_agg(format('jsonb_build_object(%L, %s)', f.field, @S@._encoder(f.kind, f.field)),
+                                       ' || ' ORDER BY f.field), '''{}''::jsonb')
+                INTO encoded FROM @S@.fields f WHERE f.entity = coffer_fetch.entity;
+
+            -- The entity's table alone in scope: the encoders name its columns unqualified.
+            EXECUTE format($q$
+                SELECT coalesce(jsonb_agg(jsonb_build_object('op', 'upsert', 'id', r.sync_id, 'txid', r._txid::text,
+                           'hlc', r._hlc::text, 'origin', r._origin, 'clocks', r._clocks, 'fields', %s) ORDER BY r.sync_id), '[]')
+                FROM %I.%I r
+                WHERE r.sync_id = ANY($1)
+            $q$, encoded, @SL@, entity)
+            INTO present
+            USING ids;
+            EXECUTE format($q$
+                SELECT coalesce(jsonb_agg(jsonb_build_object('op', 'delete', 'id', w.id, 'txid', coalesce(d._txid::text, '0'),
+                           'hlc', coalesce(d._hlc, 0)::text, 'origin', d._origin) ORDER BY w.id), '[]')
+                FROM (SELECT DISTINCT u.id FROM unnest($1::uuid[]) AS u(id) WHERE u.id IS NOT NULL) w
+                LEFT JOIN %I.tombstones d ON d.entity = $2 AND d.sync_id = w.id
+                WHERE NOT EXISTS (SELECT 1 FROM %I.%I r WHERE r.sync_id = w.id)
+            $q$, @SL@, @SL@, entity)
+            INTO absent
+            USING ids, entity;
+            RETURN jsonb_build_object('changes', present || absent, 'cursor', '0', 'more', false);
         END
         $$
         """#,

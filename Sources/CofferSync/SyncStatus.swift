@@ -80,8 +80,9 @@ public struct SyncStatus: Sendable {
     /// ```
     public var pending = 0
     /// The most recent changes the server refused (up to 100; ``rejectedCount`` counts them
-    /// all). A refused change is acknowledged like an applied one: the queue goes on, and the
-    /// object keeps its local value until a pull brings the server's.
+    /// all; `store.syncRejections()` keeps every one with its refused values until the app
+    /// clears them). A refused change is acknowledged like an applied one: the queue goes on,
+    /// and the replica fetches the server's state of the object and applies it.
     ///
     /// ```swift
     /// for rejection in status.rejections { log("change \(rejection.mid): \(rejection.reason)") }
@@ -116,6 +117,25 @@ public struct SyncStatus: Sendable {
     /// status.resolvedConflicts   // 1
     /// ```
     public var resolvedConflicts = 0
+    /// The entities whose last pull failed, in pull order, each with its error (a page that
+    /// cannot be applied, a protocol error, the server refusing the call). The other entities
+    /// pull on; a failing entity is tried again by every pass (``SyncReplica/run()`` backs
+    /// off between failing passes) from where it stopped: no row is passed over. An entity
+    /// leaves the list when it pulls to the horizon.
+    ///
+    /// ```swift
+    /// for failure in status.pullFailures { log("\(failure.entity) is not pulling: \(failure.error)") }
+    /// ```
+    public var pullFailures: [SyncPullFailure] = []
+    /// How many resyncs began since the replica was created: the server had collected
+    /// tombstones past an entity's cursor, so the entity was pulled again from the start and
+    /// the local objects the server no longer has were removed (unpushed changes are kept
+    /// and pushed).
+    ///
+    /// ```swift
+    /// status.resyncs   // 1
+    /// ```
+    public var resyncs = 0
     /// The failure of the last pass, nil once a pass succeeds. Usually a
     /// ``SyncTransportError``; the replica retries it.
     ///

@@ -49,6 +49,16 @@ public protocol SyncTransport: Sendable {
     /// ```
     func pull(entity: String, cursor: String, limit: Int) async throws -> Data
 
+    /// The server's current state of the objects `ids` of `entity` (at most 10,000), as the
+    /// JSON text `coffer_fetch` returns: a page in the pull format with an upsert for each
+    /// object the server has and a delete for each it has not. The replica applies it without
+    /// moving its cursor, after a resync and after a push the server refused part of.
+    ///
+    /// ```swift
+    /// let page = try await transport.fetch(entity: "Task", ids: [rejectedId])
+    /// ```
+    func fetch(entity: String, ids: [UUID]) async throws -> Data
+
     /// Waits until the server says something changed since the last call (true), or until
     /// `timeout` passes (false). A transport without wake-ups sleeps and returns false; one
     /// whose wake-up channel was down returns true once it is back (it may have missed one).

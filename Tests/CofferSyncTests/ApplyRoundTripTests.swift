@@ -4,50 +4,6 @@ import Foundation
 import PostgresNIO
 import Testing
 
-/// Every mapped type of `SyncModels.swift`, synced: pushed from one replica.
-@Sync
-struct PulledSample: Entity {
-    var id: Id = 0
-    var flag = false
-    var int: Int = 0
-    var int8: Int8 = 0
-    var int16: Int16 = 0
-    var int32: Int32 = 0
-    var int64: Int64 = 0
-    var uint8: UInt8 = 0
-    var uint16: UInt16 = 0
-    var uint32: UInt32 = 0
-    var uint64: UInt64 = 0
-    var uint: UInt = 0
-    var float: Float = 0
-    var double: Double = 0
-    var string = ""
-    var date = Date(timeIntervalSinceReferenceDate: 0)
-    var data = Data()
-    var bytes: [UInt8] = []
-    var uuid = UUID()
-    var strings: [String] = []
-    var ints: [Int] = []
-    var int8s: [Int8] = []
-    var uint64s: [UInt64] = []
-    var doubles: [Double] = []
-    var floats: [Float] = []
-    var dates: [Date] = []
-    var bools: [Bool] = []
-    var uuids: [UUID] = []
-    var document: JSONValue = [:]
-    var counts: [String: Int] = [:]
-    var optionalText: String?
-    var home: Place?
-    var owner: ToOne<PulledOwner> = nil
-}
-
-@Sync
-struct PulledOwner: Entity {
-    var id: Id = 0
-    var name = ""
-}
-
 /// One replica pushes through the real server (`coffer_push`), a second applies the pages
 /// `coffer_pull` returns (`applyPulledPage`), and the two stores end up holding the same
 /// objects, value for value, links resolved to the second store's own ids.
@@ -75,7 +31,7 @@ struct PulledOwner: Entity {
     }
 
     /// The wire value of every stored field of `sample`, by stored name.
-    static func wireFields(_ sample: PulledSample, ownerSyncId: UUID?) -> [String: String] {
+    static func wireFields(_ sample: SyncedSample, ownerSyncId: UUID?) -> [String: String] {
         var fields: [String: String] = [
             "flag": "\(sample.flag)", "int": "\(sample.int)", "int8": "\(sample.int8)", "int16": "\(sample.int16)",
             "int32": "\(sample.int32)", "int64": "\(sample.int64)", "uint8": "\(sample.uint8)", "uint16": "\(sample.uint16)",
@@ -104,8 +60,8 @@ struct PulledOwner: Entity {
         return fields
     }
 
-    static func sample(_ index: Int) -> PulledSample {
-        var sample = PulledSample()
+    static func sample(_ index: Int) -> SyncedSample {
+        var sample = SyncedSample()
         sample.flag = index % 2 == 0
         sample.int = index == 1 ? .min : index * 1_000_003
         sample.int8 = index == 1 ? .min : Int8(index)
@@ -135,22 +91,22 @@ struct PulledOwner: Entity {
         sample.document = ["a": ["nested": true], "b": [1, 2.5, nil, "x"]]
         sample.counts = ["x": index, "y": -2]
         sample.optionalText = index % 3 == 0 ? nil : "text \(index)"
-        sample.home = index % 2 == 0 ? Place(city: "Paris \(index)", zip: index % 4 == 0 ? "75001" : nil) : nil
+        sample.home = index % 2 == 0 ? SyncedPlace("Paris \(index)", zip: index % 4 == 0 ? "75001" : nil) : nil
         return sample
     }
 
     /// Pushes every outbox entry of `store` in one batch; returns the server's reply.
     static func push(_ store: Store, schema: String, connection: PostgresConnection) async throws -> [String: Any] {
         let changes = try store.takeSyncChanges(limit: 10_000)
-        let owners = store.box(for: PulledOwner.self)
-        let samples = store.box(for: PulledSample.self)
+        let owners = store.box(for: SyncedOwner.self)
+        let samples = store.box(for: SyncedSample.self)
         var batch: [String] = []
         for change in changes {
             var fields: [String] = []
             var clocks: [String] = []
             if change.operation == .upsert, change.objectExists {
                 let wire: [String: String]
-                if change.entity == "PulledOwner" {
+                if change.entity == "SyncedOwner" {
                     let owner = try #require(try owners.id(forSyncId: change.syncId).flatMap { try owners.get($0) })
                     wire = ["name": text(owner.name)]
                 } else {
@@ -193,7 +149,7 @@ struct PulledOwner: Entity {
     }
 
     @Test func aSecondReplicaPullsWhatTheFirstPushedValueForValue() async throws {
-        let schema = try SyncSchema([PulledSample.self, PulledOwner.self], schema: uniqueSchemaName())
+        let schema = try SyncSchema([SyncedSample.self, SyncedOwner.self], schema: uniqueSchemaName())
         let s = schema.schemaName
         let (first, second) = (NSTemporaryDirectory() + "coffer-apply-" + UUID().uuidString, NSTemporaryDirectory() + "coffer-apply-" + UUID().uuidString)
         defer {
@@ -208,9 +164,9 @@ struct PulledOwner: Entity {
         }
         let stream = "test#\(s)"
         try await withInstalled(schema) { connection in
-            let owners = source.box(for: PulledOwner.self)
-            let samples = source.box(for: PulledSample.self)
-            var ownerList = (0..<3).map { PulledOwner(name: "owner \($0)") }
+            let owners = source.box(for: SyncedOwner.self)
+            let samples = source.box(for: SyncedSample.self)
+            var ownerList = (0..<3).map { SyncedOwner(name: "owner \($0)") }
             try owners.put(&ownerList)
             var sampleList = (0..<7).map { Self.sample($0) }
             for index in sampleList.indices { sampleList[index].owner = ToOne(id: ownerList[index % 3].id) }
@@ -232,9 +188,9 @@ struct PulledOwner: Entity {
 
             // The replica pulls the links' owners last: every link waits, then resolves.
             try Self.register(replica)
-            let pulledSamples = try await Self.pull("PulledSample", into: replica, schema: s, stream: stream, limit: 3, connection: connection)
+            let pulledSamples = try await Self.pull("SyncedSample", into: replica, schema: s, stream: stream, limit: 3, connection: connection)
             #expect(pulledSamples.reduce(0) { $0 + $1.upserted } == 7)
-            let pulledOwners = try await Self.pull("PulledOwner", into: replica, schema: s, stream: stream, limit: 2, connection: connection)
+            let pulledOwners = try await Self.pull("SyncedOwner", into: replica, schema: s, stream: stream, limit: 2, connection: connection)
             #expect(pulledOwners.reduce(0) { $0 + $1.upserted } == 3)
             #expect(pulledSamples.allSatisfy { $0.conflicts == 0 && $0.fieldsKeptLocal == 0 })
 
@@ -243,7 +199,7 @@ struct PulledOwner: Entity {
             #expect(try replica.verify().problems.isEmpty)
 
             // Pulling again changes nothing.
-            let again = try await Self.pull("PulledSample", into: replica, schema: s, stream: stream, limit: 100, connection: connection)
+            let again = try await Self.pull("SyncedSample", into: replica, schema: s, stream: stream, limit: 100, connection: connection)
             #expect(again.reduce(0) { $0 + $1.upserted + $1.deleted } == 0)
         }
     }
@@ -251,12 +207,12 @@ struct PulledOwner: Entity {
     /// Registers both entities in `store` (a write that leaves nothing behind).
     static func register(_ store: Store) throws {
         try store.write {
-            var probe = PulledOwner(name: "registers the entity")
-            try store.box(for: PulledOwner.self).put(&probe)
-            try store.box(for: PulledOwner.self).remove(probe.id)
-            var sampleProbe = PulledSample()
-            try store.box(for: PulledSample.self).put(&sampleProbe)
-            try store.box(for: PulledSample.self).remove(sampleProbe.id)
+            var probe = SyncedOwner(name: "registers the entity")
+            try store.box(for: SyncedOwner.self).put(&probe)
+            try store.box(for: SyncedOwner.self).remove(probe.id)
+            var sampleProbe = SyncedSample()
+            try store.box(for: SyncedSample.self).put(&sampleProbe)
+            try store.box(for: SyncedSample.self).remove(sampleProbe.id)
         }
     }
 
@@ -264,22 +220,22 @@ struct PulledOwner: Entity {
     /// the objects of the same sync ids.
     static func expectEqual(_ a: Store, _ b: Store) throws {
         for (store, other) in [(a, b), (b, a)] {
-            let samples = store.box(for: PulledSample.self)
-            let otherSamples = other.box(for: PulledSample.self)
+            let samples = store.box(for: SyncedSample.self)
+            let otherSamples = other.box(for: SyncedSample.self)
             #expect(try samples.count() == otherSamples.count())
             for sample in try samples.all() {
                 let syncId = try #require(try samples.syncId(of: sample.id))
                 let match = try #require(try otherSamples.id(forSyncId: syncId).flatMap { try otherSamples.get($0) }, "\(syncId) is missing")
-                let ownerSyncId = try sample.owner.targetId.flatMap { try store.box(for: PulledOwner.self).syncId(of: $0) }
-                let matchOwnerSyncId = try match.owner.targetId.flatMap { try other.box(for: PulledOwner.self).syncId(of: $0) }
+                let ownerSyncId = try sample.owner.targetId.flatMap { try store.box(for: SyncedOwner.self).syncId(of: $0) }
+                let matchOwnerSyncId = try match.owner.targetId.flatMap { try other.box(for: SyncedOwner.self).syncId(of: $0) }
                 #expect(ownerSyncId == matchOwnerSyncId)
                 #expect(wireFields(sample, ownerSyncId: ownerSyncId) == wireFields(match, ownerSyncId: matchOwnerSyncId))
                 #expect(sample.document == match.document)
             }
-            let owners = store.box(for: PulledOwner.self)
+            let owners = store.box(for: SyncedOwner.self)
             for owner in try owners.all() {
                 let syncId = try #require(try owners.syncId(of: owner.id))
-                #expect(try other.box(for: PulledOwner.self).id(forSyncId: syncId).flatMap { try other.box(for: PulledOwner.self).get($0) }?.name == owner.name)
+                #expect(try other.box(for: SyncedOwner.self).id(forSyncId: syncId).flatMap { try other.box(for: SyncedOwner.self).get($0) }?.name == owner.name)
             }
         }
     }

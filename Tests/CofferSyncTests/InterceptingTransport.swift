@@ -46,6 +46,10 @@ final class InterceptingTransport: SyncTransport {
         return page
     }
 
+    func fetch(entity: String, ids: [UUID]) async throws -> Data {
+        try await inner.fetch(entity: entity, ids: ids)
+    }
+
     func waitForChanges(timeout: Duration) async throws -> Bool {
         try await inner.waitForChanges(timeout: timeout)
     }

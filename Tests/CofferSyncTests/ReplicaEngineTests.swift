@@ -98,24 +98,28 @@ import Testing
             let (a, b) = (try TemporaryStore(), try TemporaryStore())
             defer { a.cleanUp(); b.cleanUp() }
             let replicaA = try SyncReplica(store: a.store, entities: [Chore.self], transport: try await testTransport(schema: s))
-            let replicaB = try SyncReplica(store: b.store, entities: [Chore.self], transport: try await testTransport(schema: s))
+            let transportB = ScriptedTransport(try await testTransport(schema: s))
+            let replicaB = try SyncReplica(store: b.store, entities: [Chore.self], transport: transportB)
             var fromA = Chore(title: "from a", code: "K7")
             try a.store.box(for: Chore.self).put(&fromA)
             try await replicaA.syncNow()
 
-            // B holds the same code locally: the server refuses B's creation, and A's object
-            // is parked when it arrives.
+            // B holds the same code in a local chore it has not pushed yet (its pushes fail
+            // for now; a refused creation would be removed at once): A's object is parked
+            // when it arrives.
             let choresB = b.store.box(for: Chore.self)
             var local = Chore(title: "local", code: "K7")
             try choresB.put(&local)
+            transportB.script.withLock { $0.failPushes = true }
             #expect(try await eventually {
-                try await replicaB.syncNow()
+                do { try await replicaB.syncNow() } catch {}
                 return try b.store.syncConflicts().count == 1
             }, "A's chore is parked on B")
             #expect(replicaB.currentStatus.parkedConflicts == 1)
 
             // The app frees the value; the next pass applies the parked object.
             try choresB.remove(local.id)
+            transportB.script.withLock { $0.failPushes = false }
             let status = try await replicaB.syncNow()
             #expect(try b.store.syncConflicts().isEmpty, "the engine retried the parked conflict")
             #expect(try choresB.all().map(\.title) == ["from a"])

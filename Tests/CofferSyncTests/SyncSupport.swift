@@ -71,7 +71,9 @@ extension PostgresConnection {
             let page = try await pull(schema, entity, cursor: cursor, limit: limit)
             changes += page["changes"] as? [[String: Any]] ?? []
             cursor = try #require(page["cursor"] as? String)
-            if page["more"] as? Bool != true, let reached = UInt64(cursor), reached >= target { return (changes, cursor) }
+            // The position is the cursor's text before a "@<floor>" suffix.
+            let position = cursor.split(separator: "@").first.map(String.init) ?? cursor
+            if page["more"] as? Bool != true, let reached = UInt64(position), reached >= target { return (changes, cursor) }
             guard Date() < deadline else { break }
             if page["more"] as? Bool != true { try await Task.sleep(for: .milliseconds(5)) }
         }

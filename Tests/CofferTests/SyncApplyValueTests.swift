@@ -2,48 +2,6 @@
 import Foundation
 import Testing
 
-/// One property of every type the sync wire format maps, synced.
-@Sync
-struct SyncedSample: Entity {
-    var id: Id = 0
-    var flag = false
-    var int: Int = 0
-    var int8: Int8 = 0
-    var int16: Int16 = 0
-    var int32: Int32 = 0
-    var int64: Int64 = 0
-    var uint8: UInt8 = 0
-    var uint16: UInt16 = 0
-    var uint32: UInt32 = 0
-    var uint64: UInt64 = 0
-    var uint: UInt = 0
-    var float: Float = 0
-    var double: Double = 0
-    var string = ""
-    var date = Date(timeIntervalSinceReferenceDate: 0)
-    var data = Data()
-    var bytes: [UInt8] = []
-    var uuid = UUID()
-    var strings: [String] = []
-    var ints: [Int] = []
-    var int8s: [Int8] = []
-    var uint64s: [UInt64] = []
-    var doubles: [Double] = []
-    var floats: [Float] = []
-    var dates: [Date] = []
-    var bools: [Bool] = []
-    var uuids: [UUID] = []
-    var document: JSONValue = [:]
-    var counts: [String: Int] = [:]
-    var optionalText: String?
-    var home: SyncedPlace?
-}
-
-struct SyncedPlace: Embedded, Equatable {
-    var city = ""
-    var zip: String?
-}
-
 /// A pulled value is stored exactly as a local put of the same value stores it, for every
 /// mapped type and the values at the edges of each.
 @Suite struct SyncApplyValueTests {
@@ -113,12 +71,12 @@ struct SyncedPlace: Embedded, Equatable {
         edges.uuids = [UUID(), UUID()]
         edges.counts = ["x": 1, "y": -2]
         edges.optionalText = "present"
-        edges.home = SyncedPlace(city: "Paris", zip: nil)
+        edges.home = SyncedPlace("Paris", zip: nil)
         var negatives = SyncedSample()
         negatives.double = -0.0
         negatives.float = -0.0
         negatives.date = Date(timeIntervalSinceReferenceDate: .nan)
-        negatives.home = SyncedPlace(city: "", zip: "75001")
+        negatives.home = SyncedPlace("", zip: "75001")
         return [SyncedSample(), edges, negatives]
     }
 

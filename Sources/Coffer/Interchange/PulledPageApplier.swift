@@ -41,6 +41,9 @@ struct PulledPageApplier {
     private(set) var conflicts = 0
     /// Whether the store holds parked conflicts (each upsert and delete then drops its object's).
     private var hasParkedConflicts: Bool
+    /// The app's merge for the entity, if it registered one.
+    private let merge: SyncMergeRegistry.Merge?
+    private(set) var merged = 0
 
     init(entity: String, clientId: UUID, in transaction: Transaction) throws {
         let store = transaction.store
@@ -63,6 +66,7 @@ struct PulledPageApplier {
         retired = Set(stored.properties.filter(\.isRetired).map(\.name))
         local = try transaction.unacknowledgedChanges(entityId: binding.entityId)
         hasParkedConflicts = try !transaction.parkedSyncConflicts().isEmpty
+        merge = store.syncMerges.merge(for: schema.storedName)
     }
 
     private func refuse(_ field: String?, _ reason: String) -> CofferError {
@@ -108,20 +112,29 @@ struct PulledPageApplier {
         let existingId = try transaction.localId(of: change.syncId, in: tables)
         let existing = try existingId.flatMap { try transaction.record($0, table: binding.table, entity: schema.name) }.map { Array($0) }
         var decisions: [Int: Decision] = [:]
+        // For the app's merge: the pulled decisions of fields kept local, and the positions
+        // of every field both the change and an unacknowledged local change set.
+        var overridden: [Int: Decision] = [:]
+        var collided: [Int] = []
         for member in change.fields {
             guard let position = positions[member.key] else { continue }  // unknown here: left as it is
             let property = schema.properties[position]
             // Local changes count while the object is here (a pulled delete earlier in the
             // page removed it: the server's values are the object's now).
-            if existing != nil, let localClock = mine?.fieldClocks[binding.storedIds[position]],
-               PulledPage.Stamp(clock: localClock, origin: clientId) >= change.stamp(of: member.key) {
+            let localClock = existing == nil ? nil : mine?.fieldClocks[binding.storedIds[position]]
+            if merge != nil, localClock != nil, !property.flags.contains(.toMany) { collided.append(position) }
+            if let localClock, PulledPage.Stamp(clock: localClock, origin: clientId) >= change.stamp(of: member.key) {
                 fieldsKeptLocal += 1
+                if merge != nil, let decision = try decide(member.value, property: property, syncId: change.syncId) {
+                    overridden[position] = decision
+                }
                 continue
             }
             if let decision = try decide(member.value, property: property, syncId: change.syncId) {
                 decisions[position] = decision
             }
         }
+        var views: (local: [UInt8], remote: [UInt8])?
         try (existing ?? []).withUnsafeBytes { raw in
             var stored: [UInt16: RecordFields.Field] = [:]
             if let existingId, existing != nil {
@@ -137,6 +150,12 @@ struct PulledPageApplier {
                 }
             }
             try checkRequiredValues(decisions, stored: stored, isInsert: existing == nil, syncId: change.syncId)
+            if !collided.isEmpty, existing != nil {
+                var local = decisions
+                for position in collided { local[position] = nil }
+                views = (Self.record(schema: schema, binding: binding, decisions: local, stored: stored),
+                         Self.record(schema: schema, binding: binding, decisions: decisions.merging(overridden) { $1 }, stored: stored))
+            }
             let (schema, binding, isInsert) = (self.schema, self.binding, existing == nil)
             let encode = { (writer: inout RecordWriter, stamps: PutStamps?) in
                 Self.encode(to: &writer, schema: schema, binding: binding, decisions: decisions, stored: stored,
@@ -149,6 +168,7 @@ struct PulledPageApplier {
             }
             if try !takeUniqueValues(id: id, encode: encode, change: change) {
                 conflicts += 1
+                views = nil  // parked: nothing to merge
                 return
             }
             if existing == nil { transaction.sync.arrivingSyncId = (binding.entityId, change.syncId) }
@@ -158,6 +178,39 @@ struct PulledPageApplier {
             if existing == nil { try transaction.resolvePendingLinks(to: change.syncId, targetId: id) }
             upserted += 1
         }
+        if let merge, let views, let existingId {
+            try callMerge(merge, id: existingId, views: views, collided: collided, syncId: change.syncId)
+        }
+    }
+
+    /// Calls the app's merge and stores its result as a local change (recorded in the
+    /// outbox, at this transaction's clock, which the page's clock moved past).
+    private mutating func callMerge(_ merge: SyncMergeRegistry.Merge, id: Id, views: (local: [UInt8], remote: [UInt8]),
+                                    collided: [Int], syncId: UUID) throws {
+        transaction.sync.isApplyingRemote = false
+        defer { transaction.sync.isApplyingRemote = true }
+        let properties = collided.sorted().map { schema.properties[$0].storedName }
+        try views.local.withUnsafeBytes { local in
+            try views.remote.withUnsafeBytes { remote in
+                try merge(transaction, id, local, remote, properties)
+            }
+        }
+        merged += 1
+        // The merge's put may have made or extended the object's entry: later changes of
+        // it in this page compare against the merged fields, which are newer than the page.
+        let tick = transaction.sync.tick
+        guard tick != 0 else { return }
+        for position in collided { local[syncId, default: .init()].fieldClocks[binding.storedIds[position]] = tick }
+    }
+
+    /// A record of the object with `decisions` over its `stored` fields (for the app's merge).
+    private static func record(schema: EntitySchema, binding: EntityBinding, decisions: [Int: Decision],
+                               stored: [UInt16: RecordFields.Field]) -> [UInt8] {
+        let buffer = RecordBuffer(capacity: 256)
+        var writer = RecordWriter(buffer: buffer, storedIds: binding.storedIds)
+        encode(to: &writer, schema: schema, binding: binding, decisions: decisions, stored: stored, stamps: nil)
+        buffer.adopt(writer)
+        return Array(writer.bytes)
     }
 
     /// Checks every unique value the change stores against the other local objects before

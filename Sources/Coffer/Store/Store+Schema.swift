@@ -117,7 +117,8 @@ extension Store {
                 if entity.synced == true {
                     let sync = SyncIdTables.names(entity: entity.id)
                     names += [sync.syncIds, sync.localIds, SyncIdTables.outboxName,
-                              Transaction.syncConflictsName, Transaction.pendingLinksName]
+                              Transaction.syncConflictsName, Transaction.pendingLinksName,
+                              Transaction.syncResyncName, Transaction.syncRejectionsName]
                 }
                 for name in names where storedDatabase(name) == nil {
                     var database: MDB_dbi = 0

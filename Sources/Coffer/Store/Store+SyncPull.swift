@@ -19,7 +19,9 @@ extension Store {
     /// one write transaction: every change goes through the write path as a remote change
     /// (indexes, unique constraints, full text, relations and observers see it; nothing is
     /// recorded in the outbox), the page's cursor is stored for (`stream`, `entity`), and the
-    /// hybrid clock moves past the page's highest clock. The README's "Applying pulled
+    /// hybrid clock moves past the page's highest clock. During a resync
+    /// (``beginSyncResync(entity:stream:)``) the sync ids of the page's upserts are recorded
+    /// in the same transaction. The README's "Applying pulled
     /// changes" gives the rules (read-your-writes, deletes win, links, missing fields).
     ///
     /// ```swift
@@ -46,10 +48,15 @@ extension Store {
             let wasApplying = transaction.sync.isApplyingRemote
             transaction.sync.isApplyingRemote = true
             defer { transaction.sync.isApplyingRemote = wasApplying }
+            // The clock first: a local change made while applying (an app's merge) ticks
+            // above every change of the page.
+            if parsed.highestClock > 0 { try transaction.receiveSyncClock(parsed.highestClock) }
             var applier = try PulledPageApplier(entity: entity, clientId: clientId, in: transaction)
             for change in parsed.changes { try applier.apply(change) }
+            // A resync under way counts what the server returned, with the page.
+            try transaction.recordResyncSeen(parsed.changes.compactMap { $0.operation == .upsert ? $0.syncId : nil },
+                                             entityId: applier.binding.entityId, stream: stream)
             try transaction.setSyncCursor(parsed.cursor, entity: entity, stream: stream)
-            if parsed.highestClock > 0 { try transaction.receiveSyncClock(parsed.highestClock) }
             return SyncPullSummary(upserted: applier.upserted, deleted: applier.deleted, unchanged: applier.unchanged,
                                    skipped: applier.skipped, fieldsKeptLocal: applier.fieldsKeptLocal, conflicts: applier.conflicts,
                                    cursor: parsed.cursor, more: parsed.more)

@@ -44,6 +44,8 @@ public final class Store: @unchecked Sendable {
     let publisher = CommitPublisher()
     /// The physical time source of the store's hybrid clock (tests replace it).
     let syncClock = SyncClock()
+    /// The merges the app registered for synced entities (``setSyncMerge(for:_:)``).
+    let syncMerges = SyncMergeRegistry()
     /// The catalog database handle, or nil in a read-only store that has never been written.
     var catalogDatabase: MDB_dbi? { registry.catalogDatabase }
     /// The database handles this store opened, by name (a copy).

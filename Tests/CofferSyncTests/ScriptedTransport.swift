@@ -1,0 +1,69 @@
+@_spi(CofferSync) import Coffer
+@testable import CofferSync
+import Foundation
+
+/// A transport in front of a real one that a test scripts: pushes that fail, a pull call
+/// that fails, fetches that fail, pages rewritten on their way, and a log of the pull
+/// cursors and fetched ids.
+final class ScriptedTransport: SyncTransport {
+    struct Script {
+        /// Every push fails (as a server that is unreachable would make it).
+        var failPushes = false
+        /// The pull calls made so far, with the cursor each asked from.
+        var pulls: [(entity: String, cursor: String)] = []
+        /// The pull call (counted from 1 over the transport's life) that fails instead of
+        /// reaching the server.
+        var failingPull: Int?
+        /// Replaces a page (entity, cursor asked from, page) before the replica sees it.
+        var rewrite: (@Sendable (String, String, Data) -> Data)?
+        /// The ids asked for by fetches, in order.
+        var fetched: [UUID] = []
+        /// Every fetch fails.
+        var failFetches = false
+    }
+
+    let inner: any SyncTransport
+    let script = LockedState(Script())
+
+    init(_ inner: any SyncTransport) {
+        self.inner = inner
+    }
+
+    var stream: String { inner.stream }
+
+    func push(client: UUID, batch: SyncPushBatch) async throws -> SyncPushReply {
+        if script.withLock({ $0.failPushes }) { throw SyncTransportError.unreachable(operation: "push", detail: "scripted") }
+        return try await inner.push(client: client, batch: batch)
+    }
+
+    func lastMutationId(client: UUID) async throws -> UInt64 {
+        try await inner.lastMutationId(client: client)
+    }
+
+    func pull(entity: String, cursor: String, limit: Int) async throws -> Data {
+        let (call, failing, rewrite) = script.withLock { script in
+            script.pulls.append((entity, cursor))
+            return (script.pulls.count, script.failingPull, script.rewrite)
+        }
+        if call == failing { throw SyncTransportError.unreachable(operation: "pull \(entity)", detail: "scripted") }
+        let page = try await inner.pull(entity: entity, cursor: cursor, limit: limit)
+        return rewrite.map { $0(entity, cursor, page) } ?? page
+    }
+
+    func fetch(entity: String, ids: [UUID]) async throws -> Data {
+        let failing = script.withLock { script in
+            script.fetched += ids
+            return script.failFetches
+        }
+        if failing { throw SyncTransportError.unreachable(operation: "fetch \(entity)", detail: "scripted") }
+        return try await inner.fetch(entity: entity, ids: ids)
+    }
+
+    func waitForChanges(timeout: Duration) async throws -> Bool {
+        try await inner.waitForChanges(timeout: timeout)
+    }
+
+    func close() async {
+        await inner.close()
+    }
+}
