@@ -63,6 +63,10 @@ final class MeasuringTransport: SyncTransport, @unchecked Sendable {
         return page
     }
 
+    func fetch(entity: String, ids: [UUID]) async throws -> Data {
+        try await base.fetch(entity: entity, ids: ids)
+    }
+
     func waitForChanges(timeout: Duration) async throws -> Bool {
         try await base.waitForChanges(timeout: timeout)
     }
