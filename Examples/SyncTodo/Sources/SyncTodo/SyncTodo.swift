@@ -40,7 +40,7 @@ struct Replica {
     func markDone(_ title: String) throws -> Int {
         try store.write {
             var marked = 0
-            for var todo in try todos.query { Todo.title == title }.build().find() {
+            for var todo in try todos.query({ Todo.title == title }).build().find() {
                 todo.done = true
                 try todos.put(&todo)
                 marked += 1
