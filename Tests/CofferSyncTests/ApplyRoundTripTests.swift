@@ -8,55 +8,10 @@ import Testing
 /// `coffer_pull` returns (`applyPulledPage`), and the two stores end up holding the same
 /// objects, value for value, links resolved to the second store's own ids.
 @Suite struct ApplyRoundTripTests {
-    static func wire(_ value: Double) -> String {
-        if value.isNaN { return "\"NaN\"" }
-        if value == .infinity { return "\"Infinity\"" }
-        if value == -.infinity { return "\"-Infinity\"" }
-        if value == 0 && value.sign == .minus { return "\"-0\"" }
-        return "\(value)"
-    }
-
-    /// A JSON string literal.
-    static func text(_ value: String) -> String {
-        var result = "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case _ where scalar.value < 0x20: result += String(format: "\\u%04x", scalar.value)
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
-    }
-
     /// The wire value of every stored field of `sample`, by stored name.
     static func wireFields(_ sample: SyncedSample, ownerSyncId: UUID?) -> [String: String] {
-        var fields: [String: String] = [
-            "flag": "\(sample.flag)", "int": "\(sample.int)", "int8": "\(sample.int8)", "int16": "\(sample.int16)",
-            "int32": "\(sample.int32)", "int64": "\(sample.int64)", "uint8": "\(sample.uint8)", "uint16": "\(sample.uint16)",
-            "uint32": "\(sample.uint32)", "uint64": "\"\(sample.uint64)\"", "uint": "\(sample.uint)",
-            "float": wire(Double(sample.float)), "double": wire(sample.double), "string": text(sample.string),
-            "date": wire(sample.date.timeIntervalSinceReferenceDate), "data": "\"\(sample.data.base64EncodedString())\"",
-            "bytes": "\"\(Data(sample.bytes).base64EncodedString())\"", "uuid": "\"\(sample.uuid.uuidString)\"",
-            "strings": "[" + sample.strings.map(text).joined(separator: ",") + "]",
-            "ints": "[" + sample.ints.map(String.init).joined(separator: ",") + "]",
-            "int8s": "[" + sample.int8s.map { String($0) }.joined(separator: ",") + "]",
-            "uint64s": "[" + sample.uint64s.map { String($0) }.joined(separator: ",") + "]",
-            "doubles": "[" + sample.doubles.map(wire).joined(separator: ",") + "]",
-            "floats": "[" + sample.floats.map { wire(Double($0)) }.joined(separator: ",") + "]",
-            "dates": "[" + sample.dates.map { wire($0.timeIntervalSinceReferenceDate) }.joined(separator: ",") + "]",
-            "bools": "[" + sample.bools.map { "\($0)" }.joined(separator: ",") + "]",
-            "uuids": "[" + sample.uuids.map { "\"\($0.uuidString)\"" }.joined(separator: ",") + "]",
-            "document": #"{"b": [1, 2.5, null, "x"], "a": {"nested": true}}"#,
-            "counts": "{" + sample.counts.sorted { $0.key < $1.key }.map { "\(text($0.key)): \($0.value)" }.joined(separator: ",") + "}",
-            "optionalText": sample.optionalText.map(text) ?? "null",
-            "home": sample.home == nil ? "false" : "true",
-            "home.city": sample.home.map { text($0.city) } ?? "null",
-            "home.zip": sample.home?.zip.map(text) ?? "null",
-            "owner": ownerSyncId.map { "\"\($0.uuidString)\"" } ?? "null",
-        ]
-        if sample.home == nil { fields["home.city"] = "null" }
+        var fields = Dictionary(uniqueKeysWithValues: sample.wireFields(document: #"{"b": [1, 2.5, null, "x"], "a": {"nested": true}}"#))
+        fields["owner"] = ownerSyncId.map { "\"\($0.uuidString)\"" } ?? "null"
         return fields
     }
 
@@ -108,15 +63,15 @@ import Testing
                 let wire: [String: String]
                 if change.entity == "SyncedOwner" {
                     let owner = try #require(try owners.id(forSyncId: change.syncId).flatMap { try owners.get($0) })
-                    wire = ["name": text(owner.name)]
+                    wire = ["name": SyncWire.string(owner.name)]
                 } else {
                     let sample = try #require(try samples.id(forSyncId: change.syncId).flatMap { try samples.get($0) })
                     let ownerSyncId = try sample.owner.targetId.flatMap { try owners.syncId(of: $0) }
                     wire = wireFields(sample, ownerSyncId: ownerSyncId)
                 }
                 for field in change.fields {
-                    fields.append("\(text(field.name)): \(try #require(wire[field.name], "no wire value for \(field.name)"))")
-                    clocks.append("\(text(field.name)): \"\(field.clock)\"")
+                    fields.append("\(SyncWire.literal(field.name)): \(try #require(wire[field.name], "no wire value for \(field.name)"))")
+                    clocks.append("\(SyncWire.literal(field.name)): \"\(field.clock)\"")
                 }
             }
             batch.append("""

@@ -22,14 +22,20 @@ import Testing
          ("note", note.map(PageBuilder.string) ?? "null"), ("folder", "null")]
     }
 
+    /// A task stored and acknowledged by the server (nothing waits to be pushed).
+    func storeAcknowledgedTask(in store: Store) throws -> (Box<Synced.Task>, Synced.Task, UUID) {
+        try register(Synced.Task.self, Synced.Folder.self, in: store)
+        let tasks = store.box(for: Synced.Task.self)
+        var task = Synced.Task(title: "local", done: true, priority: 5, note: "kept")
+        try tasks.put(&task)
+        let syncId = try #require(try tasks.syncId(of: task.id))
+        try store.acknowledgeSyncChanges(through: try store.takeSyncChanges(limit: 10).last?.mid ?? 0)
+        return (tasks, task, syncId)
+    }
+
     @Test func aPartialChangeOfADamagedRecordThrowsAndAppliesNothing() throws {
         try withStore { store in
-            try register(Synced.Task.self, Synced.Folder.self, in: store)
-            let tasks = store.box(for: Synced.Task.self)
-            var task = Synced.Task(title: "local", done: true, priority: 5, note: "kept")
-            try tasks.put(&task)
-            let syncId = try #require(try tasks.syncId(of: task.id))
-            try store.acknowledgeSyncChanges(through: try store.takeSyncChanges(limit: 10).last?.mid ?? 0)
+            let (tasks, task, syncId) = try storeAcknowledgedTask(in: store)
             try damageTail(of: task.id, in: store)
 
             var builder = PageBuilder()
@@ -50,12 +56,7 @@ import Testing
 
     @Test func aFullRowReplacesADamagedRecord() throws {
         try withStore { store in
-            try register(Synced.Task.self, Synced.Folder.self, in: store)
-            let tasks = store.box(for: Synced.Task.self)
-            var task = Synced.Task(title: "local", done: true, priority: 5, note: "kept")
-            try tasks.put(&task)
-            let syncId = try #require(try tasks.syncId(of: task.id))
-            try store.acknowledgeSyncChanges(through: try store.takeSyncChanges(limit: 10).last?.mid ?? 0)
+            let (tasks, task, syncId) = try storeAcknowledgedTask(in: store)
             try damageTail(of: task.id, in: store)
 
             var builder = PageBuilder()
@@ -71,14 +72,9 @@ import Testing
 
     @Test func aFullRowThatLeavesALocalChangeAloneStillThrows() throws {
         try withStore { store in
-            try register(Synced.Task.self, Synced.Folder.self, in: store)
-            let clock = ManualClock(5_000_000)
-            clock.install(in: store)
-            let tasks = store.box(for: Synced.Task.self)
-            var task = Synced.Task(title: "local", done: true, priority: 5, note: "kept")
-            try tasks.put(&task)
-            let syncId = try #require(try tasks.syncId(of: task.id))
-            try store.acknowledgeSyncChanges(through: try store.takeSyncChanges(limit: 10).last?.mid ?? 0)
+            ManualClock(5_000_000).install(in: store)
+            let (tasks, stored, syncId) = try storeAcknowledgedTask(in: store)
+            var task = stored
             task.title = "edited here"
             try tasks.put(&task)  // unacknowledged, newer than the pulled row: kept local
             try damageTail(of: task.id, in: store)

@@ -5,48 +5,8 @@ import Testing
 /// A pulled value is stored exactly as a local put of the same value stores it, for every
 /// mapped type and the values at the edges of each.
 @Suite struct SyncApplyValueTests {
-    /// A double in the wire form (`_enc_double`): shortest decimal, or a string.
-    static func wire(_ value: Double) -> String {
-        if value.isNaN { return "\"NaN\"" }
-        if value == .infinity { return "\"Infinity\"" }
-        if value == -.infinity { return "\"-Infinity\"" }
-        if value == 0 && value.sign == .minus { return "\"-0\"" }
-        return "\(value)"
-    }
-
-    static func wire(_ text: String) -> String {
-        text.contains("\u{0}") ? "{\"nul\": \"\(Data(text.utf8).base64EncodedString())\"}" : PageBuilder.string(text)
-    }
-
     static func wireFields(_ sample: SyncedSample) -> [(String, String)] {
-        let uuids = { (values: [UUID]) in "[" + values.map { "\"\($0.uuidString.lowercased())\"" }.joined(separator: ", ") + "]" }
-        var fields: [(String, String)] = [
-            ("flag", "\(sample.flag)"), ("int", "\(sample.int)"), ("int8", "\(sample.int8)"), ("int16", "\(sample.int16)"),
-            ("int32", "\(sample.int32)"), ("int64", "\(sample.int64)"), ("uint8", "\(sample.uint8)"), ("uint16", "\(sample.uint16)"),
-            ("uint32", "\(sample.uint32)"), ("uint64", "\"\(sample.uint64)\""), ("uint", "\"\(sample.uint)\""),
-            ("float", wire(Double(sample.float))), ("double", wire(sample.double)), ("string", wire(sample.string)),
-            ("date", wire(sample.date.timeIntervalSinceReferenceDate)), ("data", "\"\(sample.data.base64EncodedString())\""),
-            ("bytes", "\"\(Data(sample.bytes).base64EncodedString())\""), ("uuid", "\"\(sample.uuid.uuidString.lowercased())\""),
-            ("strings", "[" + sample.strings.map(wire).joined(separator: ", ") + "]"),
-            ("ints", "[" + sample.ints.map(String.init).joined(separator: ", ") + "]"),
-            ("int8s", "[" + sample.int8s.map { String($0) }.joined(separator: ", ") + "]"),
-            ("uint64s", "[" + sample.uint64s.map { "\"\($0)\"" }.joined(separator: ", ") + "]"),
-            ("doubles", "[" + sample.doubles.map(wire).joined(separator: ", ") + "]"),
-            ("floats", "[" + sample.floats.map { wire(Double($0)) }.joined(separator: ", ") + "]"),
-            ("dates", "[" + sample.dates.map { wire($0.timeIntervalSinceReferenceDate) }.joined(separator: ", ") + "]"),
-            ("bools", "[" + sample.bools.map { "\($0)" }.joined(separator: ", ") + "]"),
-            ("uuids", uuids(sample.uuids)),
-            ("document", #"{"b": [1, 2.5, null, "x", {"$number": "nan"}], "a": {"nested": true}, "big": 18446744073709551615}"#),
-            ("counts", "{" + sample.counts.sorted { $0.key < $1.key }.map { "\(PageBuilder.string($0.key)): \($0.value)" }.joined(separator: ", ") + "}"),
-            ("optionalText", sample.optionalText.map(wire) ?? "null"),
-            ("home", sample.home == nil ? "false" : "true"),
-        ]
-        if let home = sample.home {
-            fields += [("home.city", wire(home.city)), ("home.zip", home.zip.map(wire) ?? "null")]
-        } else {
-            fields += [("home.city", "null"), ("home.zip", "null")]
-        }
-        return fields
+        sample.wireFields(document: #"{"b": [1, 2.5, null, "x", {"$number": "nan"}], "a": {"nested": true}, "big": 18446744073709551615}"#)
     }
 
     static var samples: [SyncedSample] {

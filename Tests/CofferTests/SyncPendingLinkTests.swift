@@ -25,22 +25,32 @@ import Testing
         _ = try store.applyPulledPage(builder.page(cursor: "2"), entity: "Folder", stream: stream)
     }
 
-    @Test func aLocalEditOfTheFieldDropsTheLinkWaitingInIt() throws {
+    /// A store with tasks and folders registered and a manual clock at 5,000,000 ms.
+    func withTaskStore(_ body: (Store, ManualClock, Box<Synced.Task>, Box<Synced.Folder>) throws -> Void) throws {
         try withStore { store in
             try register(Synced.Task.self, Synced.Folder.self, in: store)
             let clock = ManualClock(5_000_000)
             clock.install(in: store)
-            let tasks = store.box(for: Synced.Task.self)
-            let folders = store.box(for: Synced.Folder.self)
+            try body(store, clock, store.box(for: Synced.Task.self), store.box(for: Synced.Folder.self))
+        }
+    }
+
+    /// Links the task to a new local folder, then unlinks it: the field's last local value
+    /// is no link.
+    func linkToALocalFolderAndBack(_ taskId: Id, tasks: Box<Synced.Task>, folders: Box<Synced.Folder>) throws {
+        var local = Synced.Folder(name: "local")
+        try folders.put(&local)
+        var task = try #require(try tasks.get(taskId))
+        task.folder.targetId = local.id
+        try tasks.put(&task)
+        task.folder.targetId = nil
+        try tasks.put(&task)
+    }
+
+    @Test func aLocalEditOfTheFieldDropsTheLinkWaitingInIt() throws {
+        try withTaskStore { store, _, tasks, folders in
             let (taskId, folder) = try pullTaskWaitingForFolder(store, clock: 10)
-            // Linked to a local folder, then unlinked: the field's last local value is no link.
-            var local = Synced.Folder(name: "local")
-            try folders.put(&local)
-            var task = try #require(try tasks.get(taskId))
-            task.folder.targetId = local.id
-            try tasks.put(&task)
-            task.folder.targetId = nil
-            try tasks.put(&task)
+            try linkToALocalFolderAndBack(taskId, tasks: tasks, folders: folders)
             #expect(try store.performWrite { try $0.allPendingLinks() }.isEmpty)
             let pending = try store.pendingSyncCount()
 
@@ -52,22 +62,11 @@ import Testing
     }
 
     @Test func aLocalEditBelowTheParkedClockLeavesTheLink() throws {
-        try withStore { store in
-            try register(Synced.Task.self, Synced.Folder.self, in: store)
-            let clock = ManualClock(5_000_000)
-            clock.install(in: store)
-            let tasks = store.box(for: Synced.Task.self)
-            let folders = store.box(for: Synced.Folder.self)
+        try withTaskStore { store, clock, tasks, folders in
             // Parked by a write an hour ahead: the received clock is clamped five minutes
             // ahead, so the local edit below orders before it (the server keeps the link).
             let (taskId, folder) = try pullTaskWaitingForFolder(store, clock: (clock.now + 3_600_000) << 16)
-            var local = Synced.Folder(name: "local")
-            try folders.put(&local)
-            var task = try #require(try tasks.get(taskId))
-            task.folder.targetId = local.id
-            try tasks.put(&task)
-            task.folder.targetId = nil
-            try tasks.put(&task)
+            try linkToALocalFolderAndBack(taskId, tasks: tasks, folders: folders)
             #expect(try store.performWrite { try $0.allPendingLinks() }.count == 1)
 
             try pullFolder(folder, store)
@@ -77,11 +76,7 @@ import Testing
     }
 
     @Test func anEditOfAnotherFieldLeavesTheLink() throws {
-        try withStore { store in
-            try register(Synced.Task.self, Synced.Folder.self, in: store)
-            let clock = ManualClock(5_000_000)
-            clock.install(in: store)
-            let tasks = store.box(for: Synced.Task.self)
+        try withTaskStore { store, _, tasks, _ in
             let (taskId, folder) = try pullTaskWaitingForFolder(store, clock: 10)
             var task = try #require(try tasks.get(taskId))
             task.priority = 3

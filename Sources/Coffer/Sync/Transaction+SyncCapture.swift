@@ -308,15 +308,7 @@ extension Transaction {
             let names = SyncIdTables.names(entity: owner.id)
             let (syncIds, _) = try openDatabase(names.syncIds, create: false, "the sync ids of \(storedName)")
             let (localIds, _) = try openDatabase(names.localIds, create: false, "the sync ids of \(storedName)")
-            let cursors = try syncIdentityCursors(SyncIdTables(syncIds: syncIds, localIds: localIds))
-            let forward = sync.identityCursors[cursors].forward
-            guard let known = try syncIdEntry(of: id, at: forward) else { return }
-            var fields = [field]
-            let mid = try fields.withUnsafeMutableBufferPointer { fields in
-                try enqueue(.upsert, isCreation: false, entityId: owner.id, syncId: known.syncId, newestMid: known.mid,
-                            fields: UnsafeBufferPointer(fields))
-            }
-            if mid != known.mid { try renameNewestMid(of: id, syncId: known.syncId, to: mid, at: forward) }
+            try recordSyncedFieldChange(id, field: field, entityId: owner.id, tables: SyncIdTables(syncIds: syncIds, localIds: localIds))
         } catch {
             throw syncFailed(error)
         }
@@ -328,18 +320,23 @@ extension Transaction {
     func recordSyncedRelationChange(_ owner: Id, field: UInt16, binding: EntityBinding) throws {
         guard let tables = binding.syncTables, !sync.isApplyingRemote else { return }
         do {
-            let cursors = try syncIdentityCursors(tables)
-            let forward = sync.identityCursors[cursors].forward
-            guard let known = try syncIdEntry(of: owner, at: forward) else { return }
-            var fields = [field]
-            let mid = try fields.withUnsafeMutableBufferPointer { fields in
-                try enqueue(.upsert, isCreation: false, entityId: binding.entityId, syncId: known.syncId, newestMid: known.mid,
-                            fields: UnsafeBufferPointer(fields))
-            }
-            if mid != known.mid { try renameNewestMid(of: owner, syncId: known.syncId, to: mid, at: forward) }
+            try recordSyncedFieldChange(owner, field: field, entityId: binding.entityId, tables: tables)
         } catch {
             throw syncFailed(error)
         }
+    }
+
+    /// One field of the synced object `id` changed outside its record: the field joins the
+    /// object's outbox entry. Nothing for an object sync does not know.
+    private func recordSyncedFieldChange(_ id: Id, field: UInt16, entityId: UInt32, tables: SyncIdTables) throws {
+        let cursors = try syncIdentityCursors(tables)
+        let forward = sync.identityCursors[cursors].forward
+        guard let known = try syncIdEntry(of: id, at: forward) else { return }
+        let mid = try withUnsafePointer(to: field) { field in
+            try enqueue(.upsert, isCreation: false, entityId: entityId, syncId: known.syncId, newestMid: known.mid,
+                        fields: UnsafeBufferPointer(start: field, count: 1))
+        }
+        if mid != known.mid { try renameNewestMid(of: id, syncId: known.syncId, to: mid, at: forward) }
     }
 
     /// Remembers a sync failure after a record was written (the transaction will not commit)
