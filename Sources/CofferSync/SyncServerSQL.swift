@@ -282,10 +282,13 @@ enum SyncServerSQL {
         $$
         """#,
 
-        // Encoders: a column's value to its wire form (the inverse of the decoders).
+        // Encoders: a column's value to its wire form (the inverse of the decoders). The
+        // double ones are stable, as the text of a double is (it follows extra_float_digits):
+        // declared immutable they would not be inlined into the pull's query, and a call per
+        // value would cost more than the rest of the row.
         #"""
         CREATE OR REPLACE FUNCTION @S@._enc_double(d double precision) RETURNS jsonb
-        LANGUAGE sql IMMUTABLE AS $$
+        LANGUAGE sql STABLE AS $$
             SELECT CASE
                 WHEN d IS NULL THEN 'null'::jsonb
                 WHEN d = 'NaN'::double precision OR d = 'Infinity'::double precision
@@ -310,7 +313,7 @@ enum SyncServerSQL {
         """#,
         #"""
         CREATE OR REPLACE FUNCTION @S@._enc_double_array(a double precision[]) RETURNS jsonb
-        LANGUAGE sql IMMUTABLE AS $$
+        LANGUAGE sql STABLE AS $$
             SELECT CASE WHEN a IS NULL THEN 'null'::jsonb ELSE coalesce(
                 (SELECT jsonb_agg(@S@._enc_double(e) ORDER BY i) FROM unnest(a) WITH ORDINALITY AS t(e, i)),
                 '[]'::jsonb) END
@@ -1121,6 +1124,9 @@ enum SyncServerSQL {
 
         // Pull: one page of an entity's changes (rows and tombstones) after `cursor`, below
         // the visibility horizon, in (_txid, sync_id) order, with the cursor to pass next.
+        // The page is read along the cursor indexes: with statistics older than the rows (a
+        // table just filled), the planner would otherwise pick a bitmap scan or a sort of
+        // every row after the cursor, and a pull of n rows would cost n squared.
         // A cursor is "<txid>" or "<txid>/<sync_id>", followed by "@<floor>" once a pull
         // from "0" began while the tombstone collection floor was <floor> (above 0): such a
         // puller took every object from the table itself, so only tombstones collected since
@@ -1128,7 +1134,7 @@ enum SyncServerSQL {
         // get CF004. Without the suffix, any position below the floor gets CF004.
         #"""
         CREATE OR REPLACE FUNCTION @S@.coffer_pull(entity text, from_cursor text, page_limit integer) RETURNS jsonb
-        LANGUAGE plpgsql STABLE SET extra_float_digits = 3 AS $$
+        LANGUAGE plpgsql STABLE SET extra_float_digits = 3 SET enable_bitmapscan = off SET enable_sort = off AS $$
         DECLARE
             horizon xid8 := pg_snapshot_xmin(pg_current_snapshot());
             after_txid xid8;
