@@ -20,16 +20,16 @@ extension SyncReplica {
             try Task.checkCancellation()
             let changes = try store.takeSyncChanges(limit: options.pushBatchSize)
             guard let batch = SyncPushBatch(changes: changes) else { break }
-            var rejected: [SyncRejection] = []
+            // Changes the server could never store are refused here, and end as its refusals do.
+            var rejected = batch.refusedLocally
             if batch.count > 0 {
                 let reply = try await transport.push(client: client, batch: batch)
                 // The server answers with the highest mid it has applied; below the last one
                 // sent, it skipped some, and acknowledging them would lose them.
-                let lastSent = changes.last { $0.operation == .delete || $0.objectExists }?.mid ?? 0
-                guard reply.lastMid >= lastSent else {
-                    throw SyncReplicaError.pushNotApplied(sent: lastSent, applied: reply.lastMid)
+                guard reply.lastMid >= batch.lastSentMid else {
+                    throw SyncReplicaError.pushNotApplied(sent: batch.lastSentMid, applied: reply.lastMid)
                 }
-                rejected = reply.rejected
+                if !reply.rejected.isEmpty { rejected = (rejected + reply.rejected).sorted { $0.mid < $1.mid } }
             }
             if rejected.isEmpty {
                 try store.acknowledgeSyncChanges(through: batch.lastMid)
