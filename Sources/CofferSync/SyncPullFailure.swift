@@ -31,16 +31,27 @@ public struct SyncPullFailure: Sendable {
     /// Date().timeIntervalSince(failure.since)   // 42.5
     /// ```
     public let since: Date
+    /// When ``SyncReplica/run()`` tries the entity again: each failure in a row doubles the
+    /// wait (with jitter) from ``SyncReplica/Options/entityRetry``'s first up to its longest, and
+    /// the passes before then leave the entity out while the others sync. A success resets
+    /// it; ``SyncReplica/syncNow()`` tries every entity whatever this says.
+    ///
+    /// ```swift
+    /// label.text = "\(failure.entity): next try \(failure.retryAt.formatted(date: .omitted, time: .standard))"
+    /// ```
+    public let retryAt: Date
 
     /// A failure with these parts.
     ///
     /// ```swift
-    /// let failure = SyncPullFailure(entity: "Task", error: SyncTransportError.closed, attempts: 1, since: Date())
+    /// let failure = SyncPullFailure(entity: "Task", error: SyncTransportError.closed, attempts: 1, since: Date(),
+    ///                               retryAt: Date().addingTimeInterval(0.25))
     /// ```
-    public init(entity: String, error: any Error, attempts: Int, since: Date) {
+    public init(entity: String, error: any Error, attempts: Int, since: Date, retryAt: Date) {
         self.entity = entity
         self.error = error
         self.attempts = attempts
         self.since = since
+        self.retryAt = retryAt
     }
 }

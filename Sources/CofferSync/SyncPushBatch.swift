@@ -29,6 +29,12 @@ public struct SyncPushBatch: Sendable, Equatable {
     /// try store.acknowledgeSyncChanges(through: batch.lastMid)
     /// ```
     public let lastMid: UInt64
+    /// Changes the pusher refused before sending (their values hold U+0000, which the server
+    /// cannot store): recorded as rejections when the batch is acknowledged.
+    var refusedLocally: [SyncRejection] = []
+    /// The highest mid the array holds (0 when it holds none): the server's answer must
+    /// reach it.
+    var lastSentMid: UInt64 = 0
 
     /// A batch of `count` changes through `lastMid`, already encoded.
     ///
@@ -39,5 +45,6 @@ public struct SyncPushBatch: Sendable, Equatable {
         self.json = json
         self.count = count
         self.lastMid = lastMid
+        lastSentMid = count > 0 ? lastMid : 0
     }
 }

@@ -36,20 +36,30 @@ extension SyncReplica {
         /// options.retry = (first: .milliseconds(200), longest: .seconds(30))
         /// ```
         public var retry: (first: Duration, longest: Duration)
+        /// Retrying one entity whose pull failed: ``SyncReplica/run()``'s passes leave it out
+        /// until then (the others pull on), the wait doubling (with jitter) after each failure
+        /// in a row up to the longest; a success resets it (``SyncPullFailure/retryAt``).
+        ///
+        /// ```swift
+        /// options.entityRetry = (first: .seconds(5), longest: .minutes(10))
+        /// ```
+        public var entityRetry: (first: Duration, longest: Duration)
 
         /// The defaults: batches and pages of 1000, polls from 1 s to 60 s, retries from
-        /// 250 ms to 30 s.
+        /// 250 ms to 30 s, an entity's retries from 1 s to 5 minutes.
         ///
         /// ```swift
         /// let options = SyncReplica.Options(pushBatchSize: 200)
         /// ```
         public init(pushBatchSize: Int = 1000, pullPageSize: Int = 1000,
                     poll: (first: Duration, longest: Duration) = (.seconds(1), .seconds(60)),
-                    retry: (first: Duration, longest: Duration) = (.milliseconds(250), .seconds(30))) {
+                    retry: (first: Duration, longest: Duration) = (.milliseconds(250), .seconds(30)),
+                    entityRetry: (first: Duration, longest: Duration) = (.seconds(1), .seconds(300))) {
             self.pushBatchSize = max(1, pushBatchSize)
             self.pullPageSize = max(1, pullPageSize)
             self.poll = poll
             self.retry = retry
+            self.entityRetry = entityRetry
         }
     }
 }

@@ -11,17 +11,21 @@ extension SyncReplica {
     /// pulled (a page that cannot be applied, a protocol error) is reported in
     /// ``SyncStatus/pullFailures`` and the others are pulled; the first failure is thrown
     /// once all were tried, so the pass counts as failed and is retried.
-    func pullEntities() async throws {
+    /// `skippingBackedOff`: a failed entity whose next attempt is not due is left out (it
+    /// stays listed, with when it is tried again), and does not fail the pass.
+    func pullEntities(skippingBackedOff: Bool = false) async throws {
         channel.update { $0.phase = .pulling }
         var firstFailure: (any Error)?
         for entity in entityNames {
             try Task.checkCancellation()
+            if skippingBackedOff, pullIsBackingOff(entity) { continue }
             do {
                 try await pullEntity(entity)
+                resetPullBackoff(entity)
                 channel.update { status in status.pullFailures.removeAll { $0.entity == entity } }
             } catch {
                 if error is CancellationError || Task.isCancelled { throw error }
-                recordPullFailure(entity: entity, error: error)
+                recordPullFailure(entity: entity, error: error, retryAt: schedulePullRetry(entity))
                 if firstFailure == nil { firstFailure = error }
             }
         }
@@ -30,13 +34,14 @@ extension SyncReplica {
         if let firstFailure { throw firstFailure }
     }
 
-    private func recordPullFailure(entity: String, error: any Error) {
+    private func recordPullFailure(entity: String, error: any Error, retryAt: Date) {
         channel.update { status in
             if let index = status.pullFailures.firstIndex(where: { $0.entity == entity }) {
                 let previous = status.pullFailures[index]
-                status.pullFailures[index] = SyncPullFailure(entity: entity, error: error, attempts: previous.attempts + 1, since: previous.since)
+                status.pullFailures[index] = SyncPullFailure(entity: entity, error: error, attempts: previous.attempts + 1,
+                                                             since: previous.since, retryAt: retryAt)
             } else {
-                status.pullFailures.append(SyncPullFailure(entity: entity, error: error, attempts: 1, since: Date()))
+                status.pullFailures.append(SyncPullFailure(entity: entity, error: error, attempts: 1, since: Date(), retryAt: retryAt))
                 let order = entityNames
                 status.pullFailures.sort { (order.firstIndex(of: $0.entity) ?? 0) < (order.firstIndex(of: $1.entity) ?? 0) }
             }

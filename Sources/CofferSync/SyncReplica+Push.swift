@@ -28,17 +28,17 @@ extension SyncReplica {
                 try Task.checkCancellation()
                 // The next batch is taken and encoded while the server applies this one.
                 let next: TakenBatch? = try batch.lastMid < recordedBefore ? takeBatch(after: batch.lastMid) : nil
-                var rejected: [SyncRejection] = []
+                // Changes the server could never store are refused here, and end as its refusals do.
+                var rejected = batch.refusedLocally
                 if let call = inFlight {
                     inFlight = nil
                     let reply = try await call.value
                     // The server answers with the highest mid it has applied; below the last
                     // one sent, it skipped some, and acknowledging them would lose them.
-                    let lastSent = current.changes.last { $0.operation == .delete || $0.objectExists }?.mid ?? 0
-                    guard reply.lastMid >= lastSent else {
-                        throw SyncReplicaError.pushNotApplied(sent: lastSent, applied: reply.lastMid)
+                    guard reply.lastMid >= batch.lastSentMid else {
+                        throw SyncReplicaError.pushNotApplied(sent: batch.lastSentMid, applied: reply.lastMid)
                     }
-                    rejected = reply.rejected
+                    if !reply.rejected.isEmpty { rejected = (rejected + reply.rejected).sorted { $0.mid < $1.mid } }
                 }
                 if let next { inFlight = send(next, client: client) }
                 if rejected.isEmpty {

@@ -83,7 +83,7 @@ extension SyncReplica {
             let wait: Duration
             do {
                 localWake.clear()
-                let status = try await syncNow()
+                let status = try await pass(skippingBackedOff: true)
                 retry.reset()
                 if (status.pushed, status.pulled) != lastCounts { poll.reset() }
                 lastCounts = (status.pushed, status.pulled)

@@ -65,6 +65,10 @@ public final class SyncReplica: Sendable {
         var inStepSince = ContinuousClock.now
         /// Conflicts parked in the store at the last look; nil before the first.
         var parkedConflicts: Int?
+        /// The entities whose pull failed, with when ``run()`` tries each again.
+        var pullBackoff: [String: EntityBackoff] = [:]
+        /// What the per-entity backoff takes for now (a test moves it instead of waiting).
+        var clock: @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
     }
 
     /// A replica of `store`'s `entities` (each declared `@Sync`) through `transport`. Nothing
@@ -129,6 +133,13 @@ public final class SyncReplica: Sendable {
     ///   (``SyncStatus/pullFailures``).
     @discardableResult
     public func syncNow() async throws -> SyncStatus {
+        try await pass(skippingBackedOff: false)
+    }
+
+    /// A pass (see ``syncNow()``). `skippingBackedOff`: entities whose pull failed and whose
+    /// next attempt is not due are left out (``run()``'s passes); an explicit ``syncNow()``
+    /// tries every entity.
+    func pass(skippingBackedOff: Bool) async throws -> SyncStatus {
         try await gate.run {
             do {
                 try Task.checkCancellation()
@@ -144,7 +155,7 @@ public final class SyncReplica: Sendable {
                 }
                 let conflictsBefore = channel.current.conflicts
                 do {
-                    try await pullEntities()
+                    try await pullEntities(skippingBackedOff: skippingBackedOff)
                 } catch where !(error is CancellationError) && !Task.isCancelled {
                     failure = failure ?? error
                 }
@@ -157,7 +168,8 @@ public final class SyncReplica: Sendable {
                 let now = ContinuousClock.now
                 state.withLock { $0.inStepSince = now }
                 return channel.update { status in
-                    status.lastError = nil
+                    // An entity left out while it backs off is still failing.
+                    status.lastError = status.pullFailures.first?.error
                     status.lastSyncedAt = Date()
                     status.lag = .zero
                     if status.phase != .stopped { status.phase = .idle }

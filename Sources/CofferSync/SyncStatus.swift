@@ -119,9 +119,10 @@ public struct SyncStatus: Sendable {
     public var resolvedConflicts = 0
     /// The entities whose last pull failed, in pull order, each with its error (a page that
     /// cannot be applied, a protocol error, the server refusing the call). The other entities
-    /// pull on; a failing entity is tried again by every pass (``SyncReplica/run()`` backs
-    /// off between failing passes) from where it stopped: no row is passed over. An entity
-    /// leaves the list when it pulls to the horizon.
+    /// pull on; a failing entity is tried again from where it stopped (no row is passed
+    /// over): by ``SyncReplica/run()`` once its own backoff is over
+    /// (``SyncPullFailure/retryAt``), by ``SyncReplica/syncNow()`` at once. An entity leaves
+    /// the list when it pulls to the horizon.
     ///
     /// ```swift
     /// for failure in status.pullFailures { log("\(failure.entity) is not pulling: \(failure.error)") }

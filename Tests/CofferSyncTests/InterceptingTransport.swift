@@ -2,8 +2,8 @@
 import Foundation
 
 /// A transport that forwards to another and lets a test watch or interrupt each call: it
-/// records the client ids the replica checks, and runs hooks around pushes and pulls (a
-/// crash test's child kills itself in one, at a named point).
+/// records the client ids the replica checks, and runs hooks around pushes, pulls and fetches
+/// (a crash test's child kills itself in one, at a named point).
 final class InterceptingTransport: SyncTransport {
     /// What the hooks see: the call and, after it, the server's answer.
     enum Event {
@@ -11,6 +11,9 @@ final class InterceptingTransport: SyncTransport {
         case afterPush(client: UUID, reply: SyncPushReply)
         case beforePull(entity: String, cursor: String)
         case afterPull(entity: String, cursor: String, page: Data)
+        case pullFailed(entity: String, cursor: String, error: any Error)
+        case beforeFetch(entity: String, ids: [UUID])
+        case afterFetch(entity: String, ids: [UUID], page: Data)
     }
 
     let inner: any SyncTransport
@@ -41,13 +44,22 @@ final class InterceptingTransport: SyncTransport {
 
     func pull(entity: String, cursor: String, limit: Int) async throws -> Data {
         hook(.beforePull(entity: entity, cursor: cursor))
-        let page = try await inner.pull(entity: entity, cursor: cursor, limit: limit)
+        let page: Data
+        do {
+            page = try await inner.pull(entity: entity, cursor: cursor, limit: limit)
+        } catch {
+            hook(.pullFailed(entity: entity, cursor: cursor, error: error))
+            throw error
+        }
         hook(.afterPull(entity: entity, cursor: cursor, page: page))
         return page
     }
 
     func fetch(entity: String, ids: [UUID]) async throws -> Data {
-        try await inner.fetch(entity: entity, ids: ids)
+        hook(.beforeFetch(entity: entity, ids: ids))
+        let page = try await inner.fetch(entity: entity, ids: ids)
+        hook(.afterFetch(entity: entity, ids: ids, page: page))
+        return page
     }
 
     func waitForChanges(timeout: Duration) async throws -> Bool {

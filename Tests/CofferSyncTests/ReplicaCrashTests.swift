@@ -30,8 +30,14 @@ import Glibc
         let store = try Store(directory: directory, options: StoreOptions(durability: .noSync))
         let direct = PostgresTransport(configuration: .init(
             host: "127.0.0.1", port: port, username: user, password: nil, database: database, tls: .disable, schema: schema))
+        let hit = Int(environment["COFFER_CRASH_HIT"] ?? "") ?? 1
+        let failPushes = environment["COFFER_FAIL_PUSHES"] != nil
         let transport: any SyncTransport = if let point = environment["COFFER_CRASH_POINT"].flatMap(CrashPoint.init(rawValue:)) {
-            CrashPoint.dying(at: point, hit: Int(environment["COFFER_CRASH_HIT"] ?? "") ?? 1, through: direct)
+            CrashPoint.dying(at: point, hit: hit, through: direct)
+        } else if let point = environment["COFFER_CRASH_POINT"].flatMap(ResyncCrashPoint.init(rawValue:)) {
+            ResyncCrashPoint.dying(at: point, hit: hit, through: failPushes ? Self.failingPushes(direct) : direct) {
+                (try? store.isResyncing(entity: "Card", stream: direct.stream)) ?? false
+            }
         } else {
             direct
         }
@@ -43,8 +49,21 @@ import Glibc
             n += 1
             try cards.put(Replicated.Card(title: "c\(n)", count: n))
             ChildProcess.report("committed \(n)")
-            if n.isMultiple(of: 2) { try await replica.syncNow() }
+            guard n.isMultiple(of: 2) else { continue }
+            if failPushes {
+                // The push fails, the pull (and the resync in it) runs: the pass throws.
+                do { try await replica.syncNow() } catch {}
+            } else {
+                try await replica.syncNow()
+            }
         }
+    }
+
+    /// `transport`, whose pushes fail as an unreachable server's do (the pull still runs).
+    static func failingPushes(_ transport: any SyncTransport) -> ScriptedTransport {
+        let scripted = ScriptedTransport(transport)
+        scripted.script.withLock { $0.failPushes = true }
+        return scripted
     }
 
     @Test func killedReplicaLosesNoWriteAndDuplicatesNone() async throws {
@@ -126,6 +145,101 @@ import Glibc
                                              committed: committed, sqlRows: inserted, run: run)
             }
         }
+    }
+
+    /// kill -9 inside a resync, at each named point in turn, of a replica that was offline
+    /// while the server deleted objects it holds and collected their tombstones (CF004): a
+    /// replica of the same store then finishes the resync and holds exactly the server's
+    /// objects (no ghost of a deleted one, none of its local changes lost). Its pushes fail
+    /// in the child, so the resync runs with local changes unacknowledged: cards it created,
+    /// and an edit (made offline) of a card the server deleted, which the server refuses once
+    /// pushed. Runs per point: COFFER_CRASH_POINT_RUNS, 10 by default.
+    @Test(arguments: ResyncCrashPoint.allCases)
+    func killedInAResyncEndsWithTheServersObjects(point: ResyncCrashPoint) async throws {
+        guard ProcessInfo.processInfo.environment[ChildProcess.roleVariable] == nil else { return }
+        let runs = Int(ProcessInfo.processInfo.environment["COFFER_CRASH_POINT_RUNS"] ?? "") ?? 10
+        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
+        let s = schema.schemaName
+        let endpoint = try await PostgresCluster.shared.endpoint()
+        let directory = NSTemporaryDirectory() + "coffer-sync-tests/" + UUID().uuidString
+        defer {
+            do { try FileManager.default.removeItem(atPath: directory) } catch { Issue.record("removing \(directory): \(error)") }
+        }
+        try await withInstalled(schema) { connection in
+            var committed = Set<Int>()
+            var inserted = 0
+            var next = 0
+            var deleted = Set<String>()
+            for run in 0..<runs {
+                // Rows the store gets before it goes offline: more than a resync page or two.
+                for _ in 0..<5 {
+                    inserted += 1
+                    try await connection.run("INSERT INTO \(s).\"Card\" (title, count, done) VALUES ('s\(inserted)', \(-inserted), false)")
+                }
+                let ghosts = try await Self.goOffline(directory: directory, schema: s, connection: connection, run: run)
+                deleted.formUnion(ghosts)
+                let child = try ChildProcess.runToEnd(
+                    filter: "replicaCrashChild", role: Self.role, directory: directory,
+                    environment: ["COFFER_SYNC_PORT": String(endpoint.port), "COFFER_SYNC_USER": endpoint.user,
+                                  "COFFER_SYNC_DATABASE": endpoint.database, "COFFER_SYNC_SCHEMA": s,
+                                  "COFFER_SYNC_FIRST": String(next), "COFFER_CRASH_POINT": point.rawValue,
+                                  "COFFER_CRASH_HIT": String(point == .betweenResyncPages ? 1 + run % 2 : 1),
+                                  "COFFER_FAIL_PUSHES": "1"],
+                    timeout: 30)
+                #expect(child.lines.contains("dying at \(point.rawValue)") && !child.timedOut,
+                        "run \(run): the child never reached \(point.rawValue)")
+                #expect(child.killed, "run \(run): the child did not die of SIGKILL")
+                let reported = ChildProcess.committedNumbers(in: child.lines)
+                committed.formUnion(reported)
+                next = max(next, (reported.max() ?? next)) + 1000
+                let sqlRows = Set((1...inserted).map { "s\($0)" }).subtracting(deleted)
+                try await Self.drainAndCheck(directory: directory, schema: s, connection: connection,
+                                             committed: committed, sqlRows: 0, run: run)
+                let store = try Store(directory: directory, options: StoreOptions(durability: .noSync))
+                let local = Set(try store.box(for: Replicated.Card.self).all().map(\.title))
+                let stream = try await testTransport(schema: s).stream   // (never connects)
+                #expect(try store.isResyncing(entity: "Card", stream: stream) == false, "run \(run): the resync did not end")
+                try store.close()
+                #expect(local.isDisjoint(with: deleted), "run \(run): ghosts left: \(local.intersection(deleted).sorted())")
+                #expect(sqlRows.isSubset(of: local), "run \(run): rows lost: \(sqlRows.subtracting(local).sorted())")
+            }
+        }
+    }
+
+    /// Brings the store in `directory` to the server's rows, then, as if it went offline:
+    /// the server deletes two of the rows it holds and collects every tombstone (so the
+    /// store's cursor is below the floor), and the store edits one of those rows locally
+    /// (unacknowledged; the server refuses it once pushed). Returns the deleted titles.
+    static func goOffline(directory: String, schema s: String, connection: PostgresConnection, run: Int) async throws -> Set<String> {
+        let store = try Store(directory: directory, options: StoreOptions(durability: .noSync))
+        defer {
+            do { try store.close() } catch { Issue.record("closing the store: \(error)") }
+        }
+        let transport = try await testTransport(schema: s)
+        let replica = try SyncReplica(store: store, entities: [Replicated.Card.self], transport: transport)
+        let cards = store.box(for: Replicated.Card.self)
+        let settled = try await eventually(attempts: 100, seconds: 30) {
+            try await replica.syncNow()
+            let rows = try await connection.value("SELECT count(*)::text FROM \(s).\"Card\"")
+            return try store.pendingSyncCount() == 0 && String(try cards.count()) == rows
+        }
+        await transport.close()
+        #expect(settled, "run \(run): the store did not reach the server's rows before going offline")
+        let doomed = try cards.all().filter { $0.title.hasPrefix("s") }.sorted { $0.count > $1.count }.prefix(2)
+        for card in doomed {
+            let syncId = try #require(try cards.syncId(of: card.id))
+            try await connection.run("DELETE FROM \(s).\"Card\" WHERE sync_id = '\(syncId.uuidString)'")
+        }
+        let collected = try decodeObject(try await connection.value("SELECT \(s).coffer_gc(interval '0')::text"))
+        #expect(collected["removed"] as? Int ?? 0 >= doomed.count, "run \(run): \(collected)")
+        if var edited = doomed.first {
+            edited.note = "edited offline in run \(run)"
+            try cards.put(&edited)
+        }
+        // Another test's open transaction may hold the pull horizon back: wait until it
+        // passes the deletes, so the resync's pull does not return the deleted rows.
+        _ = try await connection.pullAll(s, "Card")
+        return Set(doomed.map(\.title))
     }
 
     /// Opens the store the child left, syncs it until in step with the server, and checks that
@@ -214,4 +328,46 @@ enum CrashPoint: String, CaseIterable, Sendable {
 
     static func changes(of page: Data) -> [Any]? { Self.page(page)?["changes"] as? [Any] }
     static func more(of page: Data) -> Bool { Self.page(page)?["more"] as? Bool ?? false }
+}
+
+/// A named moment inside a resync (the server collected tombstones past the entity's
+/// cursor) where the crash child kills itself. (The fetched state of the unseen objects is
+/// applied and the resync's marker cleared in one transaction: there is no moment between.)
+enum ResyncCrashPoint: String, CaseIterable, Sendable {
+    /// The server answered CF004; the resync has not begun (no marker, the cursor unchanged).
+    case resyncNeeded = "CF004 answered, resync not begun"
+    /// A resync page was applied with its cursor and the sync ids it brought; the next page
+    /// is not fetched.
+    case betweenResyncPages = "between resync pages"
+    /// Every resync page was applied; the state of the objects they did not bring is not
+    /// fetched yet.
+    case beforeUnseenFetch = "resync pages applied, unseen objects not fetched"
+    /// The server answered the fetch of the unseen objects; nothing of it is applied and
+    /// the marker is still there.
+    case unseenFetchedNotApplied = "unseen objects fetched, not applied"
+
+    /// `transport`, with a hook that kills the process the `hit`-th time `point` is reached;
+    /// `resyncing` reads the store's resync marker.
+    static func dying(at point: ResyncCrashPoint, hit: Int, through transport: any SyncTransport,
+                      resyncing: @escaping @Sendable () -> Bool) -> InterceptingTransport {
+        let hits = LockedState(0)
+        return InterceptingTransport(transport) { event in
+            var reached = false
+            switch (point, event) {
+            case (.resyncNeeded, .pullFailed(_, _, let error)):
+                reached = (error as? SyncTransportError)?.requiresResync ?? false
+            case (.betweenResyncPages, .beforePull(_, let cursor)):
+                reached = cursor != "0" && resyncing()
+            case (.beforeUnseenFetch, .beforeFetch):
+                reached = resyncing()
+            case (.unseenFetchedNotApplied, .afterFetch):
+                reached = resyncing()
+            default:
+                break
+            }
+            guard reached, hits.withLock({ hits in hits += 1; return hits == hit }) else { return }
+            ChildProcess.report("dying at \(point.rawValue)")
+            kill(getpid(), SIGKILL)
+        }
+    }
 }

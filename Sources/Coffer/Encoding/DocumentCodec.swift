@@ -239,24 +239,28 @@ public enum DocumentCodec {
     /// wrapped in `{"$object":...}` (documents whose value types are dynamic); untagged, they
     /// are the strings `"nan"`, `"inf"`, `"-inf"` (a `[String: Double]`, whose declared type
     /// says they are numbers).
-    static func json(_ payload: UnsafeRawBufferPointer, tagged: Bool) -> String? {
-        decode(payload).map { json($0, tagged: tagged) }
+    /// `wire`: for the sync server, whose `jsonb` keeps numbers as `numeric`, which has no
+    /// -0: a -0.0 is written as a non-finite number is (`{"$number":"-0"}`, or `"-0"`
+    /// untagged), so that it comes back as -0.0.
+    static func json(_ payload: UnsafeRawBufferPointer, tagged: Bool, wire: Bool = false) -> String? {
+        decode(payload).map { json($0, tagged: tagged, wire: wire) }
     }
 
-    static func json(_ node: Node, tagged: Bool) -> String {
+    static func json(_ node: Node, tagged: Bool, wire: Bool = false) -> String {
         switch node {
         case .null: return "null"
         case .scalar(.bool(let flag)): return flag ? "true" : "false"
         case .scalar(.integer(let number)): return String(number)
         case .scalar(.unsigned(let number)): return String(number)
         case .scalar(.double(let number)):
+            if wire, number == 0, number.sign == .minus { return tagged ? "{\"\(numberTag)\":\"-0\"}" : "\"-0\"" }
             if tagged, !number.isFinite { return "{\"\(numberTag)\":\(FieldDescription.number(number))}" }
             return FieldDescription.number(number)
         case .scalar(.string(let text)): return FieldDescription.quoted(text)
-        case .array(let elements): return "[" + elements.map { json($0, tagged: tagged) }.joined(separator: ",") + "]"
+        case .array(let elements): return "[" + elements.map { json($0, tagged: tagged, wire: wire) }.joined(separator: ",") + "]"
         case .object(let members):
             let text = "{" + members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
-                .map { FieldDescription.quoted($0.key) + ":" + json($0.value, tagged: tagged) }.joined(separator: ",") + "}"
+                .map { FieldDescription.quoted($0.key) + ":" + json($0.value, tagged: tagged, wire: wire) }.joined(separator: ",") + "}"
             if tagged, members.count == 1, let key = members.keys.first, key == numberTag || key == objectTag {
                 return "{\"\(objectTag)\":\(text)}"
             }
@@ -265,12 +269,14 @@ public enum DocumentCodec {
     }
 
     /// The number of the text an export writes for a non-finite number (`"-nan"` too, as
-    /// earlier exports wrote some NaNs), or nil.
+    /// earlier exports wrote some NaNs), or of `"-0"` (how a document travels to the sync
+    /// server with -0.0, which `jsonb` cannot hold as a number); nil for any other text.
     static func nonFinite(_ text: String) -> Double? {
         switch text {
         case "nan", "-nan": return .nan
         case "inf": return .infinity
         case "-inf": return -.infinity
+        case "-0": return -0.0
         default: return nil
         }
     }

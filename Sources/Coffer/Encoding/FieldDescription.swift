@@ -35,12 +35,17 @@ enum FieldDescription {
         case .uuidArray:
             return list(payload, width: 16) { uuid(UnsafeRawBufferPointer(rebasing: payload[$0..<$0 + 16])) }
         case .document:
-            // A typed dictionary's declared type says its values are numbers: "nan" is one.
-            let tagged = !(type == .stringDictionary || type == .intDictionary || type == .doubleDictionary || type == .boolDictionary)
-            return DocumentCodec.json(payload, tagged: tagged) ?? "null"
+            return DocumentCodec.json(payload, tagged: isTagged(type)) ?? "null"
         case .boolArray:
             return "[" + payload.map { $0 == 0 ? "false" : ($0 == 1 ? "true" : "null") }.joined(separator: ",") + "]"
         }
+    }
+
+    /// Whether a document of `type` writes its non-finite numbers tagged
+    /// (`{"$number":"nan"}`): not a typed dictionary, whose declared type says its values
+    /// are numbers, so `"nan"` is one.
+    static func isTagged(_ type: PropertyType) -> Bool {
+        !(type == .stringDictionary || type == .intDictionary || type == .doubleDictionary || type == .boolDictionary)
     }
 
     /// A date as ISO 8601 text, or as its number of seconds when it has no such text.

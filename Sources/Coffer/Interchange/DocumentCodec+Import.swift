@@ -22,7 +22,7 @@ extension DocumentCodec {
             if tagged, members.count == 1, let member = members.first {
                 if member.key == numberTag {
                     guard case .string(let text) = member.value, let number = nonFinite(text) else {
-                        throw ImportProblem("{\"\(numberTag)\": ...} takes \"nan\", \"inf\" or \"-inf\", not \(member.value.text) (an object with this one member is written {\"\(objectTag)\": {...}})")
+                        throw ImportProblem("{\"\(numberTag)\": ...} takes \"nan\", \"inf\", \"-inf\" or \"-0\", not \(member.value.text) (an object with this one member is written {\"\(objectTag)\": {...}})")
                     }
                     return .scalar(.double(number))
                 }

@@ -120,7 +120,9 @@ public struct SyncFieldValue: Sendable, Equatable {
     /// clocks[field.name] = String(field.clock)
     /// ```
     public let clock: UInt64
-    /// The value as JSON text in the export format (`store.dump`); `nil` when the record holds
+    /// The value as JSON text in the sync server's wire format (the README's type mapping:
+    /// the export format of `store.dump`, except numbers the server's columns could not take
+    /// as written, `Date` as seconds and `[UInt8]` as base64); `nil` when the record holds
     /// no value (a nil optional) or the object is gone. A `ToOne` link is its target's sync id
     /// as a JSON string, or `null` when the target has none (not synced).
     ///

@@ -43,7 +43,7 @@ struct SyncChangeReader {
                 if flags.contains(.relation) {
                     json = try linkJSON(stored, property: property, in: transaction)
                 } else {
-                    json = FieldDescription.json(stored, type: property.type)
+                    json = SyncWireValue.json(stored, type: property.type)
                 }
             }
             values.append(SyncFieldValue(name: property.name, storedId: field.id, type: property.type, clock: field.clock,
