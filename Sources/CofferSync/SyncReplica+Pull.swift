@@ -50,7 +50,7 @@ extension SyncReplica {
     /// local object it did not bring (and that has no unacknowledged change) is fetched and
     /// applied, which removes the objects the server no longer has. The resync's marker and
     /// seen ids are stored with the pages, so an interrupted resync resumes.
-    private func pullEntity(_ entity: String) async throws {
+    func pullEntity(_ entity: String) async throws {
         let stream = transport.stream
         try await fetchRefusedObjects(entity)
         var cursor = try store.syncCursor(entity: entity, stream: stream)
