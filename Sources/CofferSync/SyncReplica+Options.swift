@@ -12,7 +12,7 @@ extension SyncReplica {
         /// How many outbox changes go in one push (one server transaction each).
         ///
         /// ```swift
-        /// options.pushBatchSize = 1000
+        /// options.pushBatchSize = 200
         /// ```
         public var pushBatchSize: Int
         /// How many changes one pull page holds (one LMDB transaction each).
@@ -37,13 +37,13 @@ extension SyncReplica {
         /// ```
         public var retry: (first: Duration, longest: Duration)
 
-        /// The defaults: batches and pages of 500, polls from 1 s to 60 s, retries from
+        /// The defaults: batches and pages of 1000, polls from 1 s to 60 s, retries from
         /// 250 ms to 30 s.
         ///
         /// ```swift
         /// let options = SyncReplica.Options(pushBatchSize: 200)
         /// ```
-        public init(pushBatchSize: Int = 500, pullPageSize: Int = 500,
+        public init(pushBatchSize: Int = 1000, pullPageSize: Int = 1000,
                     poll: (first: Duration, longest: Duration) = (.seconds(1), .seconds(60)),
                     retry: (first: Duration, longest: Duration) = (.milliseconds(250), .seconds(30))) {
             self.pushBatchSize = max(1, pushBatchSize)

@@ -50,36 +50,55 @@ extension SyncReplica {
     /// local object it did not bring (and that has no unacknowledged change) is fetched and
     /// applied, which removes the objects the server no longer has. The resync's marker and
     /// seen ids are stored with the pages, so an interrupted resync resumes.
+    ///
+    /// Pages are pipelined: once a page is parsed its cursor is known, so the next page is
+    /// requested before this one is applied, and the server's work overlaps the store's.
+    /// Pages are still applied one at a time, in order, each with its cursor; a page that
+    /// fails to apply ends the entity's pull and the page fetched ahead is dropped (the next
+    /// pass asks for it again from the stored cursor).
     func pullEntity(_ entity: String) async throws {
         let stream = transport.stream
         try await fetchRefusedObjects(entity)
         var cursor = try store.syncCursor(entity: entity, stream: stream)
         var resyncing = try store.isResyncing(entity: entity, stream: stream)
-        while true {
-            try Task.checkCancellation()
-            let page: Data
-            do {
-                page = try await transport.pull(entity: entity, cursor: cursor, limit: options.pullPageSize)
-            } catch let error as SyncTransportError where error.requiresResync && cursor != "0" {
-                try store.beginSyncResync(entity: entity, stream: stream)
-                channel.update { $0.resyncs += 1 }
-                cursor = "0"
-                resyncing = true
-                continue
+        var ahead: PendingCall<Data>? = requestPage(entity, after: cursor)
+        do {
+            while let request = ahead {
+                try Task.checkCancellation()
+                ahead = nil
+                let page: Data
+                do {
+                    page = try await request.value
+                } catch let error as SyncTransportError where error.requiresResync && cursor != "0" {
+                    try store.beginSyncResync(entity: entity, stream: stream)
+                    channel.update { $0.resyncs += 1 }
+                    cursor = "0"
+                    resyncing = true
+                    ahead = requestPage(entity, after: cursor)
+                    continue
+                }
+                let parsed = try store.parsePulledPage(page, entity: entity)
+                // The next page goes out now, unless this one ends the pull or is refused below.
+                if parsed.more && parsed.cursor != cursor {
+                    ahead = requestPage(entity, after: parsed.cursor)
+                }
+                let summary = try store.applyPulledPage(parsed, stream: stream)
+                channel.update { status in
+                    status.pulled += summary.upserted + summary.deleted
+                    status.conflicts += summary.conflicts
+                }
+                guard summary.more else { break }
+                // A page that says there is more but does not move the cursor would be asked
+                // for again and again (and, taken for the end, leave the rest unpulled).
+                guard summary.cursor != cursor else {
+                    throw SyncTransportError.malformedReply(
+                        operation: "pull \(entity)", detail: "the page says there is more but its cursor did not move from \(cursor)")
+                }
+                cursor = summary.cursor
             }
-            let summary = try store.applyPulledPage(page, entity: entity, stream: stream)
-            channel.update { status in
-                status.pulled += summary.upserted + summary.deleted
-                status.conflicts += summary.conflicts
-            }
-            guard summary.more else { break }
-            // A page that says there is more but does not move the cursor would be asked for
-            // again and again (and, taken for the end, leave the rest unpulled).
-            guard summary.cursor != cursor else {
-                throw SyncTransportError.malformedReply(
-                    operation: "pull \(entity)", detail: "the page says there is more but its cursor did not move from \(cursor)")
-            }
-            cursor = summary.cursor
+        } catch {
+            await ahead?.drop()
+            throw error
         }
         if resyncing {
             let unseen = try store.syncResyncCandidates(entity: entity, stream: stream)
@@ -91,6 +110,12 @@ extension SyncReplica {
             let summary = try store.finishSyncResync(entity: entity, stream: stream, fetched: pages)
             channel.update { $0.pulled += summary.upserted + summary.deleted }
         }
+    }
+
+    /// Starts the pull of `entity`'s page after `cursor`.
+    private func requestPage(_ entity: String, after cursor: String) -> PendingCall<Data> {
+        let (transport, limit) = (transport, options.pullPageSize)
+        return PendingCall { try await transport.pull(entity: entity, cursor: cursor, limit: limit) }
     }
 
     /// Fetches and applies the server's state of the objects of `entity` whose changes the

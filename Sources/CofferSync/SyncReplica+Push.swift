@@ -9,6 +9,11 @@ extension SyncReplica {
     /// again by the next attempt and resent (the server skips the mids it applied). A change
     /// the server refused is recorded (`store.syncRejections()`) in the acknowledging
     /// transaction, and the pull that follows fetches the server's state of its object.
+    ///
+    /// The replica's work overlaps the server's: while the server applies a batch, the next
+    /// one is taken and encoded, and it is sent as soon as the answer came, before that batch
+    /// is acknowledged. One batch is on its way at a time, so the server receives the mids in
+    /// order, as without the overlap.
     func pushOutbox(client: UUID) async throws {
         channel.update { $0.phase = .pushing }
         guard try store.pendingSyncCount() > 0 else {
@@ -16,40 +21,70 @@ extension SyncReplica {
             return
         }
         let recordedBefore = try store.syncLastMutationId()
-        while true {
-            try Task.checkCancellation()
-            let changes = try store.takeSyncChanges(limit: options.pushBatchSize)
-            guard let batch = SyncPushBatch(changes: changes) else { break }
-            var rejected: [SyncRejection] = []
-            if batch.count > 0 {
-                let reply = try await transport.push(client: client, batch: batch)
-                // The server answers with the highest mid it has applied; below the last one
-                // sent, it skipped some, and acknowledging them would lose them.
-                let lastSent = changes.last { $0.operation == .delete || $0.objectExists }?.mid ?? 0
-                guard reply.lastMid >= lastSent else {
-                    throw SyncReplicaError.pushNotApplied(sent: lastSent, applied: reply.lastMid)
+        var current = try takeBatch(after: 0)
+        var inFlight = send(current, client: client)
+        do {
+            while let batch = current.batch {
+                try Task.checkCancellation()
+                // The next batch is taken and encoded while the server applies this one.
+                let next: TakenBatch? = try batch.lastMid < recordedBefore ? takeBatch(after: batch.lastMid) : nil
+                var rejected: [SyncRejection] = []
+                if let call = inFlight {
+                    inFlight = nil
+                    let reply = try await call.value
+                    // The server answers with the highest mid it has applied; below the last
+                    // one sent, it skipped some, and acknowledging them would lose them.
+                    let lastSent = current.changes.last { $0.operation == .delete || $0.objectExists }?.mid ?? 0
+                    guard reply.lastMid >= lastSent else {
+                        throw SyncReplicaError.pushNotApplied(sent: lastSent, applied: reply.lastMid)
+                    }
+                    rejected = reply.rejected
                 }
-                rejected = reply.rejected
-            }
-            if rejected.isEmpty {
-                try store.acknowledgeSyncChanges(through: batch.lastMid)
-            } else {
-                // Each refused change is recorded with its values, and its object listed for
-                // a fetch of the server's state, in the transaction that acknowledges it.
-                let byMid = Dictionary(changes.map { ($0.mid, $0) }, uniquingKeysWith: { first, _ in first })
-                let refused = rejected.compactMap { rejection in byMid[rejection.mid].map { (change: $0, reason: rejection.reason) } }
-                try store.acknowledgeSyncChanges(through: batch.lastMid, rejected: refused)
-            }
-            let pending = try store.pendingSyncCount()
-            channel.update { status in
-                status.pushed += batch.count
-                status.pending = pending
-                if !rejected.isEmpty {
-                    status.rejectedCount += rejected.count
-                    status.rejections = Array((status.rejections + rejected).suffix(100))
+                if let next { inFlight = send(next, client: client) }
+                if rejected.isEmpty {
+                    try store.acknowledgeSyncChanges(through: batch.lastMid)
+                } else {
+                    // Each refused change is recorded with its values, and its object listed
+                    // for a fetch of the server's state, in the transaction that acknowledges it.
+                    let byMid = Dictionary(current.changes.map { ($0.mid, $0) }, uniquingKeysWith: { first, _ in first })
+                    let refused = rejected.compactMap { rejection in byMid[rejection.mid].map { (change: $0, reason: rejection.reason) } }
+                    try store.acknowledgeSyncChanges(through: batch.lastMid, rejected: refused)
                 }
+                let pending = try store.pendingSyncCount()
+                channel.update { status in
+                    status.pushed += batch.count
+                    status.pending = pending
+                    if !rejected.isEmpty {
+                        status.rejectedCount += rejected.count
+                        status.rejections = Array((status.rejections + rejected).suffix(100))
+                    }
+                }
+                // Past the changes recorded before the pass (or with nothing left), it ends.
+                guard let next else { break }
+                current = next
             }
-            if batch.lastMid >= recordedBefore || pending == 0 { break }
+        } catch {
+            // A batch sent ahead is not acknowledged: the next attempt sends it again, and
+            // the server skips what it applied. It ends before the replica's next call.
+            await inFlight?.drop()
+            throw error
         }
+    }
+
+    /// Outbox changes taken for a push, and their encoding (nil when there were none).
+    private typealias TakenBatch = (changes: [SyncChange], batch: SyncPushBatch?)
+
+    /// Takes the outbox entries after mid `after` (up to a batch) and encodes them.
+    private func takeBatch(after mid: UInt64) throws -> TakenBatch {
+        let changes = try store.takeSyncChanges(limit: options.pushBatchSize, after: mid)
+        return (changes, SyncPushBatch(changes: changes))
+    }
+
+    /// Starts pushing `taken`; nil when it has nothing to send (no changes, or only updates
+    /// of objects removed since).
+    private func send(_ taken: TakenBatch, client: UUID) -> PendingCall<SyncPushReply>? {
+        guard let batch = taken.batch, batch.count > 0 else { return nil }
+        let transport = transport
+        return PendingCall { try await transport.push(client: client, batch: batch) }
     }
 }

@@ -46,7 +46,7 @@ public final class SyncReplica: Sendable {
     /// Batch sizes and waits.
     ///
     /// ```swift
-    /// replica.options.pushBatchSize   // 500
+    /// replica.options.pushBatchSize   // 1000
     /// ```
     public let options: Options
 

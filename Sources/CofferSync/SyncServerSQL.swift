@@ -147,7 +147,10 @@ enum SyncServerSQL {
         #"""
         CREATE OR REPLACE FUNCTION @S@._dec_bigint(v jsonb, field text) RETURNS bigint
         LANGUAGE sql IMMUTABLE AS $$
-            SELECT CASE WHEN jsonb_typeof(v) = 'number' AND v::text ~ '^-?[0-9]{1,18}$' THEN v::text::bigint
+            -- A JSON integer of at most 18 digits is read inline (numeric tests: a regular
+            -- expression per value costs more than the rest of its decoding).
+            SELECT CASE WHEN jsonb_typeof(v) = 'number' AND scale(v::numeric) = 0
+                             AND v::numeric BETWEEN -999999999999999999 AND 999999999999999999 THEN v::numeric::bigint
                         ELSE @S@._dec_integer(v, field, -9223372036854775808, 9223372036854775807)::bigint END
         $$
         """#,
@@ -279,10 +282,13 @@ enum SyncServerSQL {
         $$
         """#,
 
-        // Encoders: a column's value to its wire form (the inverse of the decoders).
+        // Encoders: a column's value to its wire form (the inverse of the decoders). The
+        // double ones are stable, as the text of a double is (it follows extra_float_digits):
+        // declared immutable they would not be inlined into the pull's query, and a call per
+        // value would cost more than the rest of the row.
         #"""
         CREATE OR REPLACE FUNCTION @S@._enc_double(d double precision) RETURNS jsonb
-        LANGUAGE sql IMMUTABLE AS $$
+        LANGUAGE sql STABLE AS $$
             SELECT CASE
                 WHEN d IS NULL THEN 'null'::jsonb
                 WHEN d = 'NaN'::double precision OR d = 'Infinity'::double precision
@@ -307,7 +313,7 @@ enum SyncServerSQL {
         """#,
         #"""
         CREATE OR REPLACE FUNCTION @S@._enc_double_array(a double precision[]) RETURNS jsonb
-        LANGUAGE sql IMMUTABLE AS $$
+        LANGUAGE sql STABLE AS $$
             SELECT CASE WHEN a IS NULL THEN 'null'::jsonb ELSE coalesce(
                 (SELECT jsonb_agg(@S@._enc_double(e) ORDER BY i) FROM unnest(a) WITH ORDINALITY AS t(e, i)),
                 '[]'::jsonb) END
@@ -732,10 +738,11 @@ enum SyncServerSQL {
         LANGUAGE plpgsql AS $$
         DECLARE
             target text := format('%I.%I', @SL@, entity_name);
+            client_text text := client::text;
             kinds jsonb;
             rejected jsonb;
             unique_columns text[];
-            u_ids uuid[]; u_mids bigint[]; u_creations boolean[]; u_fields jsonb[]; u_clocks jsonb[]; u_max bigint[];
+            u_ids uuid[]; u_mids bigint[]; u_creations boolean[]; u_fields jsonb[]; u_clocks jsonb[]; u_max bigint[]; u_keys jsonb[];
             d_ids uuid[]; d_hlcs bigint[];
             e_ids uuid[]; e_clocks jsonb[];
             w_ids uuid[]; w_won jsonb[]; w_fields jsonb[]; w_max bigint[];
@@ -759,7 +766,9 @@ enum SyncServerSQL {
                 SELECT (x ->> 'mid')::bigint AS mid, (x ->> 'id')::uuid AS id, x ->> 'op' AS op,
                        coalesce((x -> 'create') = 'true'::jsonb, false) AS creation,
                        coalesce(x -> 'fields', '{}') AS fields, coalesce(x -> 'clocks', '{}') AS clocks,
-                       CASE WHEN x ? 'hlc' THEN @S@._dec_integer(x -> 'hlc', 'hlc', 0, 9223372036854775807)::bigint END AS default_hlc
+                       CASE WHEN NOT x ? 'hlc' THEN NULL
+                            WHEN length(x ->> 'hlc') BETWEEN 1 AND 18 AND ltrim(x ->> 'hlc', '0123456789') = '' THEN (x ->> 'hlc')::bigint
+                            ELSE @S@._dec_integer(x -> 'hlc', 'hlc', 0, 9223372036854775807)::bigint END AS default_hlc
                 FROM unnest(changes) AS t(x)
             )
             -- One pass, so the arrays line up (their order does not matter: a run changes
@@ -767,22 +776,30 @@ enum SyncServerSQL {
             SELECT array_agg(c.id) FILTER (WHERE c.op = 'upsert'), array_agg(c.mid) FILTER (WHERE c.op = 'upsert'),
                    array_agg(c.creation) FILTER (WHERE c.op = 'upsert'), array_agg(c.fields) FILTER (WHERE c.op = 'upsert'),
                    array_agg(k.clocks) FILTER (WHERE c.op = 'upsert'), array_agg(k.max_hlc) FILTER (WHERE c.op = 'upsert'),
+                   array_agg(k.keys) FILTER (WHERE c.op = 'upsert'),
                    array_agg(c.id) FILTER (WHERE c.op = 'delete'),
                    array_agg(least(coalesce(c.default_hlc, @S@._server_hlc()), clock_limit)) FILTER (WHERE c.op = 'delete')
                    , bool_or(k.incomplete)
-            INTO u_ids, u_mids, u_creations, u_fields, u_clocks, u_max, d_ids, d_hlcs, incomplete
+            INTO u_ids, u_mids, u_creations, u_fields, u_clocks, u_max, u_keys, d_ids, d_hlcs, incomplete
             FROM c CROSS JOIN LATERAL (
-                SELECT coalesce(jsonb_object_agg(f.key, jsonb_build_array(least(f.hlc, clock_limit), client)), '{}') AS clocks,
+                SELECT coalesce(jsonb_object_agg(f.key, jsonb_build_array(least(f.hlc, clock_limit), client_text)), '{}') AS clocks,
                        greatest(0, max(least(f.hlc, clock_limit))) AS max_hlc,
+                       -- The field names (in jsonb's order of keys, the same for the same
+                       -- names): creations are grouped by them.
+                       coalesce(jsonb_agg(f.key), '[]') AS keys,
                        bool_or(f.hlc IS NULL OR NOT kinds ? f.key) AS incomplete
                 -- A clock is most often a decimal string of at most 18 digits (always in
-                -- range), read inline; anything else goes through _dec_integer, which refuses
-                -- what is not a clock. OFFSET 0 computes each once.
-                FROM (SELECT k.key, CASE WHEN NOT c.clocks ? k.key THEN c.default_hlc
-                                         WHEN (c.clocks ->> k.key) ~ '^[0-9]{1,18}$' THEN (c.clocks ->> k.key)::bigint
+                -- range), read inline (a test without a regular expression: one per field is
+                -- a large part of a push's time); a field without a clock takes the change's;
+                -- anything else goes through _dec_integer, which refuses what is not a clock.
+                -- OFFSET 0 computes each once.
+                FROM (SELECT k.key, CASE WHEN length(k.clock) BETWEEN 1 AND 18 AND ltrim(k.clock, '0123456789') = '' THEN k.clock::bigint
+                                         WHEN NOT c.clocks ? k.key THEN c.default_hlc
                                          ELSE @S@._dec_integer(c.clocks -> k.key, 'clock of ' || k.key, 0, 9223372036854775807)::bigint
                                     END AS hlc
-                      FROM jsonb_object_keys(CASE WHEN c.op = 'upsert' THEN c.fields ELSE '{}' END) AS k(key) OFFSET 0) f
+                      FROM (SELECT k.key, c.clocks ->> k.key AS clock
+                            FROM jsonb_object_keys(CASE WHEN c.op = 'upsert' THEN c.fields ELSE '{}' END) AS k(key) OFFSET 0) k
+                      OFFSET 0) f
             ) k;
             IF incomplete THEN
                 -- A field the server does not have, or one without a clock.
@@ -804,35 +821,39 @@ enum SyncServerSQL {
                 SELECT coalesce(array_agg(t.sync_id), '{}') INTO tombstoned_ids
                 FROM @S@.tombstones t WHERE t.entity = entity_name AND t.sync_id = ANY(missing_ids);
             END IF;
-            SELECT coalesce(jsonb_agg(jsonb_build_object('mid', u.mid, 'reason', CASE WHEN u.id = ANY(tombstoned_ids)
+            -- (Joins, not `= ANY(array)`, which compares with every element: each id appears
+            -- once in each array.)
+            SELECT coalesce(jsonb_agg(jsonb_build_object('mid', u.mid, 'reason', CASE WHEN t.id IS NOT NULL
                        THEN 'deleted: the object was deleted, a change does not bring it back'
                        ELSE 'missing: the server has no such object (its creation never arrived or was rejected)' END)
                        ORDER BY u.mid), '[]')
             INTO rejected
             FROM unnest(u_ids, u_mids, u_creations) AS u(id, mid, creation)
-            WHERE u.id = ANY(missing_ids) AND (u.id = ANY(tombstoned_ids) OR NOT u.creation);
+            JOIN unnest(missing_ids) AS m(id) ON m.id = u.id
+            LEFT JOIN unnest(tombstoned_ids) AS t(id) ON t.id = u.id
+            WHERE t.id IS NOT NULL OR NOT u.creation;
 
             -- Creations, one INSERT per set of fields (a column a change does not name keeps
             -- its default, as in the per-change path).
             FOR group_keys, g_ids, g_clocks, g_fields, g_max IN
-                SELECT ARRAY(SELECT jsonb_object_keys(u.fields)) AS keys,
+                SELECT ARRAY(SELECT jsonb_array_elements_text(u.keys)),
                        array_agg(u.id), array_agg(u.clocks), array_agg(u.fields), array_agg(u.max_hlc)
-                FROM unnest(u_ids, u_creations, u_fields, u_clocks, u_max) AS u(id, creation, fields, clocks, max_hlc)
-                WHERE u.creation AND u.id = ANY(missing_ids) AND NOT u.id = ANY(tombstoned_ids)
-                GROUP BY 1
+                FROM unnest(u_ids, u_creations, u_fields, u_clocks, u_max, u_keys) AS u(id, creation, fields, clocks, max_hlc, keys)
+                JOIN unnest(missing_ids) AS m(id) ON m.id = u.id
+                LEFT JOIN unnest(tombstoned_ids) AS t(id) ON t.id = u.id
+                WHERE u.creation AND t.id IS NULL
+                GROUP BY u.keys
             LOOP
                 SELECT coalesce(string_agg(', ' || quote_ident(k), ''), ''),
                        coalesce(string_agg(', ' || @S@._decoder_of(kinds ->> k, k, 'u.fields'), ''), '')
                 INTO columns, expressions FROM unnest(group_keys) AS k;
+                -- A row another transaction inserted since the lock above fails the statement
+                -- (no ON CONFLICT clause: it costs a probe of the key per row): the chunk is
+                -- split and the per-change path merges into that row.
                 EXECUTE format('INSERT INTO %s (sync_id, _hlc, _origin, _clocks%s) '
                                'SELECT u.id, u.max_hlc, $5, u.clocks%s FROM unnest($1::uuid[], $2::bigint[], $3::jsonb[], $4::jsonb[]) '
-                               'AS u(id, max_hlc, clocks, fields) ON CONFLICT (sync_id) DO NOTHING', target, columns, expressions)
+                               'AS u(id, max_hlc, clocks, fields)', target, columns, expressions)
                     USING g_ids, g_max, g_clocks, g_fields, client;
-                GET DIAGNOSTICS affected = ROW_COUNT;
-                IF affected <> cardinality(g_ids) THEN
-                    -- Another transaction inserted one of them: the per-change path merges.
-                    PERFORM @S@._refuse_set('inserted concurrently');
-                END IF;
             END LOOP;
 
             -- Updates: per field, the greater (hlc, origin) wins, or an equal one (the same
@@ -960,6 +981,8 @@ enum SyncServerSQL {
             problem record;
             changes jsonb[];
             entities text[];
+            objects uuid[];
+            ids_checked boolean;
             eligible boolean[];
             previous integer[];
             total integer;
@@ -1004,28 +1027,40 @@ enum SyncServerSQL {
             -- may try it (a well-formed change of an installed entity) and the position of the
             -- previous change of the same object.
             installed := ARRAY(SELECT n.entity FROM @S@.entities n);
-            SELECT array_agg(d.e), array_agg(d.entity), array_agg(d.ok), array_agg(d.before), max(d.mid), count(*),
+            -- Whether every "id" of the batch is a UUID string, tested on all of them at
+            -- once (a regular expression per change is a large part of a push's time): each
+            -- is 36 characters long, so their concatenation is a run of UUIDs only if each
+            -- one is. When not, each change's id is tested alone.
+            SELECT coalesce(bool_and(coalesce(jsonb_typeof(e -> 'id') = 'string' AND length(e ->> 'id') = 36, false))
+                            AND string_agg(e ->> 'id', '') ~ '^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})*$',
+                            false)
+            INTO ids_checked FROM jsonb_array_elements(batch) AS t(e);
+            SELECT array_agg(d.e), array_agg(d.entity), array_agg(d.object), array_agg(d.ok), array_agg(d.before), max(d.mid), count(*),
                    bool_and(d.before IS NULL), bool_and(d.ok), count(DISTINCT d.entity)
-            INTO changes, entities, eligible, previous, last_mid, total, single_run, all_eligible, entity_count
+            INTO changes, entities, objects, eligible, previous, last_mid, total, single_run, all_eligible, entity_count
             FROM (
-                SELECT v.e, v.mid, v.entity, v.ok,
+                SELECT v.e, v.mid, v.entity, v.object, v.ok,
                        CASE WHEN v.ok THEN lag(v.position) OVER (PARTITION BY v.ok, v.entity, v.object ORDER BY v.position) END AS before
                 FROM (
                     -- Applied mids are a prefix of the batch (mids ascend), so positions count
                     -- from the first change to apply.
-                    SELECT u.*, CASE WHEN u.ok THEN (u.e ->> 'id')::uuid END AS object, u.i - min(u.i) OVER () + 1 AS position
+                    SELECT w.*, NOT one_by_one
+                               AND w.e ->> 'op' IN ('upsert', 'delete')
+                               AND w.object IS NOT NULL
+                               AND jsonb_typeof(coalesce(w.e -> 'fields', '{}')) = 'object'
+                               AND jsonb_typeof(coalesce(w.e -> 'clocks', '{}')) = 'object'
+                               AND w.entity = ANY(installed) AS ok,
+                           w.i - min(w.i) OVER () + 1 AS position
                     FROM (
+                        -- The object, when the id is a UUID string.
                         SELECT e, i, (e ->> 'mid')::bigint AS mid, e ->> 'entity' AS entity,
-                               NOT one_by_one
-                               AND e ->> 'op' IN ('upsert', 'delete')
-                               AND jsonb_typeof(e -> 'id') = 'string'
-                               AND (e ->> 'id') ~ '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$'
-                               AND jsonb_typeof(coalesce(e -> 'fields', '{}')) = 'object'
-                               AND jsonb_typeof(coalesce(e -> 'clocks', '{}')) = 'object'
-                               AND (e ->> 'entity') = ANY(installed) AS ok
+                               CASE WHEN ids_checked
+                                         OR (jsonb_typeof(e -> 'id') = 'string'
+                                             AND (e ->> 'id') ~ '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')
+                                    THEN (e ->> 'id')::uuid END AS object
                         FROM jsonb_array_elements(batch) WITH ORDINALITY AS t(e, i)
                         WHERE (e ->> 'mid')::bigint > applied_mid
-                    ) u
+                    ) w
                 ) v
                 ORDER BY v.position
             ) d;
@@ -1036,10 +1071,9 @@ enum SyncServerSQL {
             -- rows in and however they are cut into runs (each run, and its deletes, would
             -- otherwise lock its own rows when it comes).
             FOR entity_name, lock_ids IN
-                SELECT u.entity, array_agg(DISTINCT (u.e ->> 'id')::uuid)
-                FROM unnest(changes, entities) AS u(e, entity)
-                WHERE u.entity = ANY(installed) AND jsonb_typeof(u.e -> 'id') = 'string'
-                  AND (u.e ->> 'id') ~ '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$'
+                SELECT u.entity, array_agg(DISTINCT u.object)
+                FROM unnest(objects, entities) AS u(object, entity)
+                WHERE u.entity = ANY(installed) AND u.object IS NOT NULL
                 GROUP BY u.entity ORDER BY u.entity
             LOOP
                 EXECUTE format('SELECT count(*) FROM (SELECT 1 FROM %I.%I WHERE sync_id = ANY($1) ORDER BY sync_id FOR UPDATE) l',
@@ -1093,6 +1127,9 @@ enum SyncServerSQL {
 
         // Pull: one page of an entity's changes (rows and tombstones) after `cursor`, below
         // the visibility horizon, in (_txid, sync_id) order, with the cursor to pass next.
+        // The page is read along the cursor indexes: with statistics older than the rows (a
+        // table just filled), the planner would otherwise pick a bitmap scan or a sort of
+        // every row after the cursor, and a pull of n rows would cost n squared.
         // A cursor is "<txid>" or "<txid>/<sync_id>", followed by "@<floor>" once a pull
         // from "0" began while the tombstone collection floor was <floor> (above 0): such a
         // puller took every object from the table itself, so only tombstones collected since
@@ -1100,7 +1137,7 @@ enum SyncServerSQL {
         // get CF004. Without the suffix, any position below the floor gets CF004.
         #"""
         CREATE OR REPLACE FUNCTION @S@.coffer_pull(entity text, from_cursor text, page_limit integer) RETURNS jsonb
-        LANGUAGE plpgsql STABLE SET extra_float_digits = 3 AS $$
+        LANGUAGE plpgsql STABLE SET extra_float_digits = 3 SET enable_bitmapscan = off SET enable_sort = off AS $$
         DECLARE
             horizon xid8 := pg_snapshot_xmin(pg_current_snapshot());
             after_txid xid8;

@@ -170,7 +170,9 @@ enum CrashPoint: String, CaseIterable, Sendable {
     case serverCommittedNotAcknowledged = "server committed, not acknowledged"
     /// A page with changes came back, the replica has not applied it (nor stored its cursor).
     case pageFetchedNotApplied = "page fetched, not applied"
-    /// A page that said more follow was applied with its cursor; the next is not fetched.
+    /// A page that said more follow came back and the next is being asked for (the replica
+    /// asks for the next page before it applies a page, so that page may be applied with its
+    /// cursor or not yet).
     case betweenPages = "between pages"
 
     /// `transport`, with a hook that kills the process at the `hit`-th time `point` is reached.

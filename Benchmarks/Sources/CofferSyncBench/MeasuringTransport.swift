@@ -10,8 +10,9 @@ final class MeasuringTransport: SyncTransport, @unchecked Sendable {
         var pushedChanges = 0
         var pulledBytes = 0
         var pushEnded: ContinuousClock.Instant?
-        /// Time spent waiting for the server's answers to pushes and to pulls (the rest of a
-        /// pass is the replica's own work).
+        /// Time from each push and pull call to its answer: the server's part (with the
+        /// network). The replica works during these calls (it takes and encodes the next
+        /// batch, it applies the previous page), so they overlap its own work.
         var pushWait = Duration.zero
         var pullWait = Duration.zero
     }

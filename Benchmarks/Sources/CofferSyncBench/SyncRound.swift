@@ -40,9 +40,11 @@ struct RoundResult: Codable {
     var echoPullSeconds = 0.0
     /// Seconds for an empty replica's first pass to pull every object.
     var initialSyncSeconds = 0.0
-    /// The part of those seconds spent waiting for the server's pages.
+    /// The time the server's pages took (from each pull call to its answer; the replica
+    /// applies the previous page meanwhile).
     var initialSyncServerSeconds = 0.0
-    /// The part of the creations' push spent waiting for the server's answers.
+    /// The time the server's answers to the creations' pushes took (the replica takes and
+    /// encodes the next batch meanwhile).
     var pushCreationsServerSeconds = 0.0
     /// One-field updates pushed per second.
     var pushUpdates = 0.0

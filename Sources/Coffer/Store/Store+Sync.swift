@@ -36,8 +36,25 @@ extension Store {
     ///   `store.read` or `store.write`: the floor must be committed before the entries leave.
     @_spi(CofferSync)
     public func takeSyncChanges(limit: Int) throws -> [SyncChange] {
+        try takeSyncChanges(limit: limit, after: 0)
+    }
+
+    /// Takes up to `limit` outbox entries above mid `after`, oldest first, as
+    /// ``takeSyncChanges(limit:)`` takes them: a pusher takes the next batch while the
+    /// previous one is on its way to the server (and not acknowledged yet).
+    ///
+    /// ```swift
+    /// let first = try store.takeSyncChanges(limit: 500)
+    /// let sending = Task { try await server.push(first) }
+    /// let next = try store.takeSyncChanges(limit: 500, after: first.last?.mid ?? 0)
+    /// ```
+    ///
+    /// - Throws: ``CofferError/misuse(_:)`` (`.syncBatchInsideTransaction`) inside
+    ///   `store.read` or `store.write`.
+    @_spi(CofferSync)
+    public func takeSyncChanges(limit: Int, after mid: UInt64) throws -> [SyncChange] {
         guard Transaction.current(for: self) == nil else { throw CofferError.misuse(.syncBatchInsideTransaction(path: path)) }
-        return try performWrite { transaction in try transaction.takeSyncChanges(limit: limit) }
+        return try performWrite { transaction in try transaction.takeSyncChanges(limit: limit, after: mid) }
     }
 
     /// Removes the outbox entries through `mid` (the server applied them).

@@ -41,7 +41,36 @@ extension Store {
     ///   ``CofferError/misuse(_:)`` (`.notSynced`) when it is not `@Sync`.
     @_spi(CofferSync)
     public func applyPulledPage(_ page: Data, entity: String, stream: String) throws -> SyncPullSummary {
-        let parsed = try PulledPage(parsing: Array(page), entity: entity)
+        try applyPulledPage(try parsePulledPage(page, entity: entity), stream: stream)
+    }
+
+    /// Parses and checks one page of `entity`'s changes without applying it: its cursor and
+    /// whether more follow are then known, so a puller can ask for the next page while this
+    /// one is applied (``applyPulledPage(_:stream:)``). Throws what applying would throw for
+    /// a malformed page.
+    ///
+    /// ```swift
+    /// let parsed = try store.parsePulledPage(page, entity: "Task")
+    /// let next = parsed.more ? Task { try await transport.pull(entity: "Task", cursor: parsed.cursor, limit: 1000) } : nil
+    /// let summary = try store.applyPulledPage(parsed, stream: stream)
+    /// ```
+    ///
+    /// - Throws: ``CofferError/invalidSyncPage(entity:field:reason:)`` when the page is malformed.
+    @_spi(CofferSync)
+    public func parsePulledPage(_ page: Data, entity: String) throws -> SyncParsedPage {
+        SyncParsedPage(page: try PulledPage(parsing: Array(page), entity: entity), entity: entity)
+    }
+
+    /// Applies a page parsed by ``parsePulledPage(_:entity:)``, as
+    /// ``applyPulledPage(_:entity:stream:)`` applies the page's text: in one write
+    /// transaction with its cursor.
+    ///
+    /// ```swift
+    /// let summary = try store.applyPulledPage(try store.parsePulledPage(page, entity: "Task"), stream: stream)
+    /// ```
+    @_spi(CofferSync)
+    public func applyPulledPage(_ page: SyncParsedPage, stream: String) throws -> SyncPullSummary {
+        let (parsed, entity) = (page.page, page.entity)
         let file = try ReplicaIdentity.dataFile(of: path)
         try openTables()  // tables created since the store opened, by any process
         return try performWrite { transaction in

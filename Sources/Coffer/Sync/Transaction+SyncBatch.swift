@@ -4,15 +4,15 @@ import Foundation
 /// The pusher's side of the outbox: taking a batch (which raises the send floor, so later
 /// changes of those objects get new entries) and acknowledging what the server applied.
 extension Transaction {
-    /// The first `limit` outbox entries (taken before or not: an unacknowledged entry is sent
-    /// again, and the server skips mids it applied), with their fields' current values; the
-    /// send floor rises to the last of them.
-    func takeSyncChanges(limit: Int) throws -> [SyncChange] {
-        guard limit > 0, try databaseExists(SyncIdTables.outboxName), let catalog = store.catalogDatabase else { return [] }
+    /// The first `limit` outbox entries above mid `after` (taken before or not: an
+    /// unacknowledged entry is sent again, and the server skips mids it applied), with their
+    /// fields' current values; the send floor rises to the last of them.
+    func takeSyncChanges(limit: Int, after: UInt64 = 0) throws -> [SyncChange] {
+        guard limit > 0, after < UInt64.max, try databaseExists(SyncIdTables.outboxName), let catalog = store.catalogDatabase else { return [] }
         try prepareSyncState()
         var taken: [(mid: UInt64, entry: OutboxEntry)] = []
         try withCursor(sync.outbox, "reading the sync outbox") { cursor in
-            var current = try cursor.first()
+            var current = try after == 0 ? cursor.first() : cursor.seek(withUnsafeBytes(of: (after + 1).bigEndian) { Array($0) })
             while let stored = current, taken.count < limit {
                 guard stored.key.count == 8 else {
                     throw CofferError.damagedStore(part: .sync, reason: "the outbox holds a key of \(stored.key.count) bytes, not 8")

@@ -1,0 +1,25 @@
+/// A pulled page parsed and checked, not applied yet (``Store/parsePulledPage(_:entity:)``).
+///
+/// ```swift
+/// let parsed = try store.parsePulledPage(page, entity: "Task")
+/// if parsed.more { print("next page from", parsed.cursor) }
+/// ```
+@_spi(CofferSync)
+public struct SyncParsedPage {
+    let page: PulledPage
+    let entity: String
+
+    /// The cursor to pull the next page from (stored when the page is applied).
+    ///
+    /// ```swift
+    /// let next = try await transport.pull(entity: "Task", cursor: parsed.cursor, limit: 1000)
+    /// ```
+    public var cursor: String { page.cursor }
+
+    /// Whether the server has more changes after this page.
+    ///
+    /// ```swift
+    /// if !parsed.more { print("in step after this page") }
+    /// ```
+    public var more: Bool { page.more }
+}
