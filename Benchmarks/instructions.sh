@@ -5,7 +5,8 @@
 # callgrind and divides each operation's instructions by its object count.
 #
 #   Benchmarks/instructions.sh [COUNT] [CONTENDER...]     (default: 20000 coffer lmdb)
-#   (coffer-synced: insert, update and remove of the same object marked @Sync, for the cost of sync)
+#   (coffer-plain and coffer-synced: the same writes on the same entity without and with @Sync,
+#    in bulk and one object per transaction, for the write cost of sync)
 #
 # Build first: (cd Benchmarks && swift build -c release -j 2). Valgrind cannot read Swift
 # 6.3's DWARF 5, so the binary is copied and stripped of debug information.

@@ -113,23 +113,32 @@ struct ObserveResult: Codable {
 /// Under callgrind, the instructions of `body` go to a dump of their own labelled
 /// `operation objects` (see `Benchmarks/instructions.sh`).
 func measure(_ operation: Operation, objects: Int, into result: inout ContenderResult, _ body: () throws -> Int) throws {
+    try measure(label: operation.rawValue, objects: objects, into: &result, body)
+}
+
+/// `measure` for the single-object writes of the write-cost comparison.
+func measure(_ operation: SingleWriteOperation, objects: Int, into result: inout ContenderResult, _ body: () throws -> Int) throws {
+    try measure(label: operation.rawValue, objects: objects, into: &result, body)
+}
+
+func measure(label: String, objects: Int, into result: inout ContenderResult, _ body: () throws -> Int) throws {
     // The memory bookkeeping stays outside the marks, so callgrind counts the operation alone.
     Memory.beginPhase(&result)
     bench_callgrind_mark("setup")
     defer {
-        Memory.endPhase(operation.rawValue, &result)
-        result.peakAfter[operation.rawValue] = result.peakResidentKiB
+        Memory.endPhase(label, &result)
+        result.peakAfter[label] = result.peakResidentKiB
     }
-    defer { bench_callgrind_mark("\(operation.rawValue) \(objects)") }
+    defer { bench_callgrind_mark("\(label) \(objects)") }
     let faultsBefore = minorFaultCount()
     let start = DispatchTime.now().uptimeNanoseconds
     let done = try body()
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-    result.minorFaults[operation.rawValue] = minorFaultCount() - faultsBefore
+    result.minorFaults[label] = minorFaultCount() - faultsBefore
     guard done == objects else {
-        throw BenchError.wrongResult("\(operation.rawValue) processed \(done) objects, expected \(objects)")
+        throw BenchError.wrongResult("\(label) processed \(done) objects, expected \(objects)")
     }
-    result.opsPerSecond[operation.rawValue] = Double(objects) / seconds
+    result.opsPerSecond[label] = Double(objects) / seconds
 }
 
 enum BenchError: Error, CustomStringConvertible {

@@ -1,6 +1,7 @@
 import Foundation
 
 // coffer-bench [--count N] [--repeat N] [--json] [--no-text] [--no-memory]
+// coffer-bench --write-cost [--count N] [--repeat N] [--json]   (the write cost of @Sync; see WriteCostReport.swift)
 // Runs Coffer, raw LMDB in C and GRDB on the same workload, each in its own process and
 // fresh directory, `--repeat` times (default 3, contenders interleaved so drift hits all
 // alike), and prints the median objects per second per operation with the ratios of the
@@ -64,7 +65,8 @@ if let contender = value(after: "--contender") {
         let result: ContenderResult
         switch contender {
         case "coffer": result = try runCoffer(workload, directory: directory)
-        case "coffer-synced": result = try runCofferSynced(workload, directory: directory)
+        case "coffer-plain": result = try runWriteCost(BenchObject.self, workload, directory: directory)
+        case "coffer-synced": result = try runWriteCost(SyncedBenchObject.self, workload, directory: directory)
         case "lmdb": result = try runLMDB(workload, directory: directory)
         case "grdb": result = try runGRDB(workload, directory: directory)
         case "floor": result = runFloor(workload)
@@ -99,6 +101,13 @@ func runChild<Result: Decodable>(_ arguments: [String], label: String, as type: 
         fail("\(label) failed (exit status \(process.terminationStatus))")
     }
     return result
+}
+
+if CommandLine.arguments.contains("--write-cost") {
+    reportWriteCost(count: count, repeats: repeats, json: CommandLine.arguments.contains("--json")) { arguments, label in
+        runChild(arguments, label: label, as: ContenderResult.self)
+    }
+    exit(0)
 }
 
 var runs: [String: [ContenderResult]] = [:]

@@ -146,6 +146,59 @@ struct OutboxEntry: Equatable {
         }
     }
 
+    /// The largest entry a merge that only advances clocks rewrites where it lies: far
+    /// below the size at which LMDB moves a value to overflow pages (about half a page),
+    /// whose reserved space would not hold the stored bytes.
+    static let largestRewrittenInPlace = 1_000
+
+    /// How many fields `record` (whose bytes start at `base`) holds, when their ids ascend
+    /// strictly (as a put encodes them); nil otherwise (fields carried from another build
+    /// can follow out of order) or when there are too many for an entry.
+    static func ascendingFieldCount(of record: RecordFields, base: UnsafeRawPointer) throws -> Int? {
+        let compact = try record.walk().compact
+        let end = record.bytes.count
+        var offset = 1, count = 0, last = -1
+        while offset < end {
+            switch FieldHeader.parse(base, at: offset, end: end, compact: compact) {
+            case .failure(let problem): throw record.damage(problem)
+            case .success(let header):
+                guard header.fieldId > last else { return nil }
+                last = header.fieldId
+                count &+= 1
+                offset = header.payloadEnd
+            }
+        }
+        return count <= Int(UInt16.max) ? count : nil
+    }
+
+    /// Writes the creation entry of `record` (every field at `clock`) into `bytes`, exactly
+    /// `size(fieldCount:)` of its fields (see ``ascendingFieldCount(of:base:)``).
+    static func encodeCreation(into bytes: UnsafeMutableRawBufferPointer, entityId: UInt32, syncId: UUID, clock: UInt64,
+                               record: RecordFields, base: UnsafeRawPointer) throws {
+        let compact = try record.walk().compact
+        let end = record.bytes.count
+        let count = (bytes.count &- headerSize) / 10
+        bytes[0] = version
+        bytes[1] = Operation.upsert.rawValue
+        bytes[2] = createdFlag
+        bytes.storeBytes(of: entityId.bigEndian, toByteOffset: 3, as: UInt32.self)
+        syncId.copySyncBytes(to: bytes.baseAddress.unsafelyUnwrapped + 7)
+        bytes.storeBytes(of: clock.bigEndian, toByteOffset: 23, as: UInt64.self)
+        bytes.storeBytes(of: UInt16(truncatingIfNeeded: count).bigEndian, toByteOffset: 31, as: UInt16.self)
+        var offset = 1, target = headerSize
+        while offset < end && target &+ 10 <= bytes.count {
+            switch FieldHeader.parse(base, at: offset, end: end, compact: compact) {
+            case .failure(let problem): throw record.damage(problem)
+            case .success(let header):
+                bytes.storeBytes(of: UInt16(truncatingIfNeeded: header.fieldId).bigEndian, toByteOffset: target, as: UInt16.self)
+                bytes.storeBytes(of: clock.bigEndian, toByteOffset: target &+ 2, as: UInt64.self)
+                target &+= 10
+                offset = header.payloadEnd
+            }
+        }
+        guard target == bytes.count else { throw record.damage("changed while its outbox entry was written") }
+    }
+
     /// A stored entry read in place (no copy, no array), for merging a change into it.
     struct View {
         let bytes: UnsafeRawBufferPointer
@@ -174,6 +227,44 @@ struct OutboxEntry: Equatable {
         }
 
         var isCreation: Bool { bytes[2] & OutboxEntry.createdFlag != 0 }
+
+        /// Whether the entry lists every field of `changed` (ascending stored field ids), so
+        /// that merging them only advances clocks. False for fields out of order (the full
+        /// merge reports them).
+        func lists(every changed: UnsafeBufferPointer<UInt16>) -> Bool {
+            var old = 0, previous = -1
+            for id in changed {
+                while true {
+                    guard old < fieldCount else { return false }
+                    let stored = Int(OutboxEntry.read(UInt16.self, bytes, at: OutboxEntry.headerSize &+ old &* 10))
+                    guard stored > previous else { return false }
+                    previous = stored
+                    old &+= 1
+                    if stored == Int(id) { break }
+                    if stored > Int(id) { return false }
+                }
+            }
+            return true
+        }
+
+        /// In the entry `bytes` (checked by `init`, listing every field of `changed`, see
+        /// ``lists(every:)``): each field of `changed` and the entry itself move to `clock`
+        /// unless already later.
+        static func advanceClocks(in bytes: UnsafeMutableRawBufferPointer, of changed: UnsafeBufferPointer<UInt16>, to clock: UInt64) {
+            let latest = Swift.max(OutboxEntry.read(UInt64.self, UnsafeRawBufferPointer(bytes), at: 23), clock)
+            bytes.storeBytes(of: latest.bigEndian, toByteOffset: 23, as: UInt64.self)
+            var offset = OutboxEntry.headerSize
+            for id in changed {
+                while offset &+ 10 <= bytes.count {
+                    let stored = OutboxEntry.read(UInt16.self, UnsafeRawBufferPointer(bytes), at: offset)
+                    offset &+= 10
+                    guard stored == id else { continue }
+                    let fieldClock = Swift.max(OutboxEntry.read(UInt64.self, UnsafeRawBufferPointer(bytes), at: offset &- 8), clock)
+                    bytes.storeBytes(of: fieldClock.bigEndian, toByteOffset: offset &- 8, as: UInt64.self)
+                    break
+                }
+            }
+        }
 
         func hasSyncId(_ syncId: UUID) -> Bool {
             withUnsafeBytes(of: syncId.uuid) { uuid in

@@ -51,12 +51,8 @@ struct SyncIdGenerator {
     private static func uuid(milliseconds: UInt64, high: UInt16, low: UInt64) -> UUID {
         let first = milliseconds << 16 | 0x7000 | UInt64(high)  // time ‖ version 7 ‖ rand_a
         let second = 0x8000_0000_0000_0000 | low                // RFC 9562 variant ‖ rand_b
-        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &value) { raw in
-            raw.storeBytes(of: first.bigEndian, toByteOffset: 0, as: UInt64.self)
-            raw.storeBytes(of: second.bigEndian, toByteOffset: 8, as: UInt64.self)
-        }
-        return UUID(uuid: value)
+        // Two big-endian words are the 16 bytes in order (uuid_t is 16 bytes, no padding).
+        return UUID(uuid: unsafeBitCast((first.bigEndian, second.bigEndian), to: uuid_t.self))
     }
 }
 

@@ -18,6 +18,9 @@ struct SyncWriteState {
     /// write transaction's cursors when it ends).
     var outbox: MDB_dbi = 0
     var outboxCursor: OpaquePointer?
+    /// The mid of the entry a look-up left `outboxCursor` on (0: unknown): a later look-up of
+    /// a higher mid tries the next entry before searching (see `Transaction.outboxEntryAt`).
+    var outboxCursorMid: UInt64 = 0
     /// Write cursors on the identity tables of the synced entities this transaction wrote;
     /// the last one used first (a run of puts to one box).
     var identityCursors: [SyncIdentityCursors] = []
@@ -54,4 +57,10 @@ struct SyncIdentityCursors {
     /// Cleared when a sync id arrived below the table's last one (ids from other replicas):
     /// later puts in this transaction insert by key instead of trying to append first.
     var reverseAscends = true
+    /// The local id of the entry a look-up left `forward` on (0: unknown): a later look-up
+    /// of a higher id tries the next entry before searching (see `Transaction.syncIdEntry`).
+    var forwardId: Id = 0
+    /// The sync id (its bytes as two big-endian words, which order as the bytes do) of the
+    /// entry a removal left `reverse` next to (nil: unknown), for the same shortcut.
+    var reverseKey: (UInt64, UInt64)?
 }

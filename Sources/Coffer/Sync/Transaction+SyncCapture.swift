@@ -16,7 +16,7 @@ extension Transaction {
     /// field after the point where both (of one length) agree to the end. Only the fields
     /// in between are read from both records and compared.
     func collectSyncedChanges(previous: RecordFields?, previousIsDamaged: Bool, record: RecordFields) throws {
-        sync.changedFields.removeAll(keepingCapacity: true)
+        if !sync.changedFields.isEmpty { sync.changedFields.removeAll(keepingCapacity: true) }
         guard let previous, !previousIsDamaged else { return try collectAllFields(of: record) }
         let old = previous.bytes, new = record.bytes
         guard let oldBase = old.baseAddress, let newBase = new.baseAddress, old.count > 0, new.count > 0 else {
@@ -123,7 +123,7 @@ extension Transaction {
 
     /// Every stored field of `record`, in `sync.changedFields` (ascending). The ids are
     /// gathered in stack memory (a field takes at least two bytes) and appended at once.
-    private func collectAllFields(of record: RecordFields) throws {
+    func collectAllFields(of record: RecordFields) throws {
         sync.changedFields.removeAll(keepingCapacity: true)
         let compact = try record.walk().compact
         guard let base = record.bytes.baseAddress else { return }
@@ -173,8 +173,8 @@ extension Transaction {
             }
             let cursors = try syncIdentityCursors(tables)
             if !isInsert {
-                let forward = sync.identityCursors[cursors].forward
-                if let known = try syncIdEntry(of: id, at: forward) {
+                if let known = try syncIdEntry(of: id, cursors: cursors) {
+                    let forward = sync.identityCursors[cursors].forward
                     guard !sync.changedFields.isEmpty else { return }
                     try recordSyncedUpdate(id, syncId: known.syncId, newestMid: known.mid, binding: binding, forward: forward)
                     if !binding.linkFieldIds.isEmpty { try dropPendingLinksSupersededByLocalEdit(of: id, binding: binding) }
@@ -183,13 +183,10 @@ extension Transaction {
                 // An object stored before its entity was synced that the registration did
                 // not reach: it becomes known to sync now, whole.
             }
-            try collectAllFields(of: record)
             let syncId = try arrivingOrNewSyncId(for: binding)
             let clock = try syncTick()
             let mid = try nextSyncMid()
-            try sync.changedFields.withUnsafeBufferPointer { fields in
-                try appendOutboxEntry(mid: mid, .upsert, isCreation: true, entityId: binding.entityId, syncId: syncId, clock: clock, fields: fields)
-            }
+            try appendCreationEntry(mid: mid, entityId: binding.entityId, syncId: syncId, clock: clock, record: record)
             try mapSyncId(syncId, to: id, newestMid: mid, cursors: cursors, idAscends: isInsert && idAscends, entity: binding.schema.name)
         } catch {
             throw syncFailed(error)
@@ -205,15 +202,32 @@ extension Transaction {
         if mid != newestMid { try renameNewestMid(of: id, syncId: syncId, to: mid, at: forward) }
     }
 
-    /// The `syncIds` value of `id`, read through `cursor` (left on it), or nil.
+    /// The `syncIds` value of `id`, read through the forward cursor at `cursors` (left on
+    /// it), or nil.
+    ///
+    /// Puts that visit objects in id order (`modifyEach`, a put of stored objects sorted by
+    /// id) find each entry right after the previous one: when the cursor stands on a lower
+    /// id, the next entry is tried first, and taken only when its key is `id` (keys are
+    /// unique, so that is the entry), else the tree is searched as usual.
     @inline(__always)
-    private func syncIdEntry(of id: Id, at cursor: OpaquePointer) throws -> (syncId: UUID, mid: UInt64)? {
+    private func syncIdEntry(of id: Id, cursors: Int) throws -> (syncId: UUID, mid: UInt64)? {
+        let cursor = sync.identityCursors[cursors].forward
+        let standsOn = sync.identityCursors[cursors].forwardId
+        sync.identityCursors[cursors].forwardId = 0
+        var value = MDB_val()
+        if standsOn != 0 && id > standsOn {
+            var nextKey = MDB_val()
+            if mdb_cursor_get(cursor, &nextKey, &value, MDB_NEXT) == 0, let next = IdKey(nextKey.bytes), next.id == id {
+                sync.identityCursors[cursors].forwardId = id
+                return try Self.decodeSyncIdValue(value.bytes, of: id)
+            }
+        }
         var key = IdKey(id)
         return try key.withVal { keyVal in
-            var value = MDB_val()
             let rc = mdb_cursor_get(cursor, &keyVal, &value, MDB_SET)
             if rc == MDB_NOTFOUND { return nil }
             try check(rc, "reading the sync id of \(id)")
+            sync.identityCursors[cursors].forwardId = id
             return try Self.decodeSyncIdValue(value.bytes, of: id)
         }
     }
@@ -238,19 +252,16 @@ extension Transaction {
         do {
             let cursors = try syncIdentityCursors(tables)
             let forward = sync.identityCursors[cursors].forward
-            guard let known = try syncIdEntry(of: id, at: forward) else { return }  // never known to sync
+            guard let known = try syncIdEntry(of: id, cursors: cursors) else { return }  // never known to sync
             if !sync.isApplyingRemote {
                 _ = try enqueue(.delete, isCreation: false, entityId: binding.entityId, syncId: known.syncId, newestMid: known.mid,
                                 fields: UnsafeBufferPointer(start: nil, count: 0))
             }
-            // The outbox has its own cursor: `forward` still stands on the entry.
+            // The outbox has its own cursor: `forward` still stands on the entry. After the
+            // delete it stands between `id` and the next entry, which its next step reaches
+            // (`forwardId` stays: a run of removals in id order keeps the shortcut).
             try check(mdb_cursor_del(forward, 0), "removing the sync id of \(binding.schema.name) \(id)")
-            var uuid = known.syncId.uuid
-            try withUnsafeMutableBytes(of: &uuid) { raw in
-                var uuidVal = MDB_val(UnsafeRawBufferPointer(raw))
-                let rc = mdb_del(txn, tables.localIds, &uuidVal, nil)
-                if rc != MDB_NOTFOUND { try check(rc, "removing the sync id of \(binding.schema.name) \(id)") }
-            }
+            try removeLocalIdEntry(of: known.syncId, cursors: cursors, "removing the sync id of \(binding.schema.name) \(id)")
         } catch {
             throw syncFailed(error)
         }
@@ -310,7 +321,7 @@ extension Transaction {
             let (localIds, _) = try openDatabase(names.localIds, create: false, "the sync ids of \(storedName)")
             let cursors = try syncIdentityCursors(SyncIdTables(syncIds: syncIds, localIds: localIds))
             let forward = sync.identityCursors[cursors].forward
-            guard let known = try syncIdEntry(of: id, at: forward) else { return }
+            guard let known = try syncIdEntry(of: id, cursors: cursors) else { return }
             var fields = [field]
             let mid = try fields.withUnsafeMutableBufferPointer { fields in
                 try enqueue(.upsert, isCreation: false, entityId: owner.id, syncId: known.syncId, newestMid: known.mid,
@@ -330,7 +341,7 @@ extension Transaction {
         do {
             let cursors = try syncIdentityCursors(tables)
             let forward = sync.identityCursors[cursors].forward
-            guard let known = try syncIdEntry(of: owner, at: forward) else { return }
+            guard let known = try syncIdEntry(of: owner, cursors: cursors) else { return }
             var fields = [field]
             let mid = try fields.withUnsafeMutableBufferPointer { fields in
                 try enqueue(.upsert, isCreation: false, entityId: binding.entityId, syncId: known.syncId, newestMid: known.mid,

@@ -63,7 +63,7 @@ extension Transaction {
     /// Writes both mappings of `id` through the identity cursors at `cursors` (a position in
     /// `sync.identityCursors`). `idAscends`: `id` is above every stored id of the entity, so
     /// its `syncIds` entry is appended.
-    func mapSyncId(_ syncId: UUID, to id: Id, newestMid: UInt64, cursors: Int, idAscends: Bool, entity: String) throws {
+    func mapSyncId(_ syncId: UUID, to id: Id, newestMid: UInt64, cursors: Int, idAscends: Bool, entity: @autoclosure () -> String) throws {
         var idKey = IdKey(id)
         var uuid = syncId.uuid
         try idKey.withVal { idVal in
@@ -74,6 +74,7 @@ extension Transaction {
                 // unless a sync id from another replica lies above it.
                 var idValue = idVal
                 let reverse = sync.identityCursors[cursors].reverse
+                sync.identityCursors[cursors].reverseKey = nil
                 var rc = MDB_KEYEXIST
                 if sync.identityCursors[cursors].reverseAscends {
                     rc = mdb_cursor_put(reverse, &uuidVal, &idValue, UInt32(MDB_APPEND))
@@ -87,23 +88,58 @@ extension Transaction {
                             throw CofferError.damagedStore(part: .sync, reason: "the local id of \(syncId) has \(idValue.mv_size) bytes, not 8")
                         }
                         if holder != id {
-                            throw CofferError.damagedStore(part: .sync, reason: "the sync id \(syncId) of \(entity) \(id) is held by \(holder) already")
+                            throw CofferError.damagedStore(part: .sync, reason: "the sync id \(syncId) of \(entity()) \(id) is held by \(holder) already")
                         }
                         rc = 0
                     }
                 }
-                try check(rc, "storing the sync id of \(entity) \(id)")
+                try check(rc, "storing the sync id of \(entity()) \(id)")
                 // Local id -> sync id ‖ newest mid.
                 try withUnsafeTemporaryAllocation(byteCount: SyncIdTables.syncIdValueSize, alignment: 8) { value in
                     value.baseAddress.unsafelyUnwrapped.copyMemory(from: uuidRaw.baseAddress.unsafelyUnwrapped, byteCount: 16)
                     value.storeBytes(of: newestMid.bigEndian, toByteOffset: 16, as: UInt64.self)
                     var valueVal = MDB_val(UnsafeRawBufferPointer(value))
                     let forward = sync.identityCursors[cursors].forward
+                    sync.identityCursors[cursors].forwardId = 0
                     var rc = idAscends ? mdb_cursor_put(forward, &idVal, &valueVal, UInt32(MDB_APPEND)) : MDB_KEYEXIST
                     if rc == MDB_KEYEXIST { rc = mdb_cursor_put(forward, &idVal, &valueVal, 0) }
-                    try check(rc, "storing the sync id of \(entity) \(id)")
+                    try check(rc, "storing the sync id of \(entity()) \(id)")
                 }
             }
+        }
+    }
+
+    /// Removes the `localIds` entry of `syncId` (if any) through the reverse cursor at
+    /// `cursors`. Removals in sync id order (objects this replica made, removed in id order)
+    /// find each entry right after the previous one: the next entry is tried first, and taken
+    /// only when its key is `syncId`, else the tree is searched.
+    func removeLocalIdEntry(of syncId: UUID, cursors: Int, _ what: @autoclosure () -> String) throws {
+        let reverse = sync.identityCursors[cursors].reverse
+        let standsBefore = sync.identityCursors[cursors].reverseKey
+        sync.identityCursors[cursors].reverseKey = nil
+        var uuid = syncId.uuid
+        try withUnsafeMutableBytes(of: &uuid) { raw in
+            let key = (UInt64(bigEndian: raw.loadUnaligned(as: UInt64.self)), UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+            var value = MDB_val()
+            var found = false
+            if let standsBefore, standsBefore < key {
+                var nextKey = MDB_val()
+                if mdb_cursor_get(reverse, &nextKey, &value, MDB_NEXT) == 0, nextKey.mv_size == 16 {
+                    let next = nextKey.bytes
+                    found = (UInt64(bigEndian: next.loadUnaligned(as: UInt64.self)),
+                             UInt64(bigEndian: next.loadUnaligned(fromByteOffset: 8, as: UInt64.self))) == key
+                }
+            }
+            if !found {
+                var keyVal = MDB_val(UnsafeRawBufferPointer(raw))
+                let rc = mdb_cursor_get(reverse, &keyVal, &value, MDB_SET)
+                if rc == MDB_NOTFOUND { return }
+                try check(rc, what())
+            }
+            try check(mdb_cursor_del(reverse, 0), what())
+            // The cursor now stands between `syncId` and the next entry, which its next step
+            // reaches.
+            sync.identityCursors[cursors].reverseKey = key
         }
     }
 

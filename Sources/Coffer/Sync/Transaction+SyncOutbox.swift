@@ -67,24 +67,50 @@ extension Transaction {
     /// `fields` (ascending stored field ids) all changed at `clock`.
     func appendOutboxEntry(mid: UInt64, _ operation: OutboxEntry.Operation, isCreation: Bool, entityId: UInt32, syncId: UUID,
                            clock: UInt64, fields: UnsafeBufferPointer<UInt16>) throws {
-        var key = mid.bigEndian
         let size = OutboxEntry.size(fieldCount: fields.count)
+        let space = try reserveOutboxEntry(mid: mid, size: size)
+        OutboxEntry.encode(into: space, operation: operation, isCreation: isCreation, entityId: entityId, syncId: syncId,
+                           clock: clock, fields: fields)
+    }
+
+    /// Appends the creation entry of a new object under `mid` (from `nextSyncMid`): every
+    /// stored field of `record`, at `clock`. The field ids are read from the record's headers
+    /// straight into the entry's reserved space (a record whose fields are not in ascending
+    /// id order, which carried fields can cause, is listed and sorted first).
+    func appendCreationEntry(mid: UInt64, entityId: UInt32, syncId: UUID, clock: UInt64, record: RecordFields) throws {
+        guard let base = record.bytes.baseAddress, let count = try OutboxEntry.ascendingFieldCount(of: record, base: base) else {
+            try collectAllFields(of: record)
+            try sync.changedFields.withUnsafeBufferPointer { fields in
+                try appendOutboxEntry(mid: mid, .upsert, isCreation: true, entityId: entityId, syncId: syncId, clock: clock, fields: fields)
+            }
+            return
+        }
+        let space = try reserveOutboxEntry(mid: mid, size: OutboxEntry.size(fieldCount: count))
+        try OutboxEntry.encodeCreation(into: space, entityId: entityId, syncId: syncId, clock: clock, record: record, base: base)
+    }
+
+    /// Reserves `size` bytes for a new entry under `mid` at the outbox's end (the entry is
+    /// written straight into its page) and counts the mid as handed out.
+    private func reserveOutboxEntry(mid: UInt64, size: Int) throws -> UnsafeMutableRawBufferPointer {
+        var key = mid.bigEndian
         var value = MDB_val(mv_size: size, mv_data: nil)
         let rc = withUnsafeMutableBytes(of: &key) { raw in
             var keyVal = MDB_val(UnsafeRawBufferPointer(raw))
-            // Reserved: the entry is written straight into its page.
             return mdb_cursor_put(sync.outboxCursor, &keyVal, &value, UInt32(MDB_APPEND | MDB_RESERVE))
         }
+        sync.outboxCursorMid = 0
         // A new mid is above every stored one. One that is not means the counter went back
         // (lost sync state), and reusing a mid the server may have applied loses changes.
         if rc == MDB_KEYEXIST {
             throw CofferError.damagedStore(part: .sync, reason: "the outbox already holds mid \(mid): the sync state's counter is behind its entries")
         }
         try check(rc, "writing the outbox entry \(mid)")
-        OutboxEntry.encode(into: UnsafeMutableRawBufferPointer(start: value.mv_data, count: size), operation: operation,
-                           isCreation: isCreation, entityId: entityId, syncId: syncId, clock: clock, fields: fields)
+        guard let data = value.mv_data, value.mv_size == size else {
+            throw CofferError.storage(code: .init(result: EINVAL), message: "LMDB reserved no room for the outbox entry \(mid)")
+        }
         sync.state.lastMid = mid
         sync.isDirty = true
+        return UnsafeMutableRawBufferPointer(start: data, count: size)
     }
 
     /// Records a change of an object whose newest entry is `newestMid` (0: none): merged into
@@ -102,6 +128,33 @@ extension Transaction {
         return mid
     }
 
+    /// The entry `mid`, with the outbox cursor left on it; nil when it is not stored.
+    ///
+    /// Changes of objects visited in id order merge into entries in mid order (a run of
+    /// creations, then of updates), so when the cursor stands on a lower mid the next entry
+    /// is tried first, and taken only when its key is `mid`; else the tree is searched.
+    @inline(__always)
+    private func outboxEntryAt(_ mid: UInt64, key keyVal: MDB_val) throws -> UnsafeRawBufferPointer? {
+        let cursor = sync.outboxCursor
+        let standsOn = sync.outboxCursorMid
+        sync.outboxCursorMid = 0
+        var stored = MDB_val()
+        if standsOn != 0 && mid > standsOn {
+            var nextKey = MDB_val()
+            if mdb_cursor_get(cursor, &nextKey, &stored, MDB_NEXT) == 0, nextKey.mv_size == 8,
+               UInt64(bigEndian: nextKey.bytes.loadUnaligned(as: UInt64.self)) == mid {
+                sync.outboxCursorMid = mid
+                return stored.bytes
+            }
+        }
+        var searched = keyVal
+        let rc = mdb_cursor_get(cursor, &searched, &stored, MDB_SET)
+        if rc == MDB_NOTFOUND { return nil }
+        try check(rc, "reading the outbox entry \(mid)")
+        sync.outboxCursorMid = mid
+        return stored.bytes
+    }
+
     /// Merges a change into the untaken entry `mid` of the object `syncId`.
     private func mergeIntoOutboxEntry(_ mid: UInt64, _ operation: OutboxEntry.Operation, entityId: UInt32, syncId: UUID,
                                       clock: UInt64, fields: UnsafeBufferPointer<UInt16>) throws {
@@ -111,19 +164,17 @@ extension Transaction {
             // The put below gets its own copy of the key: one pointing into the page would
             // move under LMDB when the entry changes size.
             var keyVal = MDB_val(UnsafeRawBufferPointer(raw))
-            var searched = keyVal
-            var stored = MDB_val()
-            let rc = mdb_cursor_get(cursor, &searched, &stored, MDB_SET)
-            if rc == MDB_NOTFOUND {
+            guard let stored = try outboxEntryAt(mid, key: keyVal) else {
                 throw CofferError.damagedStore(part: .sync, reason: "the sync id \(syncId) names the outbox entry \(mid), which is not stored")
             }
-            try check(rc, "reading the outbox entry \(mid)")
-            let entry = try OutboxEntry.View(stored.bytes, mid: mid)
+            let entry = try OutboxEntry.View(stored, mid: mid)
             guard entry.operation == .upsert, entry.hasSyncId(syncId) else {
                 throw CofferError.damagedStore(part: .sync, reason: "the sync id \(syncId) names the outbox entry \(mid), which is not an update of it")
             }
             switch operation {
             case .delete where entry.isCreation:
+                // The cursor then stands between `mid` and the next entry, which its next
+                // step reaches: a run of removals in mid order keeps the shortcut.
                 try check(mdb_cursor_del(cursor, 0), "dropping the outbox entry \(mid)")
             case .delete:
                 try withUnsafeTemporaryAllocation(byteCount: OutboxEntry.size(fieldCount: 0), alignment: 8) { bytes in
@@ -132,6 +183,16 @@ extension Transaction {
                     var value = MDB_val(UnsafeRawBufferPointer(bytes))
                     try check(mdb_cursor_put(cursor, &keyVal, &value, UInt32(MDB_CURRENT)), "writing the outbox entry \(mid)")
                 }
+            case .upsert where stored.count <= OutboxEntry.largestRewrittenInPlace && entry.lists(every: fields):
+                // Only clocks change: LMDB hands back the stored bytes, in a page this
+                // transaction owns, for the same size (an entry this small is never on
+                // overflow pages), and they are updated where they lie.
+                var value = MDB_val(mv_size: stored.count, mv_data: nil)
+                try check(mdb_cursor_put(cursor, &keyVal, &value, UInt32(MDB_CURRENT | MDB_RESERVE)), "writing the outbox entry \(mid)")
+                guard let data = value.mv_data, value.mv_size == stored.count else {
+                    throw CofferError.storage(code: .init(result: EINVAL), message: "LMDB moved the outbox entry \(mid)")
+                }
+                OutboxEntry.View.advanceClocks(in: UnsafeMutableRawBufferPointer(start: data, count: stored.count), of: fields, to: clock)
             case .upsert:
                 let size = OutboxEntry.size(fieldCount: entry.fieldCount + fields.count)
                 try withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) { bytes in
