@@ -61,7 +61,7 @@ extension SyncReplica {
     /// Pages are still applied one at a time, in order, each with its cursor; a page that
     /// fails to apply ends the entity's pull and the page fetched ahead is dropped (the next
     /// pass asks for it again from the stored cursor).
-    private func pullEntity(_ entity: String) async throws {
+    func pullEntity(_ entity: String) async throws {
         let stream = transport.stream
         try await fetchRefusedObjects(entity)
         var cursor = try store.syncCursor(entity: entity, stream: stream)

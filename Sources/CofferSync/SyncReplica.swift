@@ -148,6 +148,17 @@ public final class SyncReplica: Sendable {
                 // overwrite fields with unacknowledged local changes that order after them);
                 // the pass still fails, with the push's error first.
                 var failure: (any Error)?
+                // An entity with an app's merge is pulled before the push too: changes other
+                // replicas pushed then meet this replica's unacknowledged changes here, where
+                // the merge decides, instead of on the server, where the later clock would.
+                let merging = entityNames.filter { store.hasSyncMerge(entity: $0) }
+                if !merging.isEmpty, try store.pendingSyncCount() > 0 {
+                    do {
+                        for entity in merging { try await pullEntity(entity) }
+                    } catch where !(error is CancellationError) && !Task.isCancelled {
+                        failure = error
+                    }
+                }
                 do {
                     try await pushOutbox(client: client)
                 } catch where !(error is CancellationError) && !Task.isCancelled {

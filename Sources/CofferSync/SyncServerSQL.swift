@@ -653,13 +653,15 @@ enum SyncServerSQL {
                     CONTINUE;
                 END IF;
 
-                -- Per-field last writer wins by (hlc, origin).
+                -- Per-field last writer wins by (hlc, origin). An equal pair is the same client's
+                -- later change (its clocks clamped to the same limit): it wins, as its mid says
+                -- it came later.
                 expressions := '';
                 won_clocks := '{}';
                 FOR field IN SELECT jsonb_object_keys(fields) LOOP
                     IF NOT current_clocks ? field
                         OR ((clocks -> field ->> 0)::bigint, (clocks -> field ->> 1)::uuid)
-                            > ((current_clocks -> field ->> 0)::bigint, (current_clocks -> field ->> 1)::uuid) THEN
+                            >= ((current_clocks -> field ->> 0)::bigint, (current_clocks -> field ->> 1)::uuid) THEN
                         expressions := expressions || format(', %I = ', field) || @S@._decoder(kinds ->> field, field);
                         won_clocks := won_clocks || jsonb_build_object(field, clocks -> field);
                     END IF;
@@ -854,7 +856,8 @@ enum SyncServerSQL {
                     USING g_ids, g_max, g_clocks, g_fields, client;
             END LOOP;
 
-            -- Updates: per field, the greater (hlc, origin) wins; a change that wins nothing
+            -- Updates: per field, the greater (hlc, origin) wins, or an equal one (the same
+            -- client's later change, clamped to the same clock); a change that wins nothing
             -- writes nothing.
             SELECT array_agg(u.id), array_agg(w.won), array_agg(u.fields), array_agg(u.max_hlc)
             INTO w_ids, w_won, w_fields, w_max
@@ -863,7 +866,7 @@ enum SyncServerSQL {
             CROSS JOIN LATERAL (
                 SELECT jsonb_object_agg(c.key, c.value) AS won FROM jsonb_each(u.clocks) AS c(key, value)
                 WHERE NOT e.current ? c.key
-                   OR ((c.value ->> 0)::bigint, (c.value ->> 1)::uuid) > ((e.current -> c.key ->> 0)::bigint, (e.current -> c.key ->> 1)::uuid)
+                   OR ((c.value ->> 0)::bigint, (c.value ->> 1)::uuid) >= ((e.current -> c.key ->> 0)::bigint, (e.current -> c.key ->> 1)::uuid)
             ) w
             WHERE w.won IS NOT NULL;
             IF w_ids IS NOT NULL THEN
@@ -1225,7 +1228,9 @@ enum SyncServerSQL {
             IF base_floor IS NOT NULL THEN
                 next_cursor := next_cursor || '@' || base_floor::text;
             END IF;
-            RETURN jsonb_build_object('changes', changes, 'cursor', next_cursor, 'more', total > page_limit);
+            -- The server's clock, which a replica whose clock is slow catches up with.
+            RETURN jsonb_build_object('changes', changes, 'cursor', next_cursor, 'more', total > page_limit,
+                                      'clock', @S@._server_hlc()::text);
         END
         $$
         """#,
@@ -1273,7 +1278,8 @@ enum SyncServerSQL {
             $q$, @SL@, @SL@, entity)
             INTO absent
             USING ids, entity;
-            RETURN jsonb_build_object('changes', present || absent, 'cursor', '0', 'more', false);
+            RETURN jsonb_build_object('changes', present || absent, 'cursor', '0', 'more', false,
+                                      'clock', @S@._server_hlc()::text);
         END
         $$
         """#,

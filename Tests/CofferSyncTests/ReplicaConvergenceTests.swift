@@ -110,6 +110,9 @@ final class WriteLog: Sendable {
 
     func record(_ write: Write) { writes.withLock { $0.append(write) } }
 
+    /// Every write so far, in the order they were logged.
+    func all() -> [Write] { writes.withLock { $0 } }
+
     /// Each object's fields at their winning writes; deleted objects are absent.
     func winners() -> [UUID: CardState] {
         let all = writes.withLock { $0 }

@@ -36,6 +36,23 @@ import Testing
         #expect(try HybridClock.receive(.max - 5, after: limit + 10, now: now) == limit + 11)
     }
 
+    @Test func theServersClockIsTakenAndAnchorsTheSkewLimit() throws {
+        let now: UInt64 = 1_000_000                       // this machine, an hour slow
+        let server = HybridClock.value(milliseconds: now + 3_600_000)
+        // The server's own clock is taken as it is: the next tick orders after it.
+        #expect(try HybridClock.receive(0, after: 0, now: now, serverClock: server) == server + 1)
+        // A pulled clock up to five minutes past the server's time is followed exactly.
+        let clamped = HybridClock.value(milliseconds: now + 3_600_000 + HybridClock.maximumSkewMilliseconds) | 0xFFFF
+        #expect(try HybridClock.receive(clamped, after: 0, now: now, serverClock: server) == clamped + 1)
+        // Beyond that it counts as that far only.
+        #expect(try HybridClock.receive(.max, after: 0, now: now, serverClock: server) == clamped + 1)
+        // Without the server's clock, this machine's time is the anchor, as before.
+        #expect(try HybridClock.receive(server, after: 0, now: now)
+                == (HybridClock.value(milliseconds: now + HybridClock.maximumSkewMilliseconds) | 0xFFFF) + 1)
+        // A server clock behind this machine changes nothing.
+        #expect(try HybridClock.receive(0, after: 0, now: now, serverClock: HybridClock.value(milliseconds: 5)) == HybridClock.value(milliseconds: now))
+    }
+
     @Test func oneTickPerTransactionMonotonicUnderABackwardClockAndAcrossReopen() throws {
         let directory = TemporaryDirectory()
         defer { directory.cleanUp() }

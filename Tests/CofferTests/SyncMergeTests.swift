@@ -11,6 +11,28 @@ enum Merged {
         var tags: [String] = []
         var pinned = false
     }
+
+    /// A synced medal whose code is unique (`.fail`).
+    @Sync
+    struct Medal: Entity {
+        var id: Id = 0
+        @Unique var code: String
+        var tags: [String] = []
+    }
+
+    /// A synced crew with a many-to-many relation to synced members.
+    @Sync
+    struct Crew: Entity {
+        var id: Id = 0
+        var name = ""
+        var members: ToMany<Merged.Sailor> = []
+    }
+
+    @Sync
+    struct Sailor: Entity {
+        var id: Id = 0
+        var name = ""
+    }
 }
 
 /// An app's merge per entity: called when a pulled field meets an unacknowledged local
@@ -112,5 +134,133 @@ enum Merged {
             #expect(try store.box(for: Merged.Note.self).get(id)?.pinned == false)
             #expect(try store.syncCursor(entity: "Note", stream: stream) == "0")
         }
+    }
+
+    /// A merged result that takes a `.fail` unique value another object holds: the put of the
+    /// result throws, so the page fails with the unique error and nothing of it is applied (as
+    /// when the merge itself throws). Once the local change is acknowledged (a pass pushes
+    /// before it pulls again), the page applies by the usual rules, without the merge.
+    @Test func aMergedResultBreakingAFailUniqueFailsThePage() throws {
+        try withStore { store in
+            try register(Merged.Medal.self, in: store)
+            let badges = store.box(for: Merged.Medal.self)
+            var gold = Merged.Medal(code: "gold")
+            try badges.put(&gold)
+            var badge = Merged.Medal(code: "silver", tags: ["a"])
+            try badges.put(&badge)
+            try store.acknowledgeSyncChanges(through: try store.takeSyncChanges(limit: 10).last?.mid ?? 0)
+            badge.tags = ["a", "mine"]
+            try badges.put(&badge)
+            let syncId = try #require(try badges.syncId(of: badge.id))
+            let goldSyncId = try #require(try badges.syncId(of: gold.id))
+            store.setSyncMerge(for: Merged.Medal.self) { conflict in
+                var merged = conflict.local
+                merged.code = "gold"
+                merged.tags = Array(Set(conflict.local.tags).union(conflict.remote.tags)).sorted()
+                return merged
+            }
+            var builder = PageBuilder()
+            builder.upsert(goldSyncId, clock: 10, origin: UUID(), fields: [("tags", "[\"shiny\"]")])
+            builder.upsert(syncId, clock: 10, origin: UUID(), fields: [("tags", "[\"a\", \"theirs\"]")])
+            do {
+                _ = try store.applyPulledPage(builder.page(cursor: "7"), entity: "Medal", stream: stream)
+                Issue.record("the page applied although the merged code collides")
+            } catch CofferError.uniqueViolation(_, let property, let value) {
+                #expect(property == "code")
+                #expect(value.contains("gold"))
+            }
+            #expect(try badges.get(badge.id)?.tags == ["a", "mine"])
+            #expect(try badges.get(badge.id)?.code == "silver")
+            #expect(try badges.get(gold.id)?.tags == [], "nothing of the page is applied")
+            #expect(try store.syncCursor(entity: "Medal", stream: stream) == "0")
+            #expect(try store.syncConflicts().isEmpty)
+
+            try store.acknowledgeSyncChanges(through: try store.takeSyncChanges(limit: 10).last?.mid ?? 0)
+            _ = try store.applyPulledPage(builder.page(cursor: "7"), entity: "Medal", stream: stream)
+            #expect(try badges.get(badge.id)?.tags == ["a", "theirs"])
+            #expect(try badges.get(gold.id)?.tags == ["shiny"])
+            #expect(try store.syncCursor(entity: "Medal", stream: stream) == "7")
+        }
+    }
+
+    /// A pulled delete that follows a merge of the same object in one page removes the object
+    /// and drops the merge's outbox entry (deletes win; the server would refuse the entry).
+    @Test func aPulledDeleteAfterAMergeDropsTheMergesEntry() throws {
+        try withStore { store in
+            let (id, syncId) = try localNote(store)
+            let inFlight = try store.takeSyncChanges(limit: 10).map(\.mid)   // the local change is being pushed
+            #expect(inFlight.count == 1)
+            let calls = LockedCalls()
+            unionOfTags(store, calls: calls)
+            var builder = PageBuilder()
+            builder.upsert(syncId, clock: 10, origin: UUID(), fields: [("tags", "[\"a\", \"theirs\"]")])
+            builder.delete(syncId, clock: 11, origin: UUID())
+            _ = try store.applyPulledPage(builder.page(), entity: "Note", stream: stream)
+            #expect(calls.all == [["tags"]])
+            #expect(try store.box(for: Merged.Note.self).get(id) == nil)
+            let entries = try SyncProbe.snapshot(store).outbox.filter { $0.entry.syncId == syncId }.map(\.mid)
+            #expect(entries == inFlight, "only the change in flight is left (the server refuses it: it deleted the object)")
+            #expect(try store.verify().problems.isEmpty)
+        }
+    }
+
+    /// Both sides changed a to-many relation: it is among the colliding properties, the views
+    /// hold each side's targets, and a merge returning their union stores and records it.
+    @Test(arguments: [false, true])
+    func aToManyRelationChangedOnBothSidesIsMerged(pulledIsNewer: Bool) throws {
+        try withStore { store in
+            let clock = ManualClock(5_000_000)
+            clock.install(in: store)
+            try register(Merged.Crew.self, Merged.Sailor.self, in: store)
+            let members = store.box(for: Merged.Sailor.self)
+            let crews = store.box(for: Merged.Crew.self)
+            var people = [Merged.Sailor(name: "ann"), Merged.Sailor(name: "bob"), Merged.Sailor(name: "cy")]
+            for index in people.indices { try members.put(&people[index]) }
+            var crew = Merged.Crew(name: "deck")
+            crew.members.append(people[0])
+            try crews.put(&crew)
+            try store.acknowledgeSyncChanges(through: try store.takeSyncChanges(limit: 10).last?.mid ?? 0)
+            crew = try #require(try crews.get(crew.id))
+            crew.members.append(people[1])   // local: ann, bob
+            try crews.put(&crew)
+            let crewSyncId = try #require(try crews.syncId(of: crew.id))
+            let memberSyncIds = try people.map { try #require(try members.syncId(of: $0.id)) }
+
+            let calls = LockedCalls()
+            let views = LockedViews()
+            store.setSyncMerge(for: Merged.Crew.self) { conflict in
+                calls.record(conflict.properties)
+                let local = try conflict.local.members.load()
+                let remote = try conflict.remote.members.load()
+                views.record(local: local.map(\.name), remote: remote.map(\.name))
+                var merged = conflict.local
+                merged.members.removeAll()
+                var seen = Set<Id>()
+                for member in local + remote where seen.insert(member.id).inserted { merged.members.append(member) }
+                return merged
+            }
+            let pulledClock: UInt64 = pulledIsNewer ? (clock.now + 1_000) << 16 : 10
+            var builder = PageBuilder()
+            let remoteTargets = [memberSyncIds[0], memberSyncIds[2]].map { "\"\($0.uuidString.lowercased())\"" }.joined(separator: ", ")
+            builder.upsert(crewSyncId, clock: pulledClock, origin: UUID(), fields: [("members", "[\(remoteTargets)]")])
+            _ = try store.applyPulledPage(builder.page(), entity: "Crew", stream: stream)
+            #expect(calls.all == [["members"]])
+            #expect(views.all.map { Set($0.local) } == [["ann", "bob"]])
+            #expect(views.all.map { Set($0.remote) } == [["ann", "cy"]])
+            let stored = try #require(try crews.get(crew.id))
+            #expect(Set(try stored.members.load().map(\.name)) == ["ann", "bob", "cy"])
+            let fieldIds = try SyncProbe.fieldIds(Merged.Crew.self, in: store)
+            let entry = try #require(try SyncProbe.snapshot(store).outbox.last { $0.entry.syncId == crewSyncId }?.entry)
+            let field = try #require(entry.fields.first { $0.id == fieldIds["members"] })
+            #expect(field.clock > pulledClock, "the union is recorded above the page's clock")
+            #expect(try store.verify().problems.isEmpty)
+        }
+    }
+
+    final class LockedViews: @unchecked Sendable {
+        private let lock = NSLock()
+        private var views: [(local: [String], remote: [String])] = []
+        func record(local: [String], remote: [String]) { lock.withLock { views.append((local, remote)) } }
+        var all: [(local: [String], remote: [String])] { lock.withLock { views } }
     }
 }

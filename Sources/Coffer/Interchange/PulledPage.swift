@@ -7,7 +7,7 @@ import Foundation
 /// {"changes": [{"op": "upsert", "id": "<uuid>", "txid": "812", "hlc": "<hlc>", "origin": "<uuid>" | null,
 ///               "clocks": {"title": [<hlc>, "<uuid>" | null]}, "fields": {"title": "Write", ...}},
 ///              {"op": "delete", "id": "<uuid>", "txid": "813", "hlc": "<hlc>", "origin": null}],
-///  "cursor": "813", "more": false}
+///  "cursor": "813", "more": false, "clock": "<the server's hlc>"}
 /// ```
 ///
 /// Clocks are unsigned 64-bit integers, as JSON integers or decimal strings; a missing or
@@ -58,6 +58,9 @@ struct PulledPage {
     let more: Bool
     /// The highest clock of the page (0 for an empty page), for the replica's clock.
     let highestClock: UInt64
+    /// The server's clock when it answered (`"clock"`; 0 when the page does not give it), which
+    /// a replica whose clock is slow catches up with.
+    let serverClock: UInt64
 
     init(parsing bytes: [UInt8], entity: String) throws {
         func refuse(_ reason: String) -> CofferError { CofferError.invalidSyncPage(entity: entity, field: nil, reason: reason) }
@@ -81,6 +84,13 @@ struct PulledPage {
         case .bool(let flag)?: more = flag
         case let other?: throw refuse("\"more\" must be true or false, not \(other.text.prefix(100))")
         }
+        var serverClock: UInt64 = 0
+        switch members["clock"] {
+        case nil, .null?: break
+        case let node?:
+            guard let clock = Self.clock(node) else { throw refuse("\"clock\" must be an unsigned 64-bit integer, not \(node.text.prefix(100))") }
+            serverClock = clock
+        }
         var changes: [Change] = []
         changes.reserveCapacity(elements.count)
         var highest: UInt64 = 0
@@ -93,6 +103,7 @@ struct PulledPage {
         self.cursor = cursor
         self.more = more
         highestClock = highest
+        self.serverClock = serverClock
     }
 
     /// One change read back from its text (a parked conflict's row).

@@ -122,7 +122,7 @@ struct PulledPageApplier {
             // Local changes count while the object is here (a pulled delete earlier in the
             // page removed it: the server's values are the object's now).
             let localClock = existing == nil ? nil : mine?.fieldClocks[binding.storedIds[position]]
-            if merge != nil, localClock != nil, !property.flags.contains(.toMany) { collided.append(position) }
+            if merge != nil, localClock != nil { collided.append(position) }
             if let localClock, PulledPage.Stamp(clock: localClock, origin: clientId) >= change.stamp(of: member.key) {
                 fieldsKeptLocal += 1
                 if merge != nil, let decision = try decide(member.value, property: property, syncId: change.syncId) {
@@ -135,6 +135,21 @@ struct PulledPageApplier {
             }
         }
         var views: (local: [UInt8], remote: [UInt8])?
+        // Relations are not in records: the merge's views get each side's targets of the
+        // colliding to-many relations, read before the change replaces them.
+        var relations: SyncMergeRegistry.RelationViews = ([:], [:])
+        if let existingId, existing != nil {
+            for position in collided where schema.properties[position].flags.contains(.toMany) {
+                guard let relation = binding.relationTables[position] else { continue }
+                let stored = try transaction.relatedIds(relation.forward, of: existingId, owner: relation.owner)
+                relations.local[position] = stored
+                if case .relation(let targets, _)? = decisions[position] ?? overridden[position] {
+                    relations.remote[position] = targets
+                } else {
+                    relations.remote[position] = stored
+                }
+            }
+        }
         try (existing ?? []).withUnsafeBytes { raw in
             var stored: [UInt16: RecordFields.Field] = [:]
             if let existingId, existing != nil {
@@ -179,23 +194,35 @@ struct PulledPageApplier {
             upserted += 1
         }
         if let merge, let views, let existingId {
-            try callMerge(merge, id: existingId, views: views, collided: collided, syncId: change.syncId)
+            try callMerge(merge, id: existingId, views: views, relations: relations, collided: collided, syncId: change.syncId)
         }
     }
 
     /// Calls the app's merge and stores its result as a local change (recorded in the
     /// outbox, at this transaction's clock, which the page's clock moved past).
     private mutating func callMerge(_ merge: SyncMergeRegistry.Merge, id: Id, views: (local: [UInt8], remote: [UInt8]),
-                                    collided: [Int], syncId: UUID) throws {
+                                    relations: SyncMergeRegistry.RelationViews, collided: [Int], syncId: UUID) throws {
         transaction.sync.isApplyingRemote = false
         defer { transaction.sync.isApplyingRemote = true }
         let properties = collided.sorted().map { schema.properties[$0].storedName }
+        try transaction.prepareSyncState()
+        let lastMidBefore = transaction.sync.state.lastMid
         try views.local.withUnsafeBytes { local in
             try views.remote.withUnsafeBytes { remote in
-                try merge(transaction, id, local, remote, properties)
+                try merge(transaction, id, local, remote, properties, relations)
             }
         }
         merged += 1
+        // The merge's put may have made a new entry for the object (its earlier one was taken
+        // by a pusher): a pulled delete later in the page drops it with the others.
+        let lastMidAfter = transaction.sync.state.lastMid
+        if lastMidAfter > lastMidBefore {
+            for mid in (lastMidBefore + 1)...lastMidAfter {
+                if let entry = try transaction.outboxEntry(mid), entry.entityId == binding.entityId, entry.syncId == syncId {
+                    local[syncId, default: .init()].untakenMids.append(mid)
+                }
+            }
+        }
         // The merge's put may have made or extended the object's entry: later changes of
         // it in this page compare against the merged fields, which are newer than the page.
         let tick = transaction.sync.tick

@@ -6,7 +6,10 @@ extension Transaction {
     /// Applies `changes` in remote mode with the rules of pulled changes, except that a
     /// delete (the server has no such object) leaves an object with unacknowledged local
     /// changes alone: those are pushed, and the server's answer to them decides.
-    func applyFetchedChanges(_ changes: [PulledPage.Change], entity: String, file: (device: UInt64, inode: UInt64)) throws -> SyncPullSummary {
+    /// The clock moves past the changes' clocks and `serverClock` (the server's time, 0 when
+    /// the reply did not give it).
+    func applyFetchedChanges(_ changes: [PulledPage.Change], entity: String, file: (device: UInt64, inode: UInt64),
+                             serverClock: UInt64 = 0) throws -> SyncPullSummary {
         let clientId = try replicaClientId(file: file, renewing: false)
         let wasApplying = sync.isApplyingRemote
         sync.isApplyingRemote = true
@@ -19,7 +22,7 @@ extension Transaction {
             try applier.apply(change)
             highest = max(highest, change.stamp.clock, change.clocks.values.map(\.clock).max() ?? 0)
         }
-        if highest > 0 { try receiveSyncClock(highest) }
+        if highest > 0 || serverClock > 0 { try receiveSyncClock(highest, serverClock: serverClock) }
         return SyncPullSummary(upserted: applier.upserted, deleted: applier.deleted, unchanged: applier.unchanged,
                                skipped: applier.skipped, fieldsKeptLocal: applier.fieldsKeptLocal, conflicts: applier.conflicts,
                                cursor: "0", more: false)

@@ -209,6 +209,10 @@ extension ToMany {
         let store = binding.store
         let ownerId = reader.id
         guard let tables = binding.relationTables[position] else { return [] }
+        // An app's merge sees each side's targets of a relation both sides changed.
+        if let view = Transaction.current(for: store)?.sync.mergeRelationViews?[position] {
+            return ToMany { try store.box(for: Target.self).get(view) }
+        }
         return ToMany {
             let ids = try store.performRead { transaction in try transaction.relatedIds(tables.forward, of: ownerId, owner: tables.owner) }
             return try store.box(for: Target.self).get(ids)

@@ -27,13 +27,19 @@ extension Store {
     /// }
     /// ```
     public func setSyncMerge<E: Entity>(for type: E.Type, _ merge: @escaping @Sendable (SyncMergeConflict<E>) throws -> E) {
-        syncMerges.set({ transaction, id, local, remote, properties in
+        syncMerges.set({ transaction, id, local, remote, properties, relations in
             let store = transaction.store
             let binding = try store.writableBinding(for: E.self, in: transaction)
             var localReader = try RecordReader(bytes: local, layout: binding, id: id)
             var remoteReader = try RecordReader(bytes: remote, layout: binding, id: id)
-            let conflict = SyncMergeConflict(local: try E._cofferDecode(id: id, from: &localReader),
-                                             remote: try E._cofferDecode(id: id, from: &remoteReader), properties: properties)
+            // Each view's to-many relations hold that side's targets (see ToMany.cofferManyToMany).
+            defer { transaction.sync.mergeRelationViews = nil }
+            transaction.sync.mergeRelationViews = relations.local
+            let localObject = try E._cofferDecode(id: id, from: &localReader)
+            transaction.sync.mergeRelationViews = relations.remote
+            let remoteObject = try E._cofferDecode(id: id, from: &remoteReader)
+            transaction.sync.mergeRelationViews = nil
+            let conflict = SyncMergeConflict(local: localObject, remote: remoteObject, properties: properties)
             var merged = try merge(conflict)
             merged.id = id
             try store.box(for: E.self).put(&merged)
@@ -48,5 +54,16 @@ extension Store {
     /// ```
     public func removeSyncMerge<E: Entity>(for type: E.Type) {
         syncMerges.set(nil, for: E._cofferSchema.storedName)
+    }
+
+    /// Whether an app's merge is registered for the entity with the stored name `entity`
+    /// (a replica pulls such an entity before pushing its changes).
+    ///
+    /// ```swift
+    /// if store.hasSyncMerge(entity: "Note") { try await pull("Note") }
+    /// ```
+    @_spi(CofferSync)
+    public func hasSyncMerge(entity: String) -> Bool {
+        syncMerges.merge(for: entity) != nil
     }
 }

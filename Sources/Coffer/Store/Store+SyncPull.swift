@@ -19,7 +19,8 @@ extension Store {
     /// one write transaction: every change goes through the write path as a remote change
     /// (indexes, unique constraints, full text, relations and observers see it; nothing is
     /// recorded in the outbox), the page's cursor is stored for (`stream`, `entity`), and the
-    /// hybrid clock moves past the page's highest clock. During a resync
+    /// hybrid clock moves past the page's highest clock and the server's time (`"clock"`,
+    /// when the page gives it). During a resync
     /// (``beginSyncResync(entity:stream:)``) the sync ids of the page's upserts are recorded
     /// in the same transaction. The README's "Applying pulled
     /// changes" gives the rules (read-your-writes, deletes win, links, missing fields).
@@ -79,7 +80,9 @@ extension Store {
             defer { transaction.sync.isApplyingRemote = wasApplying }
             // The clock first: a local change made while applying (an app's merge) ticks
             // above every change of the page.
-            if parsed.highestClock > 0 { try transaction.receiveSyncClock(parsed.highestClock) }
+            if parsed.highestClock > 0 || parsed.serverClock > 0 {
+                try transaction.receiveSyncClock(parsed.highestClock, serverClock: parsed.serverClock)
+            }
             var applier = try PulledPageApplier(entity: entity, clientId: clientId, in: transaction)
             for change in parsed.changes { try applier.apply(change) }
             // A resync under way counts what the server returned, with the page.

@@ -96,7 +96,7 @@ extension Store {
         let file = try ReplicaIdentity.dataFile(of: path)
         try openTables()
         return try performWrite { transaction in
-            let summary = try transaction.applyFetchedChanges(parsed.changes, entity: entity, file: file)
+            let summary = try transaction.applyFetchedChanges(parsed.changes, entity: entity, file: file, serverClock: parsed.serverClock)
             try transaction.markSyncRejectionsResolved(entity: entity, syncIds: Set(ids))
             return summary
         }

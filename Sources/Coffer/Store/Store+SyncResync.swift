@@ -82,7 +82,8 @@ extension Store {
         try openTables()
         return try performWrite { transaction in
             let stored = try catalogEntity(named: entity, in: transaction)
-            let summary = try transaction.applyFetchedChanges(parsed.flatMap(\.changes), entity: entity, file: file)
+            let summary = try transaction.applyFetchedChanges(parsed.flatMap(\.changes), entity: entity, file: file,
+                                                                serverClock: parsed.map(\.serverClock).max() ?? 0)
             try transaction.endResync(entityId: stored.id, stream: stream)
             return summary
         }

@@ -32,18 +32,26 @@ enum HybridClock {
         return max(value(milliseconds: now), last + 1)
     }
 
-    /// How far ahead of this replica's physical time a received value may pull the clock:
+    /// How far ahead of the time it is measured from a received value may pull the clock:
     /// the server clamps pushed clocks the same way.
     static let maximumSkewMilliseconds: UInt64 = 5 * 60 * 1000
 
-    /// The next value after both `last` and a `remote` value received from another replica.
-    /// A remote value more than ``maximumSkewMilliseconds`` ahead of `now` counts as that
-    /// far ahead only: one bad clock (a hostile peer, a damaged row) cannot make this replica
-    /// win every later conflict, nor drive its clock to the end of its range.
-    static func receive(_ remote: UInt64, after last: UInt64, now: UInt64) throws -> UInt64 {
-        let (ahead, overflow) = now.addingReportingOverflow(maximumSkewMilliseconds)
+    /// The next value after both `last` and a `remote` value received from the server (a
+    /// pulled or fetched change), and after `serverClock`, the server's own clock when it
+    /// sent the value (0: not known).
+    ///
+    /// A remote value more than ``maximumSkewMilliseconds`` ahead of the later of `now` and
+    /// the server's time counts as that far ahead only: one bad clock (a hostile peer, a
+    /// damaged row) cannot make this replica win every later conflict, nor drive its clock to
+    /// the end of its range. The server's time itself is taken as it is: a replica whose
+    /// physical clock is slow (or jumped back) then stamps its next changes after everything
+    /// it pulled and after the server's present, so that a change made after seeing another
+    /// orders after it on the server as here.
+    static func receive(_ remote: UInt64, after last: UInt64, now: UInt64, serverClock: UInt64 = 0) throws -> UInt64 {
+        let anchor = max(now, milliseconds(of: serverClock))
+        let (ahead, overflow) = anchor.addingReportingOverflow(maximumSkewMilliseconds)
         let limit = value(milliseconds: overflow ? .max : ahead) | 0xFFFF  // saturates at the clock's range
-        let highest = max(last, min(remote, limit))
+        let highest = max(last, min(remote, limit), min(serverClock, limit))
         guard highest < UInt64.max else { throw exhausted() }
         return max(value(milliseconds: now), highest + 1)
     }

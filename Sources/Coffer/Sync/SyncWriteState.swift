@@ -44,6 +44,9 @@ struct SyncWriteState {
     /// Whether the store holds pending links (looked up once, at the first local edit of a
     /// synced link field).
     var storeHasPendingLinks: Bool?
+    /// Set while an app's merge decodes its local or remote view: the targets that view's
+    /// to-many relations hold, by schema position (nil otherwise).
+    var mergeRelationViews: [Int: [Id]]?
 }
 
 /// Write cursors on one synced entity's identity tables, opened once per transaction.

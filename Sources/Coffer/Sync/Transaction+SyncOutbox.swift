@@ -45,10 +45,11 @@ extension Transaction {
         return sync.tick
     }
 
-    /// Advances the clock past a value received from another replica (a pulled change).
-    func receiveSyncClock(_ remote: UInt64) throws {
+    /// Advances the clock past a value received from another replica (a pulled change) and
+    /// past `serverClock`, the server's time when it sent it (0: not known).
+    func receiveSyncClock(_ remote: UInt64, serverClock: UInt64 = 0) throws {
         try prepareSyncState()
-        sync.state.clock = try HybridClock.receive(remote, after: sync.state.clock, now: store.syncClock.now())
+        sync.state.clock = try HybridClock.receive(remote, after: sync.state.clock, now: store.syncClock.now(), serverClock: serverClock)
         sync.isDirty = true
         // A tick taken earlier in this transaction stays: its changes happened before.
     }

@@ -1,0 +1,405 @@
+@_spi(CofferSync) @testable import Coffer
+@testable import CofferSync
+import Foundation
+import PostgresNIO
+import Testing
+
+/// Replicas whose clocks are an hour fast, an hour slow, or jump back an hour, syncing through
+/// the real server: their hybrid clocks never go back (across a reopen too), every replica
+/// ends with the server's rows, and each field holds the write the conflict rules pick (the
+/// greatest (clock, origin) after the server's clamp of clocks more than five minutes ahead
+/// of its own; a delete beats every write).
+@Suite(.timeLimit(.minutes(3))) struct ClockSkewTests {
+    static let hour: Int64 = 3_600_000
+
+    /// A slow replica pulls a change and then changes the same field: its change is the later
+    /// one, so it wins on the server and everywhere (a slow clock must not lose to what it
+    /// has already seen, nor keep a value the server did not take).
+    @Test func aSlowReplicasChangeAfterAPullWins() async throws {
+        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
+        let s = schema.schemaName
+        try await withInstalled(schema) { connection in
+            let log = WriteLog()
+            let normal = try await ReplicaNode(index: 0, schema: s, log: log)
+            let slow = try await ReplicaNode(index: 1, schema: s, log: log)
+            defer { for node in [normal, slow] { node.temporary.cleanUp() } }
+            SkewedClock(offset: -Self.hour).install(in: slow.temporary.store)
+
+            try normal.create(number: 0)
+            #expect(try await eventually {
+                for node in [normal, slow] { try await node.syncTolerantly() }
+                return try slow.snapshot().count == 1
+            })
+            var card = try #require(try normal.cards.all().first)
+            card.title = "normal"
+            try normal.cards.put(&card)
+            let normalClock = try normal.temporary.store.syncClockValue()
+            try await normal.replica.syncNow()
+            #expect(try await eventually {
+                try await slow.syncTolerantly()
+                return try slow.snapshot().values.first?.title == "normal"
+            })
+            #expect(try slow.temporary.store.syncClockValue() > normalClock, "the pull moved the slow clock past what it brought")
+
+            var seen = try #require(try slow.cards.all().first)
+            seen.title = "slow, after seeing normal"
+            try slow.cards.put(&seen)
+            #expect(try slow.temporary.store.syncClockValue() > normalClock)
+            let (server, agreed) = try await Self.settle([normal, slow], connection: connection, schema: s, seconds: 15)
+            #expect(agreed, "the replicas did not reach the server's rows")
+            #expect(server.values.first?.title == "slow, after seeing normal", "the later change wins on the server")
+            for node in [normal, slow] { await node.replica.transport.close() }
+        }
+    }
+
+    /// A replica's clock jumps back an hour while it is closed: reopened, its hybrid clock
+    /// goes on from where it was, and a change it makes after pulling another replica's
+    /// change wins over it everywhere.
+    @Test func aClockJumpingBackAcrossAReopenStaysMonotonicAndConverges() async throws {
+        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
+        let s = schema.schemaName
+        try await withInstalled(schema) { connection in
+            let log = WriteLog()
+            let normal = try await ReplicaNode(index: 0, schema: s, log: log)
+            defer { normal.temporary.cleanUp() }
+            let jumping = try await ReopenableReplica(schema: s)
+            defer { jumping.cleanUp() }
+
+            var card = Replicated.Card(title: "created", count: 1, done: false, note: nil)
+            try jumping.cards.put(&card)
+            for step in 0..<20 {
+                card.count = step + 2
+                try jumping.cards.put(&card)
+            }
+            try await jumping.replica.syncNow()
+            let beforeJump = try jumping.store.syncClockValue()
+
+            jumping.clock.shift(by: -Self.hour)
+            try await jumping.reopen()
+            #expect(try jumping.store.syncClockValue() == beforeJump, "the clock is read back, not taken from the wall")
+            card = try #require(try jumping.cards.all().first)
+            card.count = 100
+            try jumping.cards.put(&card)
+            let afterJump = try jumping.store.syncClockValue()
+            #expect(afterJump > beforeJump, "a write after the jump ticks past the last value")
+
+            #expect(try await eventually {
+                try await jumping.syncTolerantly()
+                try await normal.syncTolerantly()
+                return try normal.snapshot().values.first?.count == 100
+            })
+            var other = try #require(try normal.cards.all().first)
+            other.title = "normal"
+            try normal.cards.put(&other)
+            let normalClock = try normal.temporary.store.syncClockValue()
+            try await normal.replica.syncNow()
+            #expect(try await eventually {
+                try await jumping.syncTolerantly()
+                return try jumping.cards.all().first?.title == "normal"
+            })
+            #expect(try jumping.store.syncClockValue() > normalClock)
+            card = try #require(try jumping.cards.all().first)
+            card.title = "jumped, after seeing normal"
+            try jumping.cards.put(&card)
+
+            let agreed = try await eventually(attempts: 60, seconds: 15) {
+                try await jumping.syncTolerantly()
+                try await normal.syncTolerantly()
+                let server = try await CardState.serverRows(connection, schema: s)
+                return try jumping.snapshot() == server && normal.snapshot() == server
+                    && jumping.store.pendingSyncCount() == 0 && normal.temporary.store.pendingSyncCount() == 0
+            }
+            #expect(agreed, "the replicas did not reach the server's rows")
+            #expect(try await CardState.serverRows(connection, schema: s).values.first?.title == "jumped, after seeing normal")
+            await normal.replica.transport.close()
+            await jumping.replica.transport.close()
+        }
+    }
+
+    /// An hour-fast replica's clocks are clamped by the server: a change made elsewhere after
+    /// its push (by a clock past the clamp) wins on the server, and the fast replica takes it
+    /// when it pulls; the fast replica's next change wins again; all end with the server's rows.
+    @Test func aFastReplicaIsClampedAndConverges() async throws {
+        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
+        let s = schema.schemaName
+        try await withInstalled(schema) { connection in
+            let log = WriteLog()
+            let fast = try await ReplicaNode(index: 0, schema: s, log: log)
+            let ahead = try await ReplicaNode(index: 1, schema: s, log: log)
+            defer { for node in [fast, ahead] { node.temporary.cleanUp() } }
+            SkewedClock(offset: Self.hour).install(in: fast.temporary.store)
+            SkewedClock(offset: 10 * 60_000).install(in: ahead.temporary.store)  // clamped too, later
+
+            try fast.create(number: 0)
+            #expect(try await eventually {
+                for node in [fast, ahead] { try await node.syncTolerantly() }
+                return try ahead.snapshot().count == 1
+            })
+            var card = try #require(try fast.cards.all().first)
+            card.title = "fast"
+            try fast.cards.put(&card)
+            let fastClock = try fast.temporary.store.syncClockValue()
+            try await fast.replica.syncNow()
+            let stored = try #require(try await connection.value("SELECT _clocks -> 'title' ->> 0 FROM \(s).\"Card\"").flatMap { UInt64($0) })
+            let limit = HybridClock.value(milliseconds: HybridClock.systemMilliseconds() + 5 * 60_000) | 0xFFFF
+            #expect(stored < fastClock && stored <= limit, "the server clamped the fast clock")
+
+            try await Task.sleep(for: .milliseconds(5))  // the next push's clamp is later
+            var other = try #require(try ahead.cards.all().first)
+            other.title = "ahead, pushed later"
+            try ahead.cards.put(&other)
+            try await ahead.replica.syncNow()
+            #expect(try await CardState.serverRows(connection, schema: s).values.first?.title == "ahead, pushed later")
+            #expect(try await eventually {
+                try await fast.syncTolerantly()
+                return try fast.snapshot().values.first?.title == "ahead, pushed later"
+            }, "the fast replica takes the server's winner although its own clock was higher")
+
+            card = try #require(try fast.cards.all().first)
+            card.title = "fast again"
+            try fast.cards.put(&card)
+            let (server, agreed) = try await Self.settle([fast, ahead], connection: connection, schema: s, seconds: 15)
+            #expect(agreed, "the replicas did not reach the server's rows")
+            #expect(server.values.first?.title == "fast again")
+            for node in [fast, ahead] { await node.replica.transport.close() }
+        }
+    }
+
+    /// Two changes of one field from one client whose clocks the server clamps to the same
+    /// value (one batch, or two pushes within a millisecond): the later one wins, as the
+    /// client made it later.
+    @Test func theLaterOfTwoClampedChangesFromOneClientWins() async throws {
+        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
+        let s = schema.schemaName
+        try await withInstalled(schema) { connection in
+            let log = WriteLog()
+            let node = try await ReplicaNode(index: 0, schema: s, log: log)
+            defer { node.temporary.cleanUp() }
+            try node.create(number: 0)
+            try await node.replica.syncNow()
+            let id = try #require(try await connection.value("SELECT sync_id::text FROM \(s).\"Card\""))
+            let ahead = HybridClock.value(milliseconds: HybridClock.systemMilliseconds() + UInt64(Self.hour))
+            let client = UUID().uuidString.lowercased()
+            let batch = """
+                [{"mid": 1, "entity": "Card", "id": "\(id)", "op": "upsert", "fields": {"title": "first"}, "clocks": {"title": "\(ahead)"}, "hlc": "\(ahead)"},
+                 {"mid": 2, "entity": "Card", "id": "\(id)", "op": "upsert", "fields": {"title": "second"}, "clocks": {"title": "\(ahead + 1)"}, "hlc": "\(ahead + 1)"}]
+                """
+            _ = try await connection.value("SELECT \(s).coffer_push('\(client)', '\(batch)'::jsonb)::text")
+            #expect(try await connection.value("SELECT title FROM \(s).\"Card\"") == "second")
+            await node.replica.transport.close()
+        }
+    }
+
+    /// An hour-fast, an hour-slow and a jumping replica (back an hour mid-run) and a plain-SQL
+    /// writer change the same objects' fields in rounds: every replica's clock only rises,
+    /// all end with the server's rows, and each field of the server holds a logged write that
+    /// no other logged write beats by the rules (a fast replica's write counts at its clamped
+    /// clock: at least five minutes past the time it was made).
+    @Test func skewedReplicasAndASQLWriterConverge() async throws {
+        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
+        let s = schema.schemaName
+        try await withInstalled(schema) { connection in
+            let log = WriteLog()
+            let offsets: [Int64] = [Self.hour, -Self.hour, 0]
+            var nodes: [ReplicaNode] = []
+            var clocks: [SkewedClock] = []
+            defer { for node in nodes { node.temporary.cleanUp() } }
+            for (index, offset) in offsets.enumerated() {
+                let node = try await ReplicaNode(index: index, schema: s, log: log)
+                let clock = SkewedClock(offset: offset)
+                clock.install(in: node.temporary.store)
+                nodes.append(node)
+                clocks.append(clock)
+            }
+            for number in 0..<6 { try nodes[number % 3].create(number: number) }
+            #expect(try await eventually {
+                for node in nodes { try await node.syncTolerantly() }
+                return try nodes.allSatisfy { try $0.snapshot().count == 6 }
+            })
+
+            var last = try nodes.map { try $0.temporary.store.syncClockValue() }
+            let sql = SQLWriter(schema: s, log: log)
+            let seed: UInt64 = 0xC10C_5EED
+            for round in 0..<6 {
+                if round == 3 { clocks[2].shift(by: -Self.hour) }
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for node in nodes {
+                        group.addTask { try await node.writeRandomly(steps: 12, seed: seed &+ UInt64(round * 10 + node.index)) }
+                    }
+                    group.addTask { try await sql.writeRandomly(steps: 6, seed: seed &+ UInt64(round * 10 + 9)) }
+                    try await group.waitForAll()
+                }
+                for (index, node) in nodes.enumerated() {
+                    let now = try node.temporary.store.syncClockValue()
+                    #expect(now >= last[index], "replica \(index)'s clock went back in round \(round)")
+                    last[index] = now
+                }
+            }
+            // Last, each replica in turn pulls, changes every title it holds (after what it
+            // pulled), and pushes: a change made after seeing another must not lose to it.
+            for node in nodes {
+                try await node.syncTolerantly()
+                let origin = try node.temporary.store.syncClientId()
+                for var card in try node.cards.all() {
+                    let object = try #require(try node.cards.syncId(of: card.id))
+                    card.title = "final-\(node.index)"
+                    try node.cards.put(&card)
+                    log.record(.init(object: object, field: "title", value: card.title,
+                                     clock: try node.temporary.store.syncClockValue(), origin: origin))
+                }
+                try await node.syncTolerantly()
+            }
+            let origins = try nodes.map { try $0.temporary.store.syncClientId() }
+            for origin in origins {
+                let ascending = log.all().filter { $0.origin == origin }.map(\.clock)
+                #expect(zip(ascending, ascending.dropFirst()).allSatisfy { $0 <= $1 }, "the clocks of \(origin)'s writes ascend")
+            }
+
+            let (server, agreed) = try await Self.settle(nodes, connection: connection, schema: s, seconds: 60)
+            #expect(agreed, "the replicas did not reach the server's rows in time")
+            for node in nodes {
+                #expect(try node.snapshot() == server, "replica \(node.index) holds the server's rows")
+            }
+            let fast = origins[0]
+            let problems = try await Self.checkWinners(log: log, connection: connection, schema: s) { write in
+                guard write.origin == fast else { return write.clock }
+                // Clamped at its push, which came after the write: at least five minutes
+                // past the write's real time.
+                let real = HybridClock.milliseconds(of: write.clock) - UInt64(Self.hour)
+                return min(write.clock, HybridClock.value(milliseconds: real + 5 * 60_000))
+            }
+            #expect(problems.isEmpty, "\(problems.prefix(5))")
+            for node in nodes { await node.replica.transport.close() }
+        }
+    }
+
+    /// Syncs every replica until each holds the server's rows with nothing pending.
+    static func settle(_ nodes: [ReplicaNode], connection: PostgresConnection, schema: String, seconds: Double) async throws
+        -> (server: [UUID: CardState], agreed: Bool)
+    {
+        var server: [UUID: CardState] = [:]
+        let agreed = try await eventually(attempts: 400, seconds: seconds) {
+            for node in nodes { try await node.syncTolerantly() }
+            server = try await CardState.serverRows(connection, schema: schema)
+            for node in nodes {
+                if try node.snapshot() != server || node.temporary.store.pendingSyncCount() != 0 { return false }
+            }
+            return true
+        }
+        return (server, agreed)
+    }
+
+    /// Checks each field of the server's rows against the log: it holds the value of a logged
+    /// write of the origin its clock names (at that clock unless `least` lowers the writer's
+    /// clocks), and no logged write of a live object beats its (clock, origin) by the least
+    /// clock it can have had on the server. Objects a logged delete removed must be gone.
+    static func checkWinners(log: WriteLog, connection: PostgresConnection, schema: String,
+                             least: (WriteLog.Write) -> UInt64) async throws -> [String] {
+        let writes = log.all()
+        let deleted = Set(writes.filter { $0.field == nil }.map(\.object))
+        var problems: [String] = []
+        let rows = try await connection.rows("""
+            SELECT sync_id::text, title, count::text, done::text, note, _clocks::text FROM \(schema)."Card"
+            """)
+        for row in rows {
+            let object = try #require(row[0].flatMap { UUID(uuidString: $0) })
+            if deleted.contains(object) { problems.append("\(object) was deleted but is on the server"); continue }
+            let clocksText = try #require(row[5])
+            let clocks = try #require(try JSONSerialization.jsonObject(with: Data(clocksText.utf8)) as? [String: [Any]])
+            let values: [String: String?] = ["title": row[1], "count": row[2], "done": row[3], "note": row[4]]
+            for (field, value) in values {
+                guard let stamp = clocks[field], stamp.count == 2,
+                      let clock = (stamp[0] as? NSNumber)?.uint64Value ?? (stamp[0] as? String).flatMap({ UInt64($0) }),
+                      let origin = (stamp[1] as? String).flatMap(UUID.init(uuidString:)) else {
+                    problems.append("\(object).\(field) has no clock: \(clocksText)")
+                    continue
+                }
+                let winner = WriteLog.Write(object: object, field: field, value: value, clock: clock, origin: origin)
+                let candidates = writes.filter { $0.object == object && $0.field == field }
+                if !candidates.contains(where: { $0.origin == origin && $0.value == value && least($0) <= clock && clock <= $0.clock }) {
+                    problems.append("\(object).\(field) = \(value ?? "nil") at \(clock) from \(origin) is no logged write")
+                }
+                for write in candidates {
+                    var lowest = write
+                    lowest.clock = least(write)
+                    if WriteLog.beats(lowest, winner) {
+                        problems.append("\(object).\(field): \(write.value ?? "nil") at \(lowest.clock) from \(write.origin) beats the server's \(value ?? "nil") at \(clock) from \(origin)")
+                    }
+                }
+            }
+        }
+        return problems
+    }
+}
+
+/// A replica's physical clock: the system clock moved by an offset a test may change mid-run.
+final class SkewedClock: Sendable {
+    private let offset: LockedState<Int64>
+
+    init(offset: Int64) { self.offset = LockedState(offset) }
+
+    func shift(by milliseconds: Int64) { offset.withLock { $0 += milliseconds } }
+
+    func install(in store: Store) {
+        store.syncClock.use { [offset] in
+            UInt64(max(0, Int64(HybridClock.systemMilliseconds()) + offset.withLock { $0 }))
+        }
+    }
+}
+
+/// A replica whose store can be closed and opened again (same directory, same clock).
+final class ReopenableReplica: @unchecked Sendable {
+    let directory: String
+    let schema: String
+    let clock = SkewedClock(offset: 0)
+    private(set) var store: Store
+    private(set) var replica: SyncReplica
+
+    init(schema: String) async throws {
+        let directory = NSTemporaryDirectory() + "coffer-sync-tests/" + UUID().uuidString
+        let store = try Store(directory: directory, options: StoreOptions(durability: .noSync))
+        self.directory = directory
+        self.schema = schema
+        self.store = store
+        replica = try await Self.replica(of: store, schema: schema)
+        clock.install(in: store)
+    }
+
+    private static func replica(of store: Store, schema: String) async throws -> SyncReplica {
+        try SyncReplica(store: store, entities: [Replicated.Card.self], transport: try await testTransport(schema: schema),
+                        options: .init(pushBatchSize: 7, pullPageSize: 5, poll: (.milliseconds(20), .milliseconds(200)),
+                                       retry: (.milliseconds(20), .milliseconds(200))))
+    }
+
+    var cards: Box<Replicated.Card> { store.box(for: Replicated.Card.self) }
+
+    func reopen() async throws {
+        await replica.transport.close()
+        try store.close()
+        store = try Store(directory: directory, options: StoreOptions(durability: .noSync))
+        clock.install(in: store)
+        replica = try await Self.replica(of: store, schema: schema)
+    }
+
+    func syncTolerantly() async throws {
+        do {
+            try await replica.syncNow()
+        } catch let error as SyncTransportError where error.isTransient {
+            return
+        }
+    }
+
+    func snapshot() throws -> [UUID: CardState] {
+        var rows: [UUID: CardState] = [:]
+        for card in try cards.all() {
+            let object = try #require(try cards.syncId(of: card.id))
+            rows[object] = CardState(title: card.title, count: card.count, done: card.done, note: card.note)
+        }
+        return rows
+    }
+
+    func cleanUp() {
+        do { try store.close() } catch { Issue.record("closing the store failed: \(error)") }
+        do { try FileManager.default.removeItem(atPath: directory) } catch { Issue.record("removing \(directory) failed: \(error)") }
+    }
+}
