@@ -151,18 +151,25 @@ public final class SyncReplica: Sendable {
                 // An entity with an app's merge is pulled before the push too: changes other
                 // replicas pushed then meet this replica's unacknowledged changes here, where
                 // the merge decides, instead of on the server, where the later clock would.
+                // When that pull fails for a passing reason (the network, a timeout), the push
+                // waits for the next pass: pushed now, the local changes would overwrite the
+                // other replicas' on the server by their clocks, and the merge would never run.
                 let merging = entityNames.filter { store.hasSyncMerge(entity: $0) }
+                var pushWaits = false
                 if !merging.isEmpty, try store.pendingSyncCount() > 0 {
                     do {
                         for entity in merging { try await pullEntity(entity) }
                     } catch where !(error is CancellationError) && !Task.isCancelled {
                         failure = error
+                        pushWaits = (error as? SyncTransportError)?.isTransient ?? false
                     }
                 }
-                do {
-                    try await pushOutbox(client: client)
-                } catch where !(error is CancellationError) && !Task.isCancelled {
-                    failure = error
+                if !pushWaits {
+                    do {
+                        try await pushOutbox(client: client)
+                    } catch where !(error is CancellationError) && !Task.isCancelled {
+                        failure = error
+                    }
                 }
                 let conflictsBefore = channel.current.conflicts
                 do {
