@@ -86,4 +86,57 @@ enum Counted {
             await two.transport.close()
         }
     }
+
+    /// A transport whose pulls fail as a timeout while `failPulls` is set, counting pushes.
+    final class FlakyPullTransport: SyncTransport {
+        let inner: any SyncTransport
+        let failPulls = LockedState(false)
+        let pushes = LockedState(0)
+
+        init(_ inner: any SyncTransport) { self.inner = inner }
+
+        var stream: String { inner.stream }
+
+        func push(client: UUID, batch: SyncPushBatch) async throws -> SyncPushReply {
+            pushes.withLock { $0 += 1 }
+            return try await inner.push(client: client, batch: batch)
+        }
+
+        func lastMutationId(client: UUID) async throws -> UInt64 { try await inner.lastMutationId(client: client) }
+
+        func pull(entity: String, cursor: String, limit: Int) async throws -> Data {
+            if failPulls.withLock({ $0 }) { throw SyncTransportError.timedOut(operation: "pull \(entity)", after: .seconds(3)) }
+            return try await inner.pull(entity: entity, cursor: cursor, limit: limit)
+        }
+
+        func fetch(entity: String, ids: [UUID]) async throws -> Data { try await inner.fetch(entity: entity, ids: ids) }
+
+        func waitForChanges(timeout: Duration) async throws -> Bool { try await inner.waitForChanges(timeout: timeout) }
+
+        func close() async { await inner.close() }
+    }
+
+    @Test func aPullBeforeThePushThatTimesOutHoldsThePushBack() async throws {
+        let schema = try SyncSchema([Counted.Tally.self], schema: uniqueSchemaName())
+        try await withInstalled(schema) { _ in
+            let temporary = try TemporaryStore()
+            defer { temporary.cleanUp() }
+            let transport = FlakyPullTransport(try await testTransport(schema: schema.schemaName))
+            let replica = try SyncReplica(store: temporary.store, entities: [Counted.Tally.self], transport: transport)
+            Self.addIncrements(temporary.store)
+            var tally = Counted.Tally(count: 1, base: 1)
+            try temporary.store.box(for: Counted.Tally.self).put(&tally)
+
+            transport.failPulls.withLock { $0 = true }
+            await #expect(throws: SyncTransportError.self) { try await replica.syncNow() }
+            #expect(transport.pushes.withLock { $0 } == 0, "pushed without the pull the merge needs")
+            #expect(try temporary.store.pendingSyncCount() == 1)
+
+            transport.failPulls.withLock { $0 = false }
+            try await replica.syncNow()
+            #expect(transport.pushes.withLock { $0 } >= 1)
+            #expect(try temporary.store.pendingSyncCount() == 0)
+            await transport.close()
+        }
+    }
 }
