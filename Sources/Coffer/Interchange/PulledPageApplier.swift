@@ -348,10 +348,7 @@ struct PulledPageApplier {
             let store = transaction.store
             let stored = try store.catalogEntity(named: entity, in: transaction)
             if stored.synced == true {
-                let names = SyncIdTables.names(entity: stored.id)
-                let what = "the sync ids of \(entity)"
-                targets[entity] = .some(SyncIdTables(syncIds: try store.listedDatabase(names.syncIds, in: transaction, what),
-                                                     localIds: try store.listedDatabase(names.localIds, in: transaction, what)))
+                targets[entity] = .some(try SyncIdTables.listed(entityId: stored.id, entity: entity, in: transaction))
             } else {
                 targets[entity] = .some(nil)
             }
