@@ -43,8 +43,8 @@ import Testing
     @Test func aStateOfFormatOneIsNeverReadAsThisFormat() throws {
         #expect(throws: CofferError.self) { try [UInt8](repeating: 0, count: SyncState.legacySize).withUnsafeBytes { _ = try SyncState(decoding: $0) } }
         var format = SyncState(clock: 7, lastMid: 3, sendFloor: 2).encoded()
-        format[7] = 3   // an unknown format
-        #expect(throws: CofferError.damagedStore(part: .sync, reason: "the sync tables are of format 3; this build reads format 2")) {
+        format[7] = 4   // an unknown format
+        #expect(throws: CofferError.damagedStore(part: .sync, reason: "the sync tables are of format 4; this build reads formats 2 and 3")) {
             try format.withUnsafeBytes { _ = try SyncState(decoding: $0) }
         }
         let current = try SyncState(clock: 7, lastMid: 3, sendFloor: 2).encoded().withUnsafeBytes { try SyncState(decoding: $0) }

@@ -33,15 +33,9 @@ enum SyncProbe {
             for entity in try Catalog.entities(dbi: catalog, in: transaction) where entity.synced == true {
                 let name = SyncIdTables.names(entity: entity.id).syncIds
                 guard try transaction.databaseExists(name) else { continue }
-                let (forward, _) = try transaction.openDatabase(name, create: false, name)
-                try transaction.withCursor(forward, "sync ids") { cursor in
-                    var current = try cursor.first()
-                    while let stored = current {
-                        let id = IdKey(stored.key)?.id ?? 0
-                        let entry = try Transaction.decodeSyncIdValue(stored.value, of: id)
-                        if entry.mid > snapshot.state.sendFloor { snapshot.pending[entry.syncId] = entry.mid }
-                        current = try cursor.next()
-                    }
+                let tables = try SyncIdTables.listed(entityId: entity.id, entity: entity.name, in: transaction)
+                for object in try transaction.syncIdentities(in: tables, entity: entity.name) where object.mid > snapshot.state.sendFloor {
+                    snapshot.pending[object.syncId] = object.mid
                 }
             }
             return snapshot

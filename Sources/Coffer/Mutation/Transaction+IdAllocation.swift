@@ -50,18 +50,35 @@ extension Transaction {
         return (candidate, append)
     }
 
-    /// Records that `id` was stored explicitly, so later ids are handed out above it.
-    func noteStoredId(_ id: Id, for binding: EntityBinding) throws {
+    /// Records that `id` was stored explicitly, so later ids are handed out above it. Returns
+    /// whether `id` is fresh: above every id the entity handed out before (and below the
+    /// ceiling), so no object ever had it.
+    @discardableResult
+    func noteStoredId(_ id: Id, for binding: EntityBinding) throws -> Bool {
         // An update of a stored object (the usual case) changes nothing: no write-back.
         if let known = ids[binding.entityId], id <= known.lastStored, id <= known.lastHandedOut || id >= Self.explicitIdCeiling {
-            return
+            return false
         }
         var state = try idState(for: binding)
+        var isFresh = false
         if id < Self.explicitIdCeiling && id > state.lastHandedOut {
             state.lastHandedOut = id
             state.isDirty = true
+            isFresh = true
         }
         if id > state.lastStored { state.lastStored = id }
+        ids[binding.entityId] = state
+        return isFresh
+    }
+
+    /// Makes sure `id` is never handed out as a fresh id (later ids are handed out above it),
+    /// without storing anything under it.
+    func reserveIds(through id: Id, for binding: EntityBinding) throws {
+        guard id < Self.explicitIdCeiling else { return }
+        var state = try idState(for: binding)
+        guard id > state.lastHandedOut else { return }
+        state.lastHandedOut = id
+        state.isDirty = true
         ids[binding.entityId] = state
     }
 

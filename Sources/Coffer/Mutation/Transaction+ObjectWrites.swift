@@ -19,6 +19,8 @@ struct PutTarget {
     var previousBytes: UnsafeRawBufferPointer?
     /// Whether a new id is above every stored key (LMDB may append it).
     var canAppend = false
+    /// An insert's id is above every id the entity handed out before (see `noteStoredId`).
+    var isFresh = false
     /// An update reads the stored record through a cursor and writes the new one at the
     /// cursor's place (MDB_CURRENT): one B-tree search instead of two. Nil once anything
     /// may have moved the cursor (a `.replace` conflict removing other objects).
@@ -120,7 +122,8 @@ extension Transaction {
         if hasTextOrSync {
             if hasTextIndexes { try applyTextPostings(of: id, binding: binding, old: oldPostings, new: record) }
             if binding.syncTables != nil {
-                try recordSyncedPut(id, binding: binding, record: record, isInsert: !target.isUpdate, idAscends: target.canAppend)
+                try recordSyncedPut(id, binding: binding, record: record, isInsert: !target.isUpdate, idAscends: target.canAppend,
+                                    isFresh: target.isFresh)
             }
         }
         return .stored(replaced: target.isUpdate)
@@ -137,8 +140,9 @@ extension Transaction {
         writes.walkVisit = nil  // consumed: only the first put of the visit may rely on it
         if id == 0 {
             (id, target.canAppend) = try nextId(for: binding)
+            target.isFresh = true
         } else {
-            try noteStoredId(id, for: binding)
+            target.isFresh = try noteStoredId(id, for: binding)
             let cursor = try writeCursor(of: binding)
             if let bytes = try seekRecord(id, cursor: cursor, of: binding) {
                 target.previousBytes = bytes

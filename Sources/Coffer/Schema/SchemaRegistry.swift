@@ -76,6 +76,12 @@ final class SchemaRegistry: @unchecked Sendable {
         }
     }
 
+    /// Keeps handles a committed write transaction opened outside any binding; a handle
+    /// already known stays.
+    func keepOpened(_ opened: [String: MDB_dbi]) {
+        locked { databases.merge(opened) { old, _ in old } }
+    }
+
     // MARK: Bindings
 
     /// The registered binding of an entity type.

@@ -9,11 +9,31 @@ import CLMDB
 ///   pusher took it (the floor reached it) the next change gets a new entry. So taking a
 ///   batch raises the floor and touches no entry of this table.
 /// - `localIds`: sync id -> local id (the reverse, for changes arriving by sync id).
+///
+/// Objects this replica created with a fresh id have neither entry: their sync id is derived
+/// (see ``SyncIdDerivation`` and `Transaction+SyncDerivedIds`), and `syncIds` gets an entry
+/// only when their newest outbox entry is no longer their creation. `localIds` holds only
+/// sync ids that are not derived.
 struct SyncIdTables: Sendable {
     /// Local id -> sync id ‖ newest mid.
     let syncIds: MDB_dbi
     /// Sync id -> local id.
     let localIds: MDB_dbi
+    /// The catalog id of the entity, and its records (a derived id names an object only
+    /// while it is stored).
+    let entityId: UInt32
+    let records: MDB_dbi
+
+    /// The tables of the synced entity `entityId` the catalog lists, in any transaction.
+    static func listed(entityId: UInt32, entity: @autoclosure () -> String, in transaction: Transaction) throws -> SyncIdTables {
+        let names = names(entity: entityId)
+        let store = transaction.store
+        let what = "the sync ids of \(entity())"
+        return SyncIdTables(syncIds: try store.listedDatabase(names.syncIds, in: transaction, what),
+                            localIds: try store.listedDatabase(names.localIds, in: transaction, what),
+                            entityId: entityId,
+                            records: try store.listedDatabase(Catalog.tableName(entityId), in: transaction, entity()))
+    }
 
     /// The size of a `syncIds` value.
     static let syncIdValueSize = 24

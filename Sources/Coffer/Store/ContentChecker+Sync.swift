@@ -13,10 +13,12 @@ extension ContentChecker {
             return
         }
         var syncIds: [Id: UUID] = [:]
+        var forwardCount = 0
         var problems: [String] = []
         try transaction.withCursor(forward, "checking the sync ids of \(entity.name)") { cursor in
             var current = try cursor.first()
             while let entry = current {
+                forwardCount += 1
                 if let id = IdKey(entry.key)?.id, entry.value.count == SyncIdTables.syncIdValueSize,
                    let syncId = UUID(syncBytes: UnsafeRawBufferPointer(rebasing: entry.value[0..<16])) {
                     syncIds[id] = syncId
@@ -40,10 +42,22 @@ extension ContentChecker {
                 current = try cursor.next()
             }
         }
-        if reverseCount != syncIds.count {
-            problems.append("\(entity.name): \(syncIds.count) sync ids but \(reverseCount) reverse entries")
+        // Derived sync ids have no reverse entry, whether or not a `syncIds` entry names their
+        // newest outbox entry.
+        var derived: [Id: UUID] = [:]
+        for id in storedIds.sorted() {
+            do {
+                if let identity = try transaction.derivedIdentity(of: id, entityId: entity.id) { derived[id] = identity.syncId }
+            } catch {
+                problems.append("\(entity.name): \(error)")
+            }
         }
-        let missing = storedIds.filter { syncIds[$0] == nil }.count
+        // Every other entry (a damaged one too) needs its reverse entry.
+        let derivedEntries = syncIds.filter { derived[$0.key] == $0.value }.count
+        if reverseCount != forwardCount - derivedEntries {
+            problems.append("\(entity.name): \(forwardCount - derivedEntries) sync ids but \(reverseCount) reverse entries")
+        }
+        let missing = storedIds.filter { syncIds[$0] == nil && derived[$0] == nil }.count
         if missing > 0 { problems.append("\(entity.name): \(missing) stored object(s) without a sync id") }
         for problem in problems { report(problem) }
     }
@@ -83,6 +97,23 @@ extension ContentChecker {
         // while no pusher took it.
         for entity in entities where entity.synced == true {
             guard let forward = store.storedDatabase(SyncIdTables.names(entity: entity.id).syncIds) else { continue }
+            // Objects with a derived id and no `syncIds` entry: their creation entry, while
+            // no pusher took it.
+            do {
+                let tables = try SyncIdTables.listed(entityId: entity.id, entity: entity.name, in: transaction)
+                for object in try transaction.syncIdentities(in: tables, entity: entity.name) where object.mid > state.sendFloor {
+                    guard try transaction.syncIdEntry(of: object.id, in: tables) == nil else { continue }
+                    if let entry = entries[object.mid] {
+                        if entry.syncId != object.syncId || entry.operation != .upsert || entry.entityId != entity.id || !entry.isCreation {
+                            problems.append("\(entity.name): the derived sync id \(object.syncId) names the outbox entry \(object.mid), which is not its creation")
+                        }
+                    } else {
+                        problems.append("\(entity.name): the derived sync id \(object.syncId) names the outbox entry \(object.mid), which is not stored")
+                    }
+                }
+            } catch {
+                problems.append("\(entity.name): \(error)")
+            }
             try transaction.withCursor(forward, "checking the sync ids of \(entity.name)") { cursor in
                 var current = try cursor.first()
                 while let stored = current {

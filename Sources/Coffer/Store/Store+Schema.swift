@@ -116,7 +116,7 @@ extension Store {
                 }
                 if entity.synced == true {
                     let sync = SyncIdTables.names(entity: entity.id)
-                    names += [sync.syncIds, sync.localIds, SyncIdTables.outboxName,
+                    names += [sync.syncIds, sync.localIds, SyncIdTables.outboxName, Transaction.syncRunsName, Transaction.syncEpochsName,
                               Transaction.syncConflictsName, Transaction.pendingLinksName,
                               Transaction.syncResyncName, Transaction.syncRejectionsName]
                 }
@@ -228,7 +228,8 @@ extension Store {
         let what = "the sync ids of \(binding.schema.name) in \(path)"
         let (syncIds, existed) = try transaction.openDatabase(names.syncIds, create: true, what)
         let (localIds, _) = try transaction.openDatabase(names.localIds, create: true, what)
-        binding.syncTables = SyncIdTables(syncIds: syncIds, localIds: localIds)
+        binding.syncTables = SyncIdTables(syncIds: syncIds, localIds: localIds, entityId: binding.entityId, records: binding.table)
+        try transaction.createDerivedIdTables()
         try transaction.prepareSyncState()
         if !existed { try transaction.syncStoredObjects(of: binding) }
     }
@@ -552,7 +553,8 @@ extension Store {
             let names = SyncIdTables.names(entity: stored.id)
             let what = "the sync ids of \(schema.name)"
             binding.syncTables = SyncIdTables(syncIds: try listedDatabase(names.syncIds, in: transaction, what),
-                                              localIds: try listedDatabase(names.localIds, in: transaction, what))
+                                              localIds: try listedDatabase(names.localIds, in: transaction, what),
+                                              entityId: stored.id, records: binding.table)
         }
         return binding
     }

@@ -56,9 +56,7 @@ extension Store {
             let stored = try catalogEntity(named: entity, in: transaction)
             let names = SyncIdTables.names(entity: stored.id)
             guard try transaction.databaseExists(names.syncIds) else { return [] }
-            let what = "the sync ids of \(entity)"
-            let tables = SyncIdTables(syncIds: try listedDatabase(names.syncIds, in: transaction, what),
-                                      localIds: try listedDatabase(names.localIds, in: transaction, what))
+            let tables = try SyncIdTables.listed(entityId: stored.id, entity: entity, in: transaction)
             return try transaction.resyncCandidates(entityId: stored.id, tables: tables, stream: stream)
         }
     }

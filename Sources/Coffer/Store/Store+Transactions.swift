@@ -277,6 +277,7 @@ extension Store {
             return false
         }
         reserveIds(of: transaction)
+        if commit == 0 { adoptSyncDatabases(of: transaction) }
         guard commit == 0 else {
             publisher.abandonCommit()
             throw CofferError.storage(code: .init(result: commit), message: "cannot commit a write transaction on \(path): \(LMDB.message(commit))")
@@ -319,6 +320,16 @@ extension Store {
             reserveIds(of: transaction)
             throw error
         }
+    }
+
+    /// After a commit: the derived-id tables the transaction opened become the store's (reads
+    /// cannot open handles), and an epoch it recorded is known to be recorded.
+    private func adoptSyncDatabases(of transaction: Transaction) {
+        guard transaction.sync.runs != 0 else { return }
+        if storedDatabase(Transaction.syncRunsName) == nil {
+            registry.keepOpened([Transaction.syncRunsName: transaction.sync.runs, Transaction.syncEpochsName: transaction.sync.epochs])
+        }
+        if transaction.sync.recordedEpoch, let epoch = transaction.sync.epoch { syncEpochs.markRecorded(epoch) }
     }
 
     /// Remembers the ids `transaction` handed out, whatever becomes of it.

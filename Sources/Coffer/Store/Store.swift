@@ -46,6 +46,8 @@ public final class Store: @unchecked Sendable {
     let syncClock = SyncClock()
     /// The merges the app registered for synced entities (``setSyncMerge(for:_:)``).
     let syncMerges = SyncMergeRegistry()
+    /// This instance's epoch of derived sync ids (see ``SyncIdDerivation``).
+    let syncEpochs = SyncEpochSource()
     /// The catalog database handle, or nil in a read-only store that has never been written.
     var catalogDatabase: MDB_dbi? { registry.catalogDatabase }
     /// The database handles this store opened, by name (a copy).

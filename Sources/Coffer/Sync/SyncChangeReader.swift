@@ -88,11 +88,8 @@ struct SyncChangeReader {
         guard let entity = catalog.first(where: { $0.id == entityId }) else {
             throw CofferError.damagedStore(part: .sync, reason: "the outbox entry \(mid) names the entity id \(entityId), which the catalog does not list")
         }
-        let names = SyncIdTables.names(entity: entity.id)
-        let what = "the sync ids of \(entity.name)"
         let store = transaction.store
-        let identity = SyncIdTables(syncIds: try store.listedDatabase(names.syncIds, in: transaction, what),
-                                    localIds: try store.listedDatabase(names.localIds, in: transaction, what))
+        let identity = try SyncIdTables.listed(entityId: entity.id, entity: entity.name, in: transaction)
         let table = try store.listedDatabase(Catalog.tableName(entity.id), in: transaction, entity.name)
         let properties = Dictionary(entity.properties.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         let tables = EntityTables(entity: entity, properties: properties, table: table, identity: identity)

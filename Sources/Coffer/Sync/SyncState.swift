@@ -5,12 +5,19 @@
 /// The format names how the sync tables are laid out (see ``SyncIdTables``). Format 1 (24
 /// bytes, no format word) kept a separate pending map; a writable store is converted when it
 /// opens (see `Transaction.convertLegacySyncTables`), and anything else that meets format 1
-/// refuses it with an error instead of misreading it.
+/// refuses it with an error instead of misreading it. Format 3 adds derived sync ids (objects
+/// without identity entries, see ``SyncIdDerivation``); a format-2 store reads as one with no
+/// derived ids and is written as format 3 by its next synced write, so an earlier build,
+/// which would take those objects for unsynced ones, refuses it instead.
 struct SyncState: Equatable {
     static let catalogKey = "sync/state"
     static let size = 32
-    /// The format this build writes and reads.
-    static let format: UInt64 = 2
+    /// The format this build writes (it reads format 2 too).
+    static let format: UInt64 = 3
+    /// The first format with derived sync ids.
+    static let derivedIdsFormat: UInt64 = 3
+    /// The format before derived sync ids, read as one without any.
+    static let identityTablesFormat: UInt64 = 2
     /// The size of a format-1 state (clock, last mid, send floor).
     static let legacySize = 24
 
@@ -37,8 +44,8 @@ struct SyncState: Equatable {
             throw CofferError.damagedStore(part: .sync, reason: "the sync state has \(bytes.count) bytes, not \(Self.size)")
         }
         let format = Self.read(bytes, 0)
-        guard format == Self.format else {
-            throw CofferError.damagedStore(part: .sync, reason: "the sync tables are of format \(format); this build reads format \(Self.format)")
+        guard format == Self.format || format == Self.identityTablesFormat else {
+            throw CofferError.damagedStore(part: .sync, reason: "the sync tables are of format \(format); this build reads formats \(Self.identityTablesFormat) and \(Self.format)")
         }
         try self.init(checkingClock: Self.read(bytes, 8), lastMid: Self.read(bytes, 16), sendFloor: Self.read(bytes, 24))
     }

@@ -24,8 +24,23 @@ struct SyncWriteState {
     /// Write cursors on the identity tables of the synced entities this transaction wrote;
     /// the last one used first (a run of puts to one box).
     var identityCursors: [SyncIdentityCursors] = []
-    /// The sync ids this transaction makes: ascending, so the reverse tables append.
+    /// The random sync ids this transaction makes (objects whose ids are not derived).
     var ids = SyncIdGenerator()
+    /// The store instance's epoch once this transaction made sure it is recorded (see
+    /// ``SyncIdDerivation``), and whether this transaction recorded it.
+    var epoch: SyncIdDerivation?
+    var recordedEpoch = false
+    /// The epoch of another prefix a look-up used last (objects derived by earlier epochs).
+    var lastEpoch: SyncIdDerivation?
+    /// The derived creations this transaction made that `sync.runs` does not hold yet.
+    var openRun: CreationRun?
+    /// The stored run a look-up found last (puts and removals in id order meet it again).
+    var cachedRun: CreationRun?
+    /// Handles of `sync.runs` and `sync.epochs` (0: not opened in this transaction) and a
+    /// write cursor on the runs.
+    var runs: MDB_dbi = 0
+    var runsCursor: OpaquePointer?
+    var epochs: MDB_dbi = 0
     /// Set while remote changes are applied: writes go through the whole mutation path but
     /// record no outbox entry (a pulled change is not sent back).
     var isApplyingRemote = false
@@ -49,6 +64,28 @@ struct SyncWriteState {
     var mergeRelationViews: [Int: [Id]]?
 }
 
+/// Objects of one entity created one after another with derived sync ids: local ids
+/// `firstId ..< firstId + count` of the epoch `prefix`, whose creation entries have mids
+/// `firstMid ..< firstMid + count`. Stored in `sync.runs` under (entity id, first id), both
+/// big-endian, as (prefix, first mid, count), all big-endian.
+struct CreationRun: Equatable {
+    var entityId: UInt32
+    var prefix: UInt64
+    var firstId: Id
+    var firstMid: UInt64
+    var count: UInt64
+
+    static let keySize = 12
+    static let valueSize = 24
+
+    /// The mid of the creation entry of `id`, when the run holds it.
+    @inline(__always)
+    func creationMid(of id: Id, entityId: UInt32) -> UInt64? {
+        guard entityId == self.entityId, id >= firstId, id &- firstId < count else { return nil }
+        return firstMid &+ (id &- firstId)
+    }
+}
+
 /// Write cursors on one synced entity's identity tables, opened once per transaction.
 struct SyncIdentityCursors {
     let syncIds: MDB_dbi
@@ -60,6 +97,10 @@ struct SyncIdentityCursors {
     /// The local id of the entry a look-up left `forward` on (0: unknown): a later look-up
     /// of a higher id tries the next entry before searching (see `Transaction.syncIdEntry`).
     var forwardId: Id = 0
+    /// After a look-up found no entry: no entry lies in `missFrom ..< missUpTo` (both 0:
+    /// unknown), so later look-ups in id order between them need no search.
+    var missFrom: Id = 0
+    var missUpTo: Id = 0
     /// The sync id (its bytes as two big-endian words, which order as the bytes do) of the
     /// entry a removal left `reverse` next to (nil: unknown), for the same shortcut.
     var reverseKey: (UInt64, UInt64)?

@@ -161,14 +161,27 @@ extension Transaction {
     /// After the record of `id` was written: its sync id (a new one for an insert) and its
     /// outbox entry, unless the put changed no field or remote changes are being applied.
     /// `record` is the record just written; `idAscends`: `id` is above every stored id of the
-    /// entity (an insert appended it).
-    func recordSyncedPut(_ id: Id, binding: EntityBinding, record: RecordFields, isInsert: Bool, idAscends: Bool) throws {
+    /// entity (an insert appended it); `isFresh`: no object of the entity ever had the id
+    /// before (an insert's id above every id handed out), so its sync id can be derived.
+    func recordSyncedPut(_ id: Id, binding: EntityBinding, record: RecordFields, isInsert: Bool, idAscends: Bool, isFresh: Bool) throws {
         guard let tables = binding.syncTables else { return }
         do {
             if sync.isApplyingRemote {
-                if try isInsert || syncId(of: id, in: tables) == nil {
-                    try mapSyncId(try arrivingOrNewSyncId(for: binding), to: id, in: tables, entity: binding.schema.name)
+                if try isInsert || syncIdentity(of: id, in: tables) == nil {
+                    let arriving = try arrivingOrNewSyncId(for: binding)
+                    try reserveIdDerivedAs(arriving, binding: binding)
+                    try mapSyncId(arriving, to: id, in: tables, entity: binding.schema.name)
                 }
+                return
+            }
+            if isInsert && isFresh && sync.arrivingSyncId == nil {
+                // A new object of this replica: a derived id, no identity entry.
+                let clock = try syncTick()
+                let mid = try nextSyncMid()
+                let epoch = try derivationEpoch()
+                try appendCreationEntry(mid: mid, entityId: binding.entityId, syncId: epoch.syncId(of: id, entityId: binding.entityId),
+                                        clock: clock, record: record)
+                try noteDerivedCreation(id, mid: mid, entityId: binding.entityId, prefix: epoch.prefix)
                 return
             }
             let cursors = try syncIdentityCursors(tables)
@@ -180,17 +193,37 @@ extension Transaction {
                     if !binding.linkFieldIds.isEmpty { try dropPendingLinksSupersededByLocalEdit(of: id, binding: binding) }
                     return
                 }
+                if let derived = try derivedIdentity(of: id, entityId: binding.entityId) {
+                    guard !sync.changedFields.isEmpty else { return }
+                    let mid = try sync.changedFields.withUnsafeBufferPointer { fields in
+                        try enqueue(.upsert, isCreation: false, entityId: binding.entityId, syncId: derived.syncId,
+                                    newestMid: derived.creationMid, fields: fields)
+                    }
+                    if mid != derived.creationMid { try storeDerivedIdEntry(derived.syncId, of: id, newestMid: mid, cursors: cursors) }
+                    if !binding.linkFieldIds.isEmpty { try dropPendingLinksSupersededByLocalEdit(of: id, binding: binding) }
+                    return
+                }
                 // An object stored before its entity was synced that the registration did
                 // not reach: it becomes known to sync now, whole.
             }
-            let syncId = try arrivingOrNewSyncId(for: binding)
             let clock = try syncTick()
             let mid = try nextSyncMid()
+            let syncId = try arrivingOrNewSyncId(for: binding)
             try appendCreationEntry(mid: mid, entityId: binding.entityId, syncId: syncId, clock: clock, record: record)
             try mapSyncId(syncId, to: id, newestMid: mid, cursors: cursors, idAscends: isInsert && idAscends, entity: binding.schema.name)
         } catch {
             throw syncFailed(error)
         }
+    }
+
+    /// A pulled object keeps the sync id it arrives with. When that id reads as one this
+    /// store instance's epoch would derive for a local id not handed out yet (a foreign id
+    /// that happens to look derived), that local id is never handed out fresh, so no local
+    /// object is ever derived to the same sync id.
+    private func reserveIdDerivedAs(_ syncId: UUID, binding: EntityBinding) throws {
+        guard let prefix = SyncIdDerivation.prefix(of: syncId), let epoch = sync.epoch ?? store.syncEpochs.existing,
+              epoch.prefix == prefix, let id = epoch.id(of: syncId, entityId: binding.entityId) else { return }
+        try reserveIds(through: id, for: binding)
     }
 
     /// An update of an object known to sync: merged into its untaken entry, or a new entry
@@ -208,9 +241,12 @@ extension Transaction {
     /// Puts that visit objects in id order (`modifyEach`, a put of stored objects sorted by
     /// id) find each entry right after the previous one: when the cursor stands on a lower
     /// id, the next entry is tried first, and taken only when its key is `id` (keys are
-    /// unique, so that is the entry), else the tree is searched as usual.
+    /// unique, so that is the entry), else the tree is searched as usual. A search that
+    /// finds no entry notes the next stored id, so later look-ups below it (objects with
+    /// derived ids, visited in id order) need no search.
     @inline(__always)
     private func syncIdEntry(of id: Id, cursors: Int) throws -> (syncId: UUID, mid: UInt64)? {
+        if id > sync.identityCursors[cursors].missFrom && id < sync.identityCursors[cursors].missUpTo { return nil }
         let cursor = sync.identityCursors[cursors].forward
         let standsOn = sync.identityCursors[cursors].forwardId
         sync.identityCursors[cursors].forwardId = 0
@@ -224,10 +260,23 @@ extension Transaction {
         }
         var key = IdKey(id)
         return try key.withVal { keyVal in
-            let rc = mdb_cursor_get(cursor, &keyVal, &value, MDB_SET)
-            if rc == MDB_NOTFOUND { return nil }
+            var found = keyVal
+            let rc = mdb_cursor_get(cursor, &found, &value, MDB_SET_RANGE)
+            if rc == MDB_NOTFOUND {
+                sync.identityCursors[cursors].missFrom = id
+                sync.identityCursors[cursors].missUpTo = .max
+                return nil
+            }
             try check(rc, "reading the sync id of \(id)")
-            sync.identityCursors[cursors].forwardId = id
+            guard let stored = IdKey(found.bytes)?.id else {
+                throw CofferError.damagedStore(part: .sync, reason: "the sync ids hold a key of \(found.mv_size) bytes, not 8")
+            }
+            sync.identityCursors[cursors].forwardId = stored
+            guard stored == id else {
+                sync.identityCursors[cursors].missFrom = id
+                sync.identityCursors[cursors].missUpTo = stored
+                return nil
+            }
             return try Self.decodeSyncIdValue(value.bytes, of: id)
         }
     }
@@ -246,13 +295,19 @@ extension Transaction {
     }
 
     /// After the record of `id` was removed: its delete entry (unless remote changes are
-    /// being applied), then both identity mappings are removed.
+    /// being applied), then its identity entries are removed (a derived id has none; its run
+    /// stays, and names no stored object from now on).
     func recordSyncedRemove(_ id: Id, binding: EntityBinding) throws {
         guard let tables = binding.syncTables else { return }
         do {
             let cursors = try syncIdentityCursors(tables)
             let forward = sync.identityCursors[cursors].forward
-            guard let known = try syncIdEntry(of: id, cursors: cursors) else { return }  // never known to sync
+            guard let known = try syncIdEntry(of: id, cursors: cursors) else {
+                guard !sync.isApplyingRemote, let derived = try derivedIdentity(of: id, entityId: binding.entityId) else { return }
+                _ = try enqueue(.delete, isCreation: false, entityId: binding.entityId, syncId: derived.syncId, newestMid: derived.creationMid,
+                                fields: UnsafeBufferPointer(start: nil, count: 0))
+                return
+            }
             if !sync.isApplyingRemote {
                 _ = try enqueue(.delete, isCreation: false, entityId: binding.entityId, syncId: known.syncId, newestMid: known.mid,
                                 fields: UnsafeBufferPointer(start: nil, count: 0))
@@ -278,32 +333,51 @@ extension Transaction {
     }
 
     /// Before every object of a synced entity is removed at once: a delete entry for each
-    /// object with a sync id, and the identity tables emptied.
+    /// object with a sync id, and the identity tables emptied (the runs stay: their ids are
+    /// never derived again).
     func recordSyncedRemoveAll(binding: EntityBinding) throws {
         guard let tables = binding.syncTables else { return }
         do {
             if !sync.isApplyingRemote {
-                var known: [(syncId: UUID, mid: UInt64)] = []
-                try withCursor(tables.syncIds, "reading the sync ids of \(binding.schema.name)") { cursor in
-                    var current = try cursor.first()
-                    while let entry = current {
-                        guard let id = IdKey(entry.key)?.id else {
-                            throw CofferError.damagedStore(part: .sync, reason: "the sync id table of \(binding.schema.name) holds a key of \(entry.key.count) bytes")
-                        }
-                        known.append(try Self.decodeSyncIdValue(entry.value, of: id))
-                        current = try cursor.next()
-                    }
-                }
-                for object in known {
+                for object in try syncIdentities(in: tables, entity: binding.schema.name) {
                     _ = try enqueue(.delete, isCreation: false, entityId: binding.entityId, syncId: object.syncId, newestMid: object.mid,
                                     fields: UnsafeBufferPointer(start: nil, count: 0))
                 }
             }
             try check(mdb_drop(txn, tables.syncIds, 0), "clearing the sync ids of \(binding.schema.name)")
             try check(mdb_drop(txn, tables.localIds, 0), "clearing the sync ids of \(binding.schema.name)")
+            if let last = sync.identityCursors.indices.last, sync.identityCursors[last].syncIds == tables.syncIds {
+                sync.identityCursors[last].missUpTo = 0
+                sync.identityCursors[last].forwardId = 0
+            }
         } catch {
             throw syncFailed(error)
         }
+    }
+
+    /// Every stored object of the entity that has a sync id, in id order, with its sync id
+    /// and the mid of its newest outbox entry (see ``syncIdentity(of:in:)``).
+    func syncIdentities(in tables: SyncIdTables, entity: @autoclosure () -> String) throws -> [(id: Id, syncId: UUID, mid: UInt64)] {
+        var ids: [Id] = []
+        try withCursor(tables.records, "reading \(entity())") { cursor in
+            var current = try cursor.first()
+            while let entry = current {
+                guard let id = IdKey(entry.key)?.id else {
+                    throw CofferError.damagedStore(part: .table(entity: entity()), reason: "a key of \(entry.key.count) bytes is not an id")
+                }
+                ids.append(id)
+                current = try cursor.next()
+            }
+        }
+        var identities: [(id: Id, syncId: UUID, mid: UInt64)] = []
+        for id in ids {
+            if let stored = try syncIdEntry(of: id, in: tables) {
+                identities.append((id, stored.syncId, stored.mid))
+            } else if let derived = try derivedIdentity(of: id, entityId: tables.entityId) {
+                identities.append((id, derived.syncId, derived.creationMid))
+            }
+        }
+        return identities
     }
 
     /// After a link owner found through the catalog lost its link or a relation row (its
@@ -316,10 +390,8 @@ extension Transaction {
         do {
             guard let owner = try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(storedName), dbi: catalog, in: self),
                   owner.synced == true else { return }
-            let names = SyncIdTables.names(entity: owner.id)
-            let (syncIds, _) = try openDatabase(names.syncIds, create: false, "the sync ids of \(storedName)")
-            let (localIds, _) = try openDatabase(names.localIds, create: false, "the sync ids of \(storedName)")
-            try recordSyncedFieldChange(id, field: field, entityId: owner.id, tables: SyncIdTables(syncIds: syncIds, localIds: localIds))
+            try recordSyncedFieldChange(id, field: field, entityId: owner.id,
+                                        tables: SyncIdTables.listed(entityId: owner.id, entity: storedName, in: self))
         } catch {
             throw syncFailed(error)
         }
@@ -342,12 +414,18 @@ extension Transaction {
     private func recordSyncedFieldChange(_ id: Id, field: UInt16, entityId: UInt32, tables: SyncIdTables) throws {
         let cursors = try syncIdentityCursors(tables)
         let forward = sync.identityCursors[cursors].forward
-        guard let known = try syncIdEntry(of: id, cursors: cursors) else { return }
+        let stored = try syncIdEntry(of: id, cursors: cursors)
+        guard let known = try stored ?? derivedIdentity(of: id, entityId: entityId).map({ ($0.syncId, $0.creationMid) }) else { return }
         let mid = try withUnsafePointer(to: field) { field in
-            try enqueue(.upsert, isCreation: false, entityId: entityId, syncId: known.syncId, newestMid: known.mid,
+            try enqueue(.upsert, isCreation: false, entityId: entityId, syncId: known.0, newestMid: known.1,
                         fields: UnsafeBufferPointer(start: field, count: 1))
         }
-        if mid != known.mid { try renameNewestMid(of: id, syncId: known.syncId, to: mid, at: forward) }
+        guard mid != known.1 else { return }
+        if stored != nil {
+            try renameNewestMid(of: id, syncId: known.0, to: mid, at: forward)
+        } else {
+            try storeDerivedIdEntry(known.0, of: id, newestMid: mid, cursors: cursors)
+        }
     }
 
     /// Remembers a sync failure after a record was written (the transaction will not commit)
@@ -361,6 +439,9 @@ extension Transaction {
     /// counters it advanced.
     func finishSync() throws {
         if let failure = sync.failure { throw failure }
+        if sync.openRun != nil {
+            do { try storeOpenRun() } catch { throw syncFailed(error) }
+        }
         guard sync.isDirty, let catalog = store.catalogDatabase else { return }
         try sync.state.encoded().withUnsafeBytes { try Catalog.putRaw(key: SyncState.catalogKey, value: $0, dbi: catalog, in: self) }
         sync.isDirty = false

@@ -6,13 +6,22 @@ import Foundation
 /// outbox entry (see ``SyncIdTables``). Bytes read from them are checked (a damaged store,
 /// never a trap).
 extension Transaction {
-    /// The sync id of the object `id`, or nil when it has none.
+    /// The sync id of the object `id`, or nil when it has none (or is not stored).
     func syncId(of id: Id, in tables: SyncIdTables) throws -> UUID? {
-        try syncIdEntry(of: id, in: tables)?.syncId
+        try syncIdentity(of: id, in: tables)?.syncId
     }
 
-    /// The sync id of the object `id` and the mid of its newest outbox entry (0: none), or
-    /// nil when it has no sync id.
+    /// The sync id of the stored object `id` and the mid of its newest outbox entry (0:
+    /// none; a derived id's creation mid, which may be taken already), or nil when it has no
+    /// sync id. `isStoredEntry`: the identity is a `syncIds` entry.
+    func syncIdentity(of id: Id, in tables: SyncIdTables) throws -> (syncId: UUID, mid: UInt64, isStoredEntry: Bool)? {
+        if let stored = try syncIdEntry(of: id, in: tables) { return (stored.syncId, stored.mid, true) }
+        guard let derived = try derivedIdentity(of: id, entityId: tables.entityId), try recordExists(id, in: tables) else { return nil }
+        return (derived.syncId, derived.creationMid, false)
+    }
+
+    /// The `syncIds` entry of the object `id`: its sync id and the mid of its newest outbox
+    /// entry (0: none), or nil when it has none.
     func syncIdEntry(of id: Id, in tables: SyncIdTables) throws -> (syncId: UUID, mid: UInt64)? {
         var key = IdKey(id)
         return try key.withVal { keyVal in
@@ -21,6 +30,18 @@ extension Transaction {
             if rc == MDB_NOTFOUND { return nil }
             try check(rc, "reading the sync id of \(id)")
             return try Self.decodeSyncIdValue(value.bytes, of: id)
+        }
+    }
+
+    /// Whether the entity's table holds the object `id`.
+    func recordExists(_ id: Id, in tables: SyncIdTables) throws -> Bool {
+        var key = IdKey(id)
+        return try key.withVal { keyVal in
+            var value = MDB_val()
+            let rc = mdb_get(txn, tables.records, &keyVal, &value)
+            if rc == MDB_NOTFOUND { return false }
+            try check(rc, "reading object \(id)")
+            return true
         }
     }
 
@@ -34,8 +55,17 @@ extension Transaction {
         return (syncId, UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 16, as: UInt64.self)))
     }
 
-    /// The local id of the object with `syncId`, or nil when none has it.
+    /// The local id of the stored object with `syncId`, or nil when none has it: a stored
+    /// mapping, else a derived id whose object is stored and has no other sync id.
     func localId(of syncId: UUID, in tables: SyncIdTables) throws -> Id? {
+        if let stored = try storedLocalId(of: syncId, in: tables) { return stored }
+        guard let id = try derivedLocalId(of: syncId, entityId: tables.entityId), try recordExists(id, in: tables) else { return nil }
+        if let entry = try syncIdEntry(of: id, in: tables), entry.syncId != syncId { return nil }
+        return id
+    }
+
+    /// The `localIds` entry of `syncId`, or nil.
+    func storedLocalId(of syncId: UUID, in tables: SyncIdTables) throws -> Id? {
         var key = syncId.uuid
         return try withUnsafeMutableBytes(of: &key) { raw in
             var keyVal = MDB_val(UnsafeRawBufferPointer(raw))
@@ -101,10 +131,27 @@ extension Transaction {
                     var valueVal = MDB_val(UnsafeRawBufferPointer(value))
                     let forward = sync.identityCursors[cursors].forward
                     sync.identityCursors[cursors].forwardId = 0
+                    sync.identityCursors[cursors].missUpTo = 0
                     var rc = idAscends ? mdb_cursor_put(forward, &idVal, &valueVal, UInt32(MDB_APPEND)) : MDB_KEYEXIST
                     if rc == MDB_KEYEXIST { rc = mdb_cursor_put(forward, &idVal, &valueVal, 0) }
                     try check(rc, "storing the sync id of \(entity()) \(id)")
                 }
+            }
+        }
+    }
+
+    /// Gives the object `id`, whose sync id is derived, a `syncIds` entry naming its newest
+    /// outbox entry `mid` (no `localIds` entry: the id is found by derivation).
+    func storeDerivedIdEntry(_ syncId: UUID, of id: Id, newestMid mid: UInt64, cursors: Int) throws {
+        var key = IdKey(id)
+        try key.withVal { keyVal in
+            try withUnsafeTemporaryAllocation(byteCount: SyncIdTables.syncIdValueSize, alignment: 8) { value in
+                syncId.copySyncBytes(to: value.baseAddress.unsafelyUnwrapped)
+                value.storeBytes(of: mid.bigEndian, toByteOffset: 16, as: UInt64.self)
+                var valueVal = MDB_val(UnsafeRawBufferPointer(value))
+                sync.identityCursors[cursors].forwardId = 0
+                sync.identityCursors[cursors].missUpTo = 0
+                try check(mdb_cursor_put(sync.identityCursors[cursors].forward, &keyVal, &valueVal, 0), "storing the sync id of \(id)")
             }
         }
     }

@@ -98,16 +98,8 @@ extension Transaction {
         let seen = try resyncSeen(entityId: entityId, stream: stream)
         let local = try unacknowledgedChanges(entityId: entityId)
         var candidates: [UUID] = []
-        try withCursor(tables.syncIds, "reading the sync ids") { cursor in
-            var current = try cursor.first()
-            while let entry = current {
-                guard let id = IdKey(entry.key)?.id else {
-                    throw CofferError.damagedStore(part: .sync, reason: "the sync ids hold a key of \(entry.key.count) bytes, not 8")
-                }
-                let syncId = try Self.decodeSyncIdValue(entry.value, of: id).syncId
-                if !seen.contains(syncId), local[syncId] == nil { candidates.append(syncId) }
-                current = try cursor.next()
-            }
+        for object in try syncIdentities(in: tables, entity: "entity \(entityId)") where !seen.contains(object.syncId) && local[object.syncId] == nil {
+            candidates.append(object.syncId)
         }
         return candidates
     }
