@@ -1169,7 +1169,8 @@ enum SyncServerSQL {
         // _largest_row() goes as a marker, {"op": "oversized", "id", "txid", "hlc", "origin",
         // "bytes"}, so one row no one can carry does not stop the entity's pull. A page whose
         // encoding still fails on a limit (a document sized by its compressed length) or
-        // comes out above 128 MiB is made again of its first change alone, and that change,
+        // comes out above twice the largest row (128 MiB) is made again of its first change
+        // alone, and that change,
         // if it fails too, goes as a marker.
         #"""
         CREATE OR REPLACE FUNCTION @S@.coffer_pull(entity text, from_cursor text, page_limit integer, page_bytes bigint) RETURNS jsonb
@@ -1288,7 +1289,7 @@ enum SyncServerSQL {
             BEGIN
                 EXECUTE page_query INTO changes, kept, total
                 USING horizon, after_txid, after_id, page_limit + 1, entity, budget, largest;
-                IF pg_column_size(changes) > 134217728 THEN
+                IF pg_column_size(changes) > 2 * largest THEN
                     RAISE EXCEPTION 'page too large' USING ERRCODE = 'program_limit_exceeded';
                 END IF;
             EXCEPTION WHEN program_limit_exceeded THEN
@@ -1296,7 +1297,7 @@ enum SyncServerSQL {
                 BEGIN
                     EXECUTE page_query INTO changes, kept, total
                     USING horizon, after_txid, after_id, 2, entity, 1, largest;
-                    IF pg_column_size(changes) > 134217728 THEN
+                    IF pg_column_size(changes) > 2 * largest THEN
                         RAISE EXCEPTION 'row too large' USING ERRCODE = 'program_limit_exceeded';
                     END IF;
                 EXCEPTION WHEN program_limit_exceeded THEN

@@ -12,6 +12,7 @@ struct SizedBlob: Entity {
     var name = ""
     var body = ""
     var data = Data()
+    var doc: JSONValue = [:]
 }
 
 /// Sync must never wedge on size: push batches are cut by bytes as well as by count, a
@@ -327,6 +328,36 @@ struct SizedBlob: Entity {
             #expect(status.oversizedRows.suffix(2).allSatisfy { $0.syncId == hugeId })
             #expect(try blobs.get(edited.id)?.body == "small now")
             #expect(try blobs.all().map(\.name).sorted() == ["first", "huge", "second", "third"])
+            await replica.transport.close()
+        }
+    }
+
+    /// A document is sized by its stored length, which is its compressed one: a page that
+    /// comes out far larger than sized (above twice the largest row) is made of its first
+    /// change alone, and that change, still too large, goes as a marker. (The limit is
+    /// lowered for the test: a 1 MB document compressed to a few KB.)
+    @Test func aDocumentLargerThanItsStoredSizeDoesNotWedgeThePull() async throws {
+        let schema = try SyncSchema([SizedBlob.self], schema: uniqueSchemaName())
+        let s = schema.schemaName
+        try await withInstalled(schema) { connection in
+            let store = try TemporaryStore()
+            defer { store.cleanUp() }
+            let replica = try SyncReplica(store: store.store, entities: [SizedBlob.self],
+                                          transport: try await testTransport(schema: s, timeout: .seconds(30)))
+            try await connection.run("INSERT INTO \(s).meta (key, value) VALUES ('largest_row', '100000')")
+            try await connection.run("INSERT INTO \(s).\"SizedBlob\" (name) VALUES ('first')")
+            try await connection.run("INSERT INTO \(s).\"SizedBlob\" (name, doc) VALUES ('doc', jsonb_build_object('k', repeat('x', 1000000)))")
+            try await connection.run("INSERT INTO \(s).\"SizedBlob\" (name, doc) VALUES ('small doc', '{\"k\": 1}')")
+            #expect(try await connection.value("SELECT (pg_column_size(doc) < 100000)::text FROM \(s).\"SizedBlob\" WHERE name = 'doc'") == "true")
+            let docId = try #require(UUID(uuidString: try await connection.value(
+                "SELECT sync_id::text FROM \(s).\"SizedBlob\" WHERE name = 'doc'") ?? ""))
+            let blobs = store.store.box(for: SizedBlob.self)
+            var status = SyncStatus()
+            #expect(try await eventually {
+                status = try await replica.syncNow()
+                return try blobs.all().map(\.name).sorted() == ["first", "small doc"]
+            })
+            #expect(status.pullFailures.isEmpty && status.oversizedRows.map(\.syncId) == [docId])
             await replica.transport.close()
         }
     }
