@@ -43,7 +43,9 @@ public struct SyncTable: Sendable {
         columns = try schema.properties.compactMap { property in
             guard let column = SyncColumn(property) else { return nil }
             try SyncSchema.checkIdentifier(column.name, what: "column")
-            guard !Self.syncColumns.contains(column.name) else {
+            // `_coffer…` names are the server functions' own working columns (a page's
+            // running byte sums): a property stored under one would make them ambiguous.
+            guard !Self.syncColumns.contains(column.name), !column.name.hasPrefix("_coffer") else {
                 throw SyncSchemaError.reservedName(column.name, entity: schema.name)
             }
             return column

@@ -73,6 +73,12 @@ import Testing
         }
     }
 
+    @Test func aPropertyStoredUnderAServerWorkingColumnIsRefused() throws {
+        #expect(throws: SyncSchemaError.reservedName("_coffer_bytes", entity: "WorkingColumnClash")) {
+            try SyncSchema([WorkingColumnClash.self])
+        }
+    }
+
     @Test func aModelThatCannotBeInstalledSendsNothing() async throws {
         let name = uniqueSchemaName()
         let transport = try await testTransport(schema: name)

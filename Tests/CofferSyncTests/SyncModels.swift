@@ -95,3 +95,9 @@ struct Chore: Entity {
     @Unique var code: String?
     var done = false
 }
+
+/// A property stored under a name the server's pull function uses for its own columns.
+struct WorkingColumnClash: Entity {
+    var id: Id = 0
+    @Name("_coffer_bytes") var size: Int = 0
+}
