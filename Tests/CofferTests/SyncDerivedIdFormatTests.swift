@@ -59,6 +59,7 @@ import Testing
         var pulled = Synced.Task(title: "pulled")
         let pulledSyncId = UUID()
         let pulledId = try store.applyRemoteChanges { try tasks.put(&pulled, syncId: pulledSyncId) }
+        try tasks.put(Synced.Task(id: pulledId, title: "edited here"))   // writes the sync state (format 3), derives nothing
         try store.performWrite { transaction in
             for name in [Transaction.syncRunsName, Transaction.syncEpochsName] where try transaction.databaseExists(name) {
                 let (database, _) = try transaction.openDatabase(name, create: false, name)
