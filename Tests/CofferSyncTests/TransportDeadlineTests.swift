@@ -25,7 +25,9 @@ import Testing
                 }
             }
             proxy.faults = .init()
-            #expect(try await transport.lastMutationId(client: UUID()) == 0)
+            // Healed: the transport connects again. A loaded machine can miss the short
+            // deadline once, so a few attempts are allowed; a transport that never recovers fails.
+            #expect(try await answersAfterHealing(transport))
             await transport.close()
         }
     }
@@ -38,7 +40,7 @@ import Testing
         try await withInstalled(schema) { _ in
             let transport = try await testTransport(schema: schema.schemaName, port: Int(proxy.port), timeout: .seconds(1))
             for _ in 0..<5 {
-                #expect(try await transport.lastMutationId(client: UUID()) == 0)
+                #expect(try await answersAfterHealing(transport))
                 proxy.resetAll()
                 // Either the transport notices and retries on a new connection, or the call
                 // ends at its deadline; it never hangs.
@@ -54,4 +56,16 @@ import Testing
             await transport.close()
         }
     }
+}
+
+/// True once a call through `transport` answers (at most 5 attempts; a timeout is retried).
+private func answersAfterHealing(_ transport: PostgresTransport) async throws -> Bool {
+    for _ in 0..<5 {
+        do {
+            return try await transport.lastMutationId(client: UUID()) == 0
+        } catch SyncTransportError.timedOut {
+            continue
+        }
+    }
+    return false
 }
