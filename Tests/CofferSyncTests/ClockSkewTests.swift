@@ -16,24 +16,12 @@ import Testing
     /// one, so it wins on the server and everywhere (a slow clock must not lose to what it
     /// has already seen, nor keep a value the server did not take).
     @Test func aSlowReplicasChangeAfterAPullWins() async throws {
-        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
-        let s = schema.schemaName
-        try await withInstalled(schema) { connection in
-            let log = WriteLog()
-            let normal = try await ReplicaNode(index: 0, schema: s, log: log)
-            let slow = try await ReplicaNode(index: 1, schema: s, log: log)
-            defer { for node in [normal, slow] { node.temporary.cleanUp() } }
+        try await withCardReplicas(2) { connection, s, _, nodes in
+            let (normal, slow) = (nodes[0], nodes[1])
             SkewedClock(offset: -Self.hour).install(in: slow.temporary.store)
 
-            try normal.create(number: 0)
-            #expect(try await eventually {
-                for node in [normal, slow] { try await node.syncTolerantly() }
-                return try slow.snapshot().count == 1
-            })
-            var card = try #require(try normal.cards.all().first)
-            card.title = "normal"
-            try normal.cards.put(&card)
-            let normalClock = try normal.temporary.store.syncClockValue()
+            try await Self.share(from: normal, to: slow)
+            let normalClock = try Self.retitle(normal, "normal")
             try await normal.replica.syncNow()
             #expect(try await eventually {
                 try await slow.syncTolerantly()
@@ -41,14 +29,10 @@ import Testing
             })
             #expect(try slow.temporary.store.syncClockValue() > normalClock, "the pull moved the slow clock past what it brought")
 
-            var seen = try #require(try slow.cards.all().first)
-            seen.title = "slow, after seeing normal"
-            try slow.cards.put(&seen)
-            #expect(try slow.temporary.store.syncClockValue() > normalClock)
-            let (server, agreed) = try await Self.settle([normal, slow], connection: connection, schema: s, seconds: 15)
+            #expect(try Self.retitle(slow, "slow, after seeing normal") > normalClock)
+            let (server, agreed) = try await settle(nodes, connection: connection, schema: s, attempts: 400, seconds: 15)
             #expect(agreed, "the replicas did not reach the server's rows")
             #expect(server.values.first?.title == "slow, after seeing normal", "the later change wins on the server")
-            for node in [normal, slow] { await node.replica.transport.close() }
         }
     }
 
@@ -56,12 +40,8 @@ import Testing
     /// goes on from where it was, and a change it makes after pulling another replica's
     /// change wins over it everywhere.
     @Test func aClockJumpingBackAcrossAReopenStaysMonotonicAndConverges() async throws {
-        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
-        let s = schema.schemaName
-        try await withInstalled(schema) { connection in
-            let log = WriteLog()
-            let normal = try await ReplicaNode(index: 0, schema: s, log: log)
-            defer { normal.temporary.cleanUp() }
+        try await withCardReplicas(1) { connection, s, _, nodes in
+            let normal = nodes[0]
             let jumping = try await ReopenableReplica(schema: s)
             defer { jumping.cleanUp() }
 
@@ -88,30 +68,18 @@ import Testing
                 try await normal.syncTolerantly()
                 return try normal.snapshot().values.first?.count == 100
             })
-            var other = try #require(try normal.cards.all().first)
-            other.title = "normal"
-            try normal.cards.put(&other)
-            let normalClock = try normal.temporary.store.syncClockValue()
+            let normalClock = try Self.retitle(normal, "normal")
             try await normal.replica.syncNow()
             #expect(try await eventually {
                 try await jumping.syncTolerantly()
                 return try jumping.cards.all().first?.title == "normal"
             })
             #expect(try jumping.store.syncClockValue() > normalClock)
-            card = try #require(try jumping.cards.all().first)
-            card.title = "jumped, after seeing normal"
-            try jumping.cards.put(&card)
+            _ = try Self.retitle(jumping, "jumped, after seeing normal")
 
-            let agreed = try await eventually(attempts: 60, seconds: 15) {
-                try await jumping.syncTolerantly()
-                try await normal.syncTolerantly()
-                let server = try await CardState.serverRows(connection, schema: s)
-                return try jumping.snapshot() == server && normal.snapshot() == server
-                    && jumping.store.pendingSyncCount() == 0 && normal.temporary.store.pendingSyncCount() == 0
-            }
+            let (server, agreed) = try await settle([jumping, normal], connection: connection, schema: s, attempts: 60, seconds: 15)
             #expect(agreed, "the replicas did not reach the server's rows")
-            #expect(try await CardState.serverRows(connection, schema: s).values.first?.title == "jumped, after seeing normal")
-            await normal.replica.transport.close()
+            #expect(server.values.first?.title == "jumped, after seeing normal")
             await jumping.replica.transport.close()
         }
     }
@@ -120,34 +88,20 @@ import Testing
     /// its push (by a clock past the clamp) wins on the server, and the fast replica takes it
     /// when it pulls; the fast replica's next change wins again; all end with the server's rows.
     @Test func aFastReplicaIsClampedAndConverges() async throws {
-        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
-        let s = schema.schemaName
-        try await withInstalled(schema) { connection in
-            let log = WriteLog()
-            let fast = try await ReplicaNode(index: 0, schema: s, log: log)
-            let ahead = try await ReplicaNode(index: 1, schema: s, log: log)
-            defer { for node in [fast, ahead] { node.temporary.cleanUp() } }
+        try await withCardReplicas(2) { connection, s, _, nodes in
+            let (fast, ahead) = (nodes[0], nodes[1])
             SkewedClock(offset: Self.hour).install(in: fast.temporary.store)
             SkewedClock(offset: 10 * 60_000).install(in: ahead.temporary.store)  // clamped too, later
 
-            try fast.create(number: 0)
-            #expect(try await eventually {
-                for node in [fast, ahead] { try await node.syncTolerantly() }
-                return try ahead.snapshot().count == 1
-            })
-            var card = try #require(try fast.cards.all().first)
-            card.title = "fast"
-            try fast.cards.put(&card)
-            let fastClock = try fast.temporary.store.syncClockValue()
+            try await Self.share(from: fast, to: ahead)
+            let fastClock = try Self.retitle(fast, "fast")
             try await fast.replica.syncNow()
             let stored = try #require(try await connection.value("SELECT _clocks -> 'title' ->> 0 FROM \(s).\"Card\"").flatMap { UInt64($0) })
             let limit = HybridClock.value(milliseconds: HybridClock.systemMilliseconds() + 5 * 60_000) | 0xFFFF
             #expect(stored < fastClock && stored <= limit, "the server clamped the fast clock")
 
             try await Task.sleep(for: .milliseconds(5))  // the next push's clamp is later
-            var other = try #require(try ahead.cards.all().first)
-            other.title = "ahead, pushed later"
-            try ahead.cards.put(&other)
+            _ = try Self.retitle(ahead, "ahead, pushed later")
             try await ahead.replica.syncNow()
             #expect(try await CardState.serverRows(connection, schema: s).values.first?.title == "ahead, pushed later")
             #expect(try await eventually {
@@ -155,13 +109,10 @@ import Testing
                 return try fast.snapshot().values.first?.title == "ahead, pushed later"
             }, "the fast replica takes the server's winner although its own clock was higher")
 
-            card = try #require(try fast.cards.all().first)
-            card.title = "fast again"
-            try fast.cards.put(&card)
-            let (server, agreed) = try await Self.settle([fast, ahead], connection: connection, schema: s, seconds: 15)
+            _ = try Self.retitle(fast, "fast again")
+            let (server, agreed) = try await settle(nodes, connection: connection, schema: s, attempts: 400, seconds: 15)
             #expect(agreed, "the replicas did not reach the server's rows")
             #expect(server.values.first?.title == "fast again")
-            for node in [fast, ahead] { await node.replica.transport.close() }
         }
     }
 
@@ -169,12 +120,8 @@ import Testing
     /// value (one batch, or two pushes within a millisecond): the later one wins, as the
     /// client made it later.
     @Test func theLaterOfTwoClampedChangesFromOneClientWins() async throws {
-        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
-        let s = schema.schemaName
-        try await withInstalled(schema) { connection in
-            let log = WriteLog()
-            let node = try await ReplicaNode(index: 0, schema: s, log: log)
-            defer { node.temporary.cleanUp() }
+        try await withCardReplicas(1) { connection, s, _, nodes in
+            let node = nodes[0]
             try node.create(number: 0)
             try await node.replica.syncNow()
             let id = try #require(try await connection.value("SELECT sync_id::text FROM \(s).\"Card\""))
@@ -186,7 +133,6 @@ import Testing
                 """
             _ = try await connection.value("SELECT \(s).coffer_push('\(client)', '\(batch)'::jsonb)::text")
             #expect(try await connection.value("SELECT title FROM \(s).\"Card\"") == "second")
-            await node.replica.transport.close()
         }
     }
 
@@ -196,21 +142,9 @@ import Testing
     /// no other logged write beats by the rules (a fast replica's write counts at its clamped
     /// clock: at least five minutes past the time it was made).
     @Test func skewedReplicasAndASQLWriterConverge() async throws {
-        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
-        let s = schema.schemaName
-        try await withInstalled(schema) { connection in
-            let log = WriteLog()
-            let offsets: [Int64] = [Self.hour, -Self.hour, 0]
-            var nodes: [ReplicaNode] = []
-            var clocks: [SkewedClock] = []
-            defer { for node in nodes { node.temporary.cleanUp() } }
-            for (index, offset) in offsets.enumerated() {
-                let node = try await ReplicaNode(index: index, schema: s, log: log)
-                let clock = SkewedClock(offset: offset)
-                clock.install(in: node.temporary.store)
-                nodes.append(node)
-                clocks.append(clock)
-            }
+        try await withCardReplicas(3) { connection, s, log, nodes in
+            let clocks = [Self.hour, -Self.hour, 0].map(SkewedClock.init(offset:))
+            for (node, clock) in zip(nodes, clocks) { clock.install(in: node.temporary.store) }
             for number in 0..<6 { try nodes[number % 3].create(number: number) }
             #expect(try await eventually {
                 for node in nodes { try await node.syncTolerantly() }
@@ -255,7 +189,7 @@ import Testing
                 #expect(zip(ascending, ascending.dropFirst()).allSatisfy { $0 <= $1 }, "the clocks of \(origin)'s writes ascend")
             }
 
-            let (server, agreed) = try await Self.settle(nodes, connection: connection, schema: s, seconds: 60)
+            let (server, agreed) = try await settle(nodes, connection: connection, schema: s, attempts: 400, seconds: 60)
             #expect(agreed, "the replicas did not reach the server's rows in time")
             for node in nodes {
                 #expect(try node.snapshot() == server, "replica \(node.index) holds the server's rows")
@@ -269,24 +203,25 @@ import Testing
                 return min(write.clock, HybridClock.value(milliseconds: real + 5 * 60_000))
             }
             #expect(problems.isEmpty, "\(problems.prefix(5))")
-            for node in nodes { await node.replica.transport.close() }
         }
     }
 
-    /// Syncs every replica until each holds the server's rows with nothing pending.
-    static func settle(_ nodes: [ReplicaNode], connection: PostgresConnection, schema: String, seconds: Double) async throws
-        -> (server: [UUID: CardState], agreed: Bool)
-    {
-        var server: [UUID: CardState] = [:]
-        let agreed = try await eventually(attempts: 400, seconds: seconds) {
-            for node in nodes { try await node.syncTolerantly() }
-            server = try await CardState.serverRows(connection, schema: schema)
-            for node in nodes {
-                if try node.snapshot() != server || node.temporary.store.pendingSyncCount() != 0 { return false }
-            }
-            return true
-        }
-        return (server, agreed)
+    /// `first` creates a card, and both sync until `second` holds it (another test's open
+    /// transaction may hold the pull horizon back a while).
+    static func share(from first: ReplicaNode, to second: ReplicaNode) async throws {
+        try first.create(number: 0)
+        #expect(try await eventually {
+            for node in [first, second] { try await node.syncTolerantly() }
+            return try second.snapshot().count == 1
+        })
+    }
+
+    /// Gives the first card of `node` the title `title`; returns the store's clock after the put.
+    static func retitle(_ node: any CardReplica, _ title: String) throws -> UInt64 {
+        var card = try #require(try node.cards.all().first)
+        card.title = title
+        try node.cards.put(&card)
+        return try node.replica.store.syncClockValue()
     }
 
     /// Checks each field of the server's rows against the log: it holds the value of a logged
@@ -348,7 +283,7 @@ final class SkewedClock: Sendable {
 }
 
 /// A replica whose store can be closed and opened again (same directory, same clock).
-final class ReopenableReplica: @unchecked Sendable {
+final class ReopenableReplica: CardReplica, @unchecked Sendable {
     let directory: String
     let schema: String
     let clock = SkewedClock(offset: 0)
@@ -371,31 +306,12 @@ final class ReopenableReplica: @unchecked Sendable {
                                        retry: (.milliseconds(20), .milliseconds(200))))
     }
 
-    var cards: Box<Replicated.Card> { store.box(for: Replicated.Card.self) }
-
     func reopen() async throws {
         await replica.transport.close()
         try store.close()
         store = try Store(directory: directory, options: StoreOptions(durability: .noSync))
         clock.install(in: store)
         replica = try await Self.replica(of: store, schema: schema)
-    }
-
-    func syncTolerantly() async throws {
-        do {
-            try await replica.syncNow()
-        } catch let error as SyncTransportError where error.isTransient {
-            return
-        }
-    }
-
-    func snapshot() throws -> [UUID: CardState] {
-        var rows: [UUID: CardState] = [:]
-        for card in try cards.all() {
-            let object = try #require(try cards.syncId(of: card.id))
-            rows[object] = CardState(title: card.title, count: card.count, done: card.done, note: card.note)
-        }
-        return rows
     }
 
     func cleanUp() {

@@ -21,13 +21,9 @@ import Testing
     @Test func aFailingEntityBacksOffAloneAndASuccessResetsIt() async throws {
         typealias Ledger = PullFailureModels.Ledger
         typealias Badge = PullFailureModels.Badge
-        let schema = try SyncSchema([Ledger.self, Badge.self], schema: uniqueSchemaName())
-        let s = schema.schemaName
-        let (ledgerTable, badgeTable) = (Ledger._cofferSchema.storedName, Badge._cofferSchema.storedName)
-        try await withInstalled(schema) { _ in
-            let temporary = try TemporaryStore()
-            defer { temporary.cleanUp() }
-            let scripted = ScriptedTransport(try await testTransport(schema: s))
+        try await PullFailureModels.withFixture { fixture in
+            let (temporary, scripted) = (fixture.temporary, ScriptedTransport(fixture.transport))
+            let (ledgerTable, badgeTable) = (fixture.ledgerTable, fixture.badgeTable)
             // The entity's retries an hour apart at first (two at most): a real clock never
             // reaches them in this test, the moved one does when told. Passes come every few ms.
             let replica = try SyncReplica(store: temporary.store, entities: [Ledger.self, Badge.self], transport: scripted,

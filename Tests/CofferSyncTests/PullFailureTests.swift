@@ -19,6 +19,27 @@ enum PullFailureModels {
         var id: Id = 0
         var label = ""
     }
+
+    /// A fresh schema of ledgers and badges, a store in a temporary directory and a
+    /// transport to the schema, for `body`; the store is removed afterwards.
+    struct Fixture {
+        let connection: PostgresConnection
+        let schema: String
+        let temporary: TemporaryStore
+        let transport: PostgresTransport
+        let ledgerTable = Ledger._cofferSchema.storedName
+        let badgeTable = Badge._cofferSchema.storedName
+    }
+
+    static func withFixture(_ body: (Fixture) async throws -> Void) async throws {
+        let schema = try SyncSchema([Ledger.self, Badge.self], schema: uniqueSchemaName())
+        try await withInstalled(schema) { connection in
+            let temporary = try TemporaryStore()
+            defer { temporary.cleanUp() }
+            try await body(Fixture(connection: connection, schema: schema.schemaName, temporary: temporary,
+                                   transport: try await testTransport(schema: schema.schemaName)))
+        }
+    }
 }
 
 /// Pull failures are per entity and visible: an entity whose page cannot be applied is
@@ -29,13 +50,9 @@ enum PullFailureModels {
     @Test func anUnappliablePageStopsOnlyItsEntity() async throws {
         typealias Ledger = PullFailureModels.Ledger
         typealias Badge = PullFailureModels.Badge
-        let schema = try SyncSchema([Ledger.self, Badge.self], schema: uniqueSchemaName())
-        let s = schema.schemaName
-        let (ledgerTable, badgeTable) = (Ledger._cofferSchema.storedName, Badge._cofferSchema.storedName)
-        try await withInstalled(schema) { connection in
-            let temporary = try TemporaryStore()
-            defer { temporary.cleanUp() }
-            let transport = try await testTransport(schema: s)
+        try await PullFailureModels.withFixture { fixture in
+            let (connection, s, temporary, transport) = (fixture.connection, fixture.schema, fixture.temporary, fixture.transport)
+            let (ledgerTable, badgeTable) = (fixture.ledgerTable, fixture.badgeTable)
             let replica = try SyncReplica(store: temporary.store, entities: [Ledger.self, Badge.self], transport: transport,
                                           options: .init(pullPageSize: 5))
             // Plain SQL leaves a ledger without the name every replica needs, then writes a

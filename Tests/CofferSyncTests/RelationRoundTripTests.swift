@@ -3,44 +3,28 @@ import CofferSync
 import Foundation
 import Testing
 
-/// A synced many-to-many relation, for relation changes travelling through the server.
-enum Crewed {
-    @Sync
-    struct Crew: Entity {
-        var id: Id = 0
-        var name = ""
-        var hands: ToMany<Crewed.Hand> = []
-    }
-
-    @Sync
-    struct Hand: Entity {
-        var id: Id = 0
-        var name = ""
-    }
-}
-
 /// Links and unlinks of a to-many relation made on one replica reach another through
 /// `coffer_push` and `coffer_pull`, with no change of the owner's record.
 @Suite struct RelationRoundTripTests {
-    /// Each crew's hands by sync id, by the crew's sync id.
+    /// Each team's members by sync id, by the team's sync id.
     static func relations(_ store: Store) throws -> [UUID: Set<UUID>] {
-        let crews = store.box(for: Crewed.Crew.self)
-        let hands = store.box(for: Crewed.Hand.self)
+        let teams = store.box(for: SyncedTeams.Team.self)
+        let members = store.box(for: SyncedTeams.Member.self)
         var result: [UUID: Set<UUID>] = [:]
-        for crew in try crews.all() {
-            result[try #require(try crews.syncId(of: crew.id))] = Set(try crew.hands.load().map { try #require(try hands.syncId(of: $0.id)) })
+        for team in try teams.all() {
+            result[try #require(try teams.syncId(of: team.id))] = Set(try team.members.load().map { try #require(try members.syncId(of: $0.id)) })
         }
         return result
     }
 
     @Test func linksAndUnlinksTravelBothWays() async throws {
-        let schema = try SyncSchema([Crewed.Crew.self, Crewed.Hand.self], schema: uniqueSchemaName())
+        let schema = try SyncSchema([SyncedTeams.Team.self, SyncedTeams.Member.self], schema: uniqueSchemaName())
         let s = schema.schemaName
         try await withInstalled(schema) { _ in
             let (a, b) = (try TemporaryStore(), try TemporaryStore())
             defer { a.cleanUp(); b.cleanUp() }
             let (transportA, transportB) = (try await testTransport(schema: s), try await testTransport(schema: s))
-            let entities: [any Entity.Type] = [Crewed.Crew.self, Crewed.Hand.self]
+            let entities: [any Entity.Type] = [SyncedTeams.Team.self, SyncedTeams.Member.self]
             let replicaA = try SyncReplica(store: a.store, entities: entities, transport: transportA)
             let replicaB = try SyncReplica(store: b.store, entities: entities, transport: transportB)
             // Rounds of both replicas until they agree (a pull reaches only the horizon that
@@ -56,37 +40,37 @@ enum Crewed {
                 }
                 #expect(agreed)
             }
-            let crewsA = a.store.box(for: Crewed.Crew.self), handsA = a.store.box(for: Crewed.Hand.self)
-            let crewsB = b.store.box(for: Crewed.Crew.self)
-            var hands = (0..<4).map { Crewed.Hand(name: "hand \($0)") }
-            try handsA.put(&hands)
-            var crew = Crewed.Crew(name: "deck")
-            crew.hands.append(hands[0])
-            crew.hands.append(hands[1])
-            try crewsA.put(&crew)
+            let teamsA = a.store.box(for: SyncedTeams.Team.self), membersA = a.store.box(for: SyncedTeams.Member.self)
+            let teamsB = b.store.box(for: SyncedTeams.Team.self)
+            var members = (0..<4).map { SyncedTeams.Member(name: "member \($0)") }
+            try membersA.put(&members)
+            var team = SyncedTeams.Team(name: "deck")
+            team.members.append(members[0])
+            team.members.append(members[1])
+            try teamsA.put(&team)
             try await converge()
             #expect(try Self.relations(a.store) == Self.relations(b.store))
             #expect(try Self.relations(b.store).values.first?.count == 2)
 
             // A link alone, on a.
-            crew.hands.append(hands[2])
-            try crewsA.put(&crew)
+            team.members.append(members[2])
+            try teamsA.put(&team)
             #expect(try a.store.pendingSyncCount() == 1)
             try await converge()
             #expect(try Self.relations(b.store).values.first?.count == 3)
             #expect(try Self.relations(a.store) == Self.relations(b.store))
 
             // An unlink alone, on b.
-            var crewB = try #require(try crewsB.all().first)
-            _ = try crewB.hands.remove(at: 0)
-            try crewsB.put(&crewB)
+            var teamB = try #require(try teamsB.all().first)
+            _ = try teamB.members.remove(at: 0)
+            try teamsB.put(&teamB)
             try await converge()
             #expect(try Self.relations(a.store).values.first?.count == 2)
             #expect(try Self.relations(a.store) == Self.relations(b.store))
 
             // A removed target, on a: gone from the relation everywhere.
-            let linked = try #require(try crewsA.get(crew.id)?.hands.load().first)
-            try handsA.remove(linked.id)
+            let linked = try #require(try teamsA.get(team.id)?.members.load().first)
+            try membersA.remove(linked.id)
             try await converge()
             #expect(try Self.relations(a.store).values.first?.count == 1)
             #expect(try Self.relations(a.store) == Self.relations(b.store))
@@ -97,19 +81,19 @@ enum Crewed {
             let stores = [a.store, b.store]
             for step in 0..<40 {
                 let store = stores[Int.random(in: 0..<2, using: &random)]
-                let crews = store.box(for: Crewed.Crew.self), boxHands = store.box(for: Crewed.Hand.self)
+                let teams = store.box(for: SyncedTeams.Team.self), boxMembers = store.box(for: SyncedTeams.Member.self)
                 if step % 9 == 0 {
-                    var added = Crewed.Hand(name: "hand \(step)")
-                    try boxHands.put(&added)
+                    var added = SyncedTeams.Member(name: "member \(step)")
+                    try boxMembers.put(&added)
                 }
-                guard var target = try crews.all().randomElement(using: &random) else { continue }
-                let current = try target.hands.load()
-                if Bool.random(using: &random), let hand = try boxHands.all().randomElement(using: &random) {
-                    target.hands.append(hand)
+                guard var target = try teams.all().randomElement(using: &random) else { continue }
+                let current = try target.members.load()
+                if Bool.random(using: &random), let member = try boxMembers.all().randomElement(using: &random) {
+                    target.members.append(member)
                 } else if !current.isEmpty {
-                    _ = try target.hands.remove(at: Int.random(in: 0..<current.count, using: &random))
+                    _ = try target.members.remove(at: Int.random(in: 0..<current.count, using: &random))
                 }
-                try crews.put(&target)
+                try teams.put(&target)
                 if step % 4 == 3 { _ = try await (store === a.store ? replicaA : replicaB).syncNow() }
             }
             try await converge()

@@ -17,15 +17,7 @@ import Testing
     }
 
     func converge(replicas count: Int, seed: UInt64) async throws {
-        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
-        let s = schema.schemaName
-        try await withInstalled(schema) { connection in
-            let log = WriteLog()
-            var nodes: [ReplicaNode] = []
-            defer { for node in nodes { node.temporary.cleanUp() } }
-            for index in 0..<count {
-                nodes.append(try await ReplicaNode(index: index, schema: s, log: log))
-            }
+        try await withCardReplicas(count) { connection, s, log, nodes in
             // Replica 0 creates the shared objects; everyone gets them.
             for number in 0..<8 { try nodes[0].create(number: number) }
             // (Another test's open transaction may hold the pull horizon back a while.)
@@ -44,7 +36,7 @@ import Testing
                 try await group.waitForAll()
             }
 
-            let (server, agreed) = try await settle(nodes, connection: connection, schema: s)
+            let (server, agreed) = try await settle(nodes, connection: connection, schema: s, seconds: 60)
             #expect(agreed, "the replicas did not reach the server's rows in time")
             #expect(server == log.winners(), "the server holds the winning write of every field")
             for node in nodes {
@@ -55,25 +47,7 @@ import Testing
             let rejections = nodes.map { $0.replica.currentStatus.rejectedCount }.reduce(0, +)
             #expect(try await connection.value("SELECT count(*)::text FROM \(s).rejections") == String(rejections),
                     "every rejection is reported")
-            for node in nodes { await node.replica.transport.close() }
         }
-    }
-
-    /// Syncs every replica in rounds until each holds the server's rows (bounded in rounds and
-    /// time: another test's open transaction holds the pull horizon back meanwhile).
-    func settle(_ nodes: [ReplicaNode], connection: PostgresConnection, schema: String) async throws
-        -> (server: [UUID: CardState], agreed: Bool)
-    {
-        var server: [UUID: CardState] = [:]
-        let agreed = try await eventually(attempts: 100, seconds: 60) {
-            for node in nodes { try await node.syncTolerantly() }
-            server = try await CardState.serverRows(connection, schema: schema)
-            for node in nodes {
-                if try node.snapshot() != server || node.temporary.store.pendingSyncCount() != 0 { return false }
-            }
-            return true
-        }
-        return (server, agreed)
     }
 }
 
@@ -138,7 +112,7 @@ final class WriteLog: Sendable {
 
 /// One replica under test: a store, a replica pushing to the cluster, and a writer that logs
 /// every local write with the clock it got.
-final class ReplicaNode: Sendable {
+final class ReplicaNode: CardReplica {
     let index: Int
     let temporary: TemporaryStore
     let replica: SyncReplica
@@ -154,8 +128,6 @@ final class ReplicaNode: Sendable {
                                                  poll: (.milliseconds(20), .milliseconds(200)),
                                                  retry: (.milliseconds(20), .milliseconds(200))))
     }
-
-    var cards: Box<Replicated.Card> { temporary.store.box(for: Replicated.Card.self) }
 
     /// Creates a card and logs its four fields at the write's clock.
     func create(number: Int) throws {
@@ -207,26 +179,6 @@ final class ReplicaNode: Sendable {
                 try await syncTolerantly()
             }
         }
-    }
-
-    /// A pass, where a transient failure (concurrent pushes of the same rows can deadlock on
-    /// the server, which aborts one) is left to the next pass, as `run()` would.
-    func syncTolerantly() async throws {
-        do {
-            try await replica.syncNow()
-        } catch let error as SyncTransportError where error.isTransient {
-            return
-        }
-    }
-
-    /// The store's cards by sync id.
-    func snapshot() throws -> [UUID: CardState] {
-        var rows: [UUID: CardState] = [:]
-        for card in try cards.all() {
-            let object = try #require(try cards.syncId(of: card.id))
-            rows[object] = CardState(title: card.title, count: card.count, done: card.done, note: card.note)
-        }
-        return rows
     }
 }
 

@@ -67,37 +67,15 @@ import Glibc
     }
 
     @Test func killedReplicaLosesNoWriteAndDuplicatesNone() async throws {
-        guard ProcessInfo.processInfo.environment[ChildProcess.roleVariable] == nil else { return }
-        let runs = Int(ProcessInfo.processInfo.environment["COFFER_CRASH_RUNS"] ?? "") ?? 50
-        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
-        let s = schema.schemaName
-        let endpoint = try await PostgresCluster.shared.endpoint()
-        let directory = NSTemporaryDirectory() + "coffer-sync-tests/" + UUID().uuidString
-        defer {
-            do { try FileManager.default.removeItem(atPath: directory) } catch { Issue.record("removing \(directory): \(error)") }
-        }
-        try await withInstalled(schema) { connection in
-            var random = SplitMix64(state: 0xC4A5_11)
-            var committed = Set<Int>()
-            var inserted = 0
-            var next = 0
-            for run in 0..<runs {
-                // Rows for the child to pull while it is killed.
-                for _ in 0..<4 {
-                    inserted += 1
-                    try await connection.run("INSERT INTO \(s).\"Card\" (title, count, done) VALUES ('s\(inserted)', \(-inserted), false)")
-                }
-                let reported = try ChildProcess.killAtRandomMoment(
-                    filter: "replicaCrashChild", role: Self.role, directory: directory,
-                    environment: ["COFFER_SYNC_PORT": String(endpoint.port), "COFFER_SYNC_USER": endpoint.user,
-                                  "COFFER_SYNC_DATABASE": endpoint.database, "COFFER_SYNC_SCHEMA": s,
-                                  "COFFER_SYNC_FIRST": String(next)],
-                    maximumDelay: 300_000, using: &random)
-                committed.formUnion(reported)
-                next = max(next, (reported.max() ?? next)) + 1000   // titles stay unique across runs
-                try await Self.drainAndCheck(directory: directory, schema: s, connection: connection,
-                                             committed: committed, sqlRows: inserted, run: run)
-            }
+        var random = SplitMix64(state: 0xC4A5_11)
+        try await Self.forEachRun(runsVariable: "COFFER_CRASH_RUNS", byDefault: 50) { crash, run, progress in
+            // Rows for the child to pull while it is killed.
+            try await crash.insertServerRows(4, counting: &progress.inserted)
+            progress.record(try ChildProcess.killAtRandomMoment(
+                filter: "replicaCrashChild", role: Self.role, directory: crash.directory,
+                environment: crash.childEnvironment(first: progress.next),
+                maximumDelay: 300_000, using: &random))
+            try await crash.drainAndCheck(progress, sqlRows: progress.inserted, run: run)
         }
     }
 
@@ -109,41 +87,12 @@ import Glibc
     /// 10 by default.
     @Test(arguments: CrashPoint.allCases)
     func killedAtANamedPointLosesNoWriteAndDuplicatesNone(point: CrashPoint) async throws {
-        guard ProcessInfo.processInfo.environment[ChildProcess.roleVariable] == nil else { return }
-        let runs = Int(ProcessInfo.processInfo.environment["COFFER_CRASH_POINT_RUNS"] ?? "") ?? 10
-        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
-        let s = schema.schemaName
-        let endpoint = try await PostgresCluster.shared.endpoint()
-        let directory = NSTemporaryDirectory() + "coffer-sync-tests/" + UUID().uuidString
-        defer {
-            do { try FileManager.default.removeItem(atPath: directory) } catch { Issue.record("removing \(directory): \(error)") }
-        }
-        try await withInstalled(schema) { connection in
-            var committed = Set<Int>()
-            var inserted = 0
-            var next = 0
-            for run in 0..<runs {
-                // Rows for the child to pull: more than a page, so that a pull has two.
-                for _ in 0..<5 {
-                    inserted += 1
-                    try await connection.run("INSERT INTO \(s).\"Card\" (title, count, done) VALUES ('s\(inserted)', \(-inserted), false)")
-                }
-                let child = try ChildProcess.runToEnd(
-                    filter: "replicaCrashChild", role: Self.role, directory: directory,
-                    environment: ["COFFER_SYNC_PORT": String(endpoint.port), "COFFER_SYNC_USER": endpoint.user,
-                                  "COFFER_SYNC_DATABASE": endpoint.database, "COFFER_SYNC_SCHEMA": s,
-                                  "COFFER_SYNC_FIRST": String(next), "COFFER_CRASH_POINT": point.rawValue,
-                                  "COFFER_CRASH_HIT": String(1 + run % 3)],
-                    timeout: 30)
-                #expect(child.lines.contains("dying at \(point.rawValue)") && !child.timedOut,
-                        "run \(run): the child never reached \(point.rawValue)")
-                #expect(child.killed, "run \(run): the child did not die of SIGKILL")
-                let reported = ChildProcess.committedNumbers(in: child.lines)
-                committed.formUnion(reported)
-                next = max(next, (reported.max() ?? next)) + 1000
-                try await Self.drainAndCheck(directory: directory, schema: s, connection: connection,
-                                             committed: committed, sqlRows: inserted, run: run)
-            }
+        try await Self.forEachRun(runsVariable: "COFFER_CRASH_POINT_RUNS", byDefault: 10) { crash, run, progress in
+            // Rows for the child to pull: more than a page, so that a pull has two.
+            try await crash.insertServerRows(5, counting: &progress.inserted)
+            progress.record(try crash.runChildToItsDeath(at: point.rawValue, first: progress.next, run: run,
+                                                         environment: ["COFFER_CRASH_HIT": String(1 + run % 3)]))
+            try await crash.drainAndCheck(progress, sqlRows: progress.inserted, run: run)
         }
     }
 
@@ -156,53 +105,108 @@ import Glibc
     /// pushed. Runs per point: COFFER_CRASH_POINT_RUNS, 10 by default.
     @Test(arguments: ResyncCrashPoint.allCases)
     func killedInAResyncEndsWithTheServersObjects(point: ResyncCrashPoint) async throws {
-        guard ProcessInfo.processInfo.environment[ChildProcess.roleVariable] == nil else { return }
-        let runs = Int(ProcessInfo.processInfo.environment["COFFER_CRASH_POINT_RUNS"] ?? "") ?? 10
+        var deleted = Set<String>()
+        try await Self.forEachRun(runsVariable: "COFFER_CRASH_POINT_RUNS", byDefault: 10) { crash, run, progress in
+            // Rows the store gets before it goes offline: more than a resync page or two.
+            try await crash.insertServerRows(5, counting: &progress.inserted)
+            let ghosts = try await Self.goOffline(directory: crash.directory, schema: crash.schema, connection: crash.connection, run: run)
+            deleted.formUnion(ghosts)
+            progress.record(try crash.runChildToItsDeath(
+                at: point.rawValue, first: progress.next, run: run,
+                environment: ["COFFER_CRASH_HIT": String(point == .betweenResyncPages ? 1 + run % 2 : 1), "COFFER_FAIL_PUSHES": "1"]))
+            let sqlRows = Set((1...progress.inserted).map { "s\($0)" }).subtracting(deleted)
+            try await crash.drainAndCheck(progress, sqlRows: 0, run: run)
+            let store = try Store(directory: crash.directory, options: StoreOptions(durability: .noSync))
+            let local = Set(try store.box(for: Replicated.Card.self).all().map(\.title))
+            let stream = try await testTransport(schema: crash.schema).stream   // (never connects)
+            #expect(try store.isResyncing(entity: "Card", stream: stream) == false, "run \(run): the resync did not end")
+            try store.close()
+            #expect(local.isDisjoint(with: deleted), "run \(run): ghosts left: \(local.intersection(deleted).sorted())")
+            #expect(sqlRows.isSubset(of: local), "run \(run): rows lost: \(sqlRows.subtracting(local).sorted())")
+        }
+    }
+
+    /// A crash test's fixture: a fresh schema of cards on the test cluster, and the directory
+    /// of the child's store (removed at the end).
+    struct ChildSchema {
+        let connection: PostgresConnection
+        let schema: String
+        let directory: String
+        let endpoint: PostgresCluster.Endpoint
+
+        /// Inserts `count` cards by plain SQL ("s<n>", count -n), numbered on from `inserted`.
+        func insertServerRows(_ count: Int, counting inserted: inout Int) async throws {
+            for _ in 0..<count {
+                inserted += 1
+                try await connection.run("INSERT INTO \(schema).\"Card\" (title, count, done) VALUES ('s\(inserted)', \(-inserted), false)")
+            }
+        }
+
+        /// The child's environment: the cluster, the schema, and its first card number.
+        func childEnvironment(first: Int) -> [String: String] {
+            ["COFFER_SYNC_PORT": String(endpoint.port), "COFFER_SYNC_USER": endpoint.user,
+             "COFFER_SYNC_DATABASE": endpoint.database, "COFFER_SYNC_SCHEMA": schema, "COFFER_SYNC_FIRST": String(first)]
+        }
+
+        /// Runs the child until it kills itself at the named `point` (with `environment`
+        /// added), expects it to have died there of SIGKILL, and returns the card numbers it
+        /// reported committed.
+        func runChildToItsDeath(at point: String, first: Int, run: Int, environment: [String: String]) throws -> Set<Int> {
+            let child = try ChildProcess.runToEnd(
+                filter: "replicaCrashChild", role: ReplicaCrashTests.role, directory: directory,
+                environment: childEnvironment(first: first).merging(["COFFER_CRASH_POINT": point]) { $1 }.merging(environment) { $1 },
+                timeout: 30)
+            #expect(child.lines.contains("dying at \(point)") && !child.timedOut, "run \(run): the child never reached \(point)")
+            #expect(child.killed, "run \(run): the child did not die of SIGKILL")
+            return ChildProcess.committedNumbers(in: child.lines)
+        }
+
+        /// ``ReplicaCrashTests/drainAndCheck(directory:schema:connection:committed:sqlRows:run:)`` of the child's store.
+        func drainAndCheck(_ progress: Progress, sqlRows: Int, run: Int) async throws {
+            try await ReplicaCrashTests.drainAndCheck(directory: directory, schema: schema, connection: connection,
+                                                      committed: progress.committed, sqlRows: sqlRows, run: run)
+        }
+    }
+
+    /// What the runs of one crash test did so far: the card numbers the children reported
+    /// committed, the cards SQL inserted, and the first number of the next child.
+    struct Progress {
+        var committed = Set<Int>()
+        var inserted = 0
+        var next = 0
+
+        /// Adds a child's reported numbers; the next child numbers on past them (titles stay
+        /// unique across runs).
+        mutating func record(_ reported: Set<Int>) {
+            committed.formUnion(reported)
+            next = max(next, reported.max() ?? next) + 1000
+        }
+    }
+
+    /// In the parent only (a child returns at once): runs `body` as many times as the
+    /// environment variable `runsVariable` says (`byDefault` without it), on one fresh schema
+    /// of cards with one child store, with the progress of the runs so far.
+    static func forEachRun(runsVariable: String, byDefault: Int,
+                           _ body: (ChildSchema, Int, inout Progress) async throws -> Void) async throws {
+        let environment = ProcessInfo.processInfo.environment
+        guard environment[ChildProcess.roleVariable] == nil else { return }
+        let runs = Int(environment[runsVariable] ?? "") ?? byDefault
+        try await withChildSchema { crash in
+            var progress = Progress()
+            for run in 0..<runs { try await body(crash, run, &progress) }
+        }
+    }
+
+    /// Runs `body` with a fresh schema of cards installed and a directory for the child's store.
+    static func withChildSchema(_ body: (ChildSchema) async throws -> Void) async throws {
         let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
-        let s = schema.schemaName
         let endpoint = try await PostgresCluster.shared.endpoint()
         let directory = NSTemporaryDirectory() + "coffer-sync-tests/" + UUID().uuidString
         defer {
             do { try FileManager.default.removeItem(atPath: directory) } catch { Issue.record("removing \(directory): \(error)") }
         }
         try await withInstalled(schema) { connection in
-            var committed = Set<Int>()
-            var inserted = 0
-            var next = 0
-            var deleted = Set<String>()
-            for run in 0..<runs {
-                // Rows the store gets before it goes offline: more than a resync page or two.
-                for _ in 0..<5 {
-                    inserted += 1
-                    try await connection.run("INSERT INTO \(s).\"Card\" (title, count, done) VALUES ('s\(inserted)', \(-inserted), false)")
-                }
-                let ghosts = try await Self.goOffline(directory: directory, schema: s, connection: connection, run: run)
-                deleted.formUnion(ghosts)
-                let child = try ChildProcess.runToEnd(
-                    filter: "replicaCrashChild", role: Self.role, directory: directory,
-                    environment: ["COFFER_SYNC_PORT": String(endpoint.port), "COFFER_SYNC_USER": endpoint.user,
-                                  "COFFER_SYNC_DATABASE": endpoint.database, "COFFER_SYNC_SCHEMA": s,
-                                  "COFFER_SYNC_FIRST": String(next), "COFFER_CRASH_POINT": point.rawValue,
-                                  "COFFER_CRASH_HIT": String(point == .betweenResyncPages ? 1 + run % 2 : 1),
-                                  "COFFER_FAIL_PUSHES": "1"],
-                    timeout: 30)
-                #expect(child.lines.contains("dying at \(point.rawValue)") && !child.timedOut,
-                        "run \(run): the child never reached \(point.rawValue)")
-                #expect(child.killed, "run \(run): the child did not die of SIGKILL")
-                let reported = ChildProcess.committedNumbers(in: child.lines)
-                committed.formUnion(reported)
-                next = max(next, (reported.max() ?? next)) + 1000
-                let sqlRows = Set((1...inserted).map { "s\($0)" }).subtracting(deleted)
-                try await Self.drainAndCheck(directory: directory, schema: s, connection: connection,
-                                             committed: committed, sqlRows: 0, run: run)
-                let store = try Store(directory: directory, options: StoreOptions(durability: .noSync))
-                let local = Set(try store.box(for: Replicated.Card.self).all().map(\.title))
-                let stream = try await testTransport(schema: s).stream   // (never connects)
-                #expect(try store.isResyncing(entity: "Card", stream: stream) == false, "run \(run): the resync did not end")
-                try store.close()
-                #expect(local.isDisjoint(with: deleted), "run \(run): ghosts left: \(local.intersection(deleted).sorted())")
-                #expect(sqlRows.isSubset(of: local), "run \(run): rows lost: \(sqlRows.subtracting(local).sorted())")
-            }
+            try await body(ChildSchema(connection: connection, schema: schema.schemaName, directory: directory, endpoint: endpoint))
         }
     }
 
@@ -215,15 +219,8 @@ import Glibc
         defer {
             do { try store.close() } catch { Issue.record("closing the store: \(error)") }
         }
-        let transport = try await testTransport(schema: s)
-        let replica = try SyncReplica(store: store, entities: [Replicated.Card.self], transport: transport)
         let cards = store.box(for: Replicated.Card.self)
-        let settled = try await eventually(attempts: 100, seconds: 30) {
-            try await replica.syncNow()
-            let rows = try await connection.value("SELECT count(*)::text FROM \(s).\"Card\"")
-            return try store.pendingSyncCount() == 0 && String(try cards.count()) == rows
-        }
-        await transport.close()
+        let (settled, _) = try await syncUntilInStep(store, schema: s, connection: connection)
         #expect(settled, "run \(run): the store did not reach the server's rows before going offline")
         let doomed = try cards.all().filter { $0.title.hasPrefix("s") }.sorted { $0.count > $1.count }.prefix(2)
         for card in doomed {
@@ -242,14 +239,11 @@ import Glibc
         return Set(doomed.map(\.title))
     }
 
-    /// Opens the store the child left, syncs it until in step with the server, and checks that
-    /// nothing is lost or doubled on either side.
-    static func drainAndCheck(directory: String, schema: String, connection: PostgresConnection,
-                              committed: Set<Int>, sqlRows: Int, run: Int) async throws {
-        let store = try Store(directory: directory, options: StoreOptions(durability: .noSync))
-        defer {
-            do { try store.close() } catch { Issue.record("closing the store: \(error)") }
-        }
+    /// Syncs `store` until nothing is pending and it holds as many cards as the server;
+    /// returns whether it got there, and the server's titles at the last look.
+    static func syncUntilInStep(_ store: Store, schema: String, connection: PostgresConnection) async throws
+        -> (settled: Bool, serverTitles: [String])
+    {
         let transport = try await testTransport(schema: schema)
         let replica = try SyncReplica(store: store, entities: [Replicated.Card.self], transport: transport)
         let cards = store.box(for: Replicated.Card.self)
@@ -260,6 +254,19 @@ import Glibc
             return try store.pendingSyncCount() == 0 && cards.count() == serverTitles.count
         }
         await transport.close()
+        return (settled, serverTitles)
+    }
+
+    /// Opens the store the child left, syncs it until in step with the server, and checks that
+    /// nothing is lost or doubled on either side.
+    static func drainAndCheck(directory: String, schema: String, connection: PostgresConnection,
+                              committed: Set<Int>, sqlRows: Int, run: Int) async throws {
+        let store = try Store(directory: directory, options: StoreOptions(durability: .noSync))
+        defer {
+            do { try store.close() } catch { Issue.record("closing the store: \(error)") }
+        }
+        let cards = store.box(for: Replicated.Card.self)
+        let (settled, serverTitles) = try await syncUntilInStep(store, schema: schema, connection: connection)
         #expect(settled, "run \(run): the store did not reach the server's rows")
         let localTitles = try cards.all().map(\.title)
         #expect(Set(serverTitles).count == serverTitles.count, "run \(run): a row is on the server twice")

@@ -62,7 +62,7 @@ import Testing
                 }
                 proxy.faults = .init()
 
-                let (server, agreed) = try await ReplicaConvergenceTests().settle(nodes, connection: connection, schema: s)
+                let (server, agreed) = try await settle(nodes, connection: connection, schema: s, seconds: 60)
                 #expect(agreed, "\(fault) during a \(moment): the replicas did not converge after healing")
                 #expect(server == log.winners(), "\(fault) during a \(moment): the server holds the winning writes")
                 for node in nodes {

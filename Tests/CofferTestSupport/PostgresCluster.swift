@@ -20,6 +20,9 @@ import Glibc
 /// ```swift
 /// let connection = try await PostgresCluster.shared.connect()
 ///
+/// let tls = PostgresCluster(tls: (certificate: "/tmp/t/server.crt", key: "/tmp/t/server.key"))
+/// let secured = try await tls.endpoint()  // TCP connections over TLS only
+///
 /// let cluster = PostgresCluster(synchronousCommit: true)
 /// let endpoint = try await cluster.endpoint()
 /// try await cluster.stopImmediately()   // a crash: no shutdown checkpoint
@@ -33,7 +36,12 @@ package actor PostgresCluster {
     /// (faster); a test that crashes the server needs it, or the server may lose commits it
     /// already reported (which a replica has acknowledged and will not send again).
     private let synchronousCommit: Bool
+    /// The server's certificate and key (PEM files, copied into the cluster's directory)
+    /// when it takes TCP connections over TLS only.
+    private let tls: TLSFiles?
     private var running: Running?
+
+    package typealias TLSFiles = (certificate: String, key: String)
 
     /// What a started cluster needs to be stopped and started again.
     private struct Running {
@@ -46,8 +54,11 @@ package actor PostgresCluster {
     }
 
     /// A cluster that starts on first use. `synchronousCommit` off is the shared cluster's.
-    package init(synchronousCommit: Bool = false) {
+    /// With `tls`, the server has `ssl=on` with that certificate, and its pg_hba.conf takes
+    /// TCP connections over TLS only (`hostssl`); ``connect()`` is for clusters without it.
+    package init(synchronousCommit: Bool = false, tls: TLSFiles? = nil) {
         self.synchronousCommit = synchronousCommit
+        self.tls = tls
     }
 
     /// Where a started cluster listens.
@@ -65,7 +76,7 @@ package actor PostgresCluster {
     package func endpoint() throws -> Endpoint {
         if started == nil {
             do {
-                let running = try Self.start(synchronousCommit: synchronousCommit)
+                let running = try Self.start(synchronousCommit: synchronousCommit, tls: tls)
                 self.running = running
                 started = .success(running.endpoint)
             } catch let error as PostgresClusterError {
@@ -121,7 +132,7 @@ package actor PostgresCluster {
     private static let database = "coffer_test"
     private static let role = "coffer_test"
 
-    private static func start(synchronousCommit: Bool) throws -> Running {
+    private static func start(synchronousCommit: Bool, tls: TLSFiles?) throws -> Running {
         let bin = try binaryDirectory()
         let runAsPostgres = geteuid() == 0
         let directory = try makeDirectory(ownedByPostgres: runAsPostgres)
@@ -130,6 +141,7 @@ package actor PostgresCluster {
 
         try run(bin + "/initdb", ["-D", data, "-U", "postgres", "--auth=trust", "--encoding=UTF8",
                                   "--locale=C", "--no-sync"], asPostgres: runAsPostgres)
+        if let tls { try requireTLS(tls, data: data, asPostgres: runAsPostgres) }
         var lastFailure = ""
         for _ in 0..<3 {
             let port = try freePort()
@@ -138,6 +150,7 @@ package actor PostgresCluster {
             let options = "-c listen_addresses=127.0.0.1 -p \(port) -c unix_socket_directories=\(directory)"
                 + " -c fsync=off -c synchronous_commit=\(synchronousCommit ? "on" : "off") -c full_page_writes=off"
                 + " -c max_connections=200 -c idle_in_transaction_session_timeout=60000"
+                + (tls == nil ? "" : " -c ssl=on")
             do {
                 try run(bin + "/pg_ctl", ["start", "-w", "-t", "60", "-D", data, "-l", directory + "/server.log",
                                           "-o", options], asPostgres: runAsPostgres)
@@ -153,6 +166,19 @@ package actor PostgresCluster {
                            endpoint: Endpoint(port: port, database: database, user: role))
         }
         throw PostgresClusterError.startFailed(lastFailure)
+    }
+
+    /// Puts the certificate and key in the data directory (where `ssl=on` looks for
+    /// server.crt and server.key; the key readable by the server's user only), and lets TCP
+    /// clients in over TLS only.
+    private static func requireTLS(_ tls: TLSFiles, data: String, asPostgres: Bool) throws {
+        for (source, name) in [(tls.certificate, "server.crt"), (tls.key, "server.key")] {
+            try run("/bin/cp", [source, data + "/" + name], asPostgres: false)
+            if asPostgres { try run("/bin/chown", ["postgres:", data + "/" + name], asPostgres: false) }
+            try run("/bin/chmod", ["600", data + "/" + name], asPostgres: false)
+        }
+        let rules = "local all all trust\nhostssl all all 127.0.0.1/32 trust\n"
+        try rules.write(toFile: data + "/pg_hba.conf", atomically: false, encoding: .utf8)
     }
 
     /// The directory holding initdb and pg_ctl: `pg_config --bindir`, then the newest

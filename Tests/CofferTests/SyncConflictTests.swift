@@ -2,7 +2,8 @@
 import Foundation
 import Testing
 
-/// Synced entities with unique properties of each conflict strategy, and a to-many relation.
+/// Synced entities with unique properties of each conflict strategy (the to-many relation is
+/// `SyncedTeams`'s).
 enum SyncedUnique {
     @Sync
     struct Account: Entity {
@@ -25,18 +26,6 @@ enum SyncedUnique {
         var holder = ""
     }
 
-    @Sync
-    struct Team: Entity {
-        var id: Id = 0
-        var name = ""
-        var members: ToMany<SyncedUnique.Member> = []
-    }
-
-    @Sync
-    struct Member: Entity {
-        var id: Id = 0
-        var name = ""
-    }
 }
 
 /// Unique values that collide between a pulled object and a local one: parked as
@@ -148,10 +137,10 @@ enum SyncedUnique {
 
     @Test func toManyRelationsArriveAsSyncIdArraysAndWaitForTargets() throws {
         try withStore { store in
-            try register(SyncedUnique.Team.self, SyncedUnique.Member.self, in: store)
-            let teams = store.box(for: SyncedUnique.Team.self)
-            let members = store.box(for: SyncedUnique.Member.self)
-            var here = SyncedUnique.Member(name: "here")
+            try register(SyncedTeams.Team.self, SyncedTeams.Member.self, in: store)
+            let teams = store.box(for: SyncedTeams.Team.self)
+            let members = store.box(for: SyncedTeams.Member.self)
+            var here = SyncedTeams.Member(name: "here")
             try members.put(&here)
             let hereSyncId = try #require(try members.syncId(of: here.id))
             let (team, later) = (UUID(), UUID())

@@ -19,20 +19,6 @@ enum Merged {
         @Unique var code: String
         var tags: [String] = []
     }
-
-    /// A synced crew with a many-to-many relation to synced members.
-    @Sync
-    struct Crew: Entity {
-        var id: Id = 0
-        var name = ""
-        var members: ToMany<Merged.Sailor> = []
-    }
-
-    @Sync
-    struct Sailor: Entity {
-        var id: Id = 0
-        var name = ""
-    }
 }
 
 /// An app's merge per entity: called when a pulled field meets an unacknowledged local
@@ -62,6 +48,18 @@ enum Merged {
         }
     }
 
+    /// A store on a manual clock holding ``localNote(_:)``, merged by ``unionOfTags(_:calls:)``.
+    func withMergingNote(_ body: (Store, ManualClock, Id, UUID, LockedCalls) throws -> Void) throws {
+        try withStore { store in
+            let clock = ManualClock(5_000_000)
+            clock.install(in: store)
+            let (id, syncId) = try localNote(store)
+            let calls = LockedCalls()
+            unionOfTags(store, calls: calls)
+            try body(store, clock, id, syncId, calls)
+        }
+    }
+
     final class LockedCalls: @unchecked Sendable {
         private let lock = NSLock()
         private var calls: [[String]] = []
@@ -71,12 +69,7 @@ enum Merged {
 
     @Test(arguments: [false, true])
     func theMergedObjectIsStoredAndRecorded(pulledIsNewer: Bool) throws {
-        try withStore { store in
-            let clock = ManualClock(5_000_000)
-            clock.install(in: store)
-            let (id, syncId) = try localNote(store)
-            let calls = LockedCalls()
-            unionOfTags(store, calls: calls)
+        try withMergingNote { store, clock, id, syncId, calls in
             let fieldIds = try SyncProbe.fieldIds(Merged.Note.self, in: store)
             // Older than the local change (it keeps its fields), or newer (it takes them).
             let pulledClock: UInt64 = pulledIsNewer ? (clock.now + 1_000) << 16 : 10
@@ -102,12 +95,7 @@ enum Merged {
     }
 
     @Test func withoutACollisionOrAMergeTheRulesAreAsBefore() throws {
-        try withStore { store in
-            let clock = ManualClock(5_000_000)
-            clock.install(in: store)
-            let (id, syncId) = try localNote(store)
-            let calls = LockedCalls()
-            unionOfTags(store, calls: calls)
+        try withMergingNote { store, _, id, syncId, calls in
             // Only a field no local change set: no call.
             var builder = PageBuilder()
             builder.upsert(syncId, clock: 10, origin: UUID(), fields: [("pinned", "true")])
@@ -120,6 +108,30 @@ enum Merged {
             _ = try store.applyPulledPage(builder.page(cursor: "2"), entity: "Note", stream: stream)
             #expect(calls.all.isEmpty)
             #expect(try store.box(for: Merged.Note.self).get(id)?.tags == ["a", "mine"])
+        }
+    }
+
+    /// A pulled field this replica wrote itself (its origin is the store's client id: an
+    /// earlier push coming back, as when a slow transaction held the pull behind it) does not
+    /// collide with a newer local change of it: the merge is not called and the local value
+    /// stays. A field another replica wrote, in the same change, still collides.
+    @Test func aFieldThisReplicaWroteItselfDoesNotCollide() throws {
+        try withMergingNote { store, _, id, syncId, calls in
+            let mine = try store.syncClientId()
+            var builder = PageBuilder()
+            builder.upsert(syncId, clock: 10, origin: mine, fields: [("text", "\"first\""), ("tags", "[\"a\"]")])
+            _ = try store.applyPulledPage(builder.page(cursor: "1"), entity: "Note", stream: stream)
+            #expect(calls.all.isEmpty, "the merge was called for the replica's own earlier write")
+            var note = try #require(try store.box(for: Merged.Note.self).get(id))
+            #expect(note.tags == ["a", "mine"] && note.text == "mine")
+
+            builder = PageBuilder()
+            builder.upsert(syncId, clock: 10, origin: mine, fields: [("text", "\"first\""), ("tags", "[\"a\", \"theirs\"]")],
+                           clocks: ["tags": (11, UUID())])
+            _ = try store.applyPulledPage(builder.page(cursor: "2"), entity: "Note", stream: stream)
+            #expect(calls.all == [["tags"]])
+            note = try #require(try store.box(for: Merged.Note.self).get(id))
+            #expect(note.tags == ["a", "mine", "theirs"] && note.text == "mine")
         }
     }
 
@@ -211,24 +223,24 @@ enum Merged {
         try withStore { store in
             let clock = ManualClock(5_000_000)
             clock.install(in: store)
-            try register(Merged.Crew.self, Merged.Sailor.self, in: store)
-            let members = store.box(for: Merged.Sailor.self)
-            let crews = store.box(for: Merged.Crew.self)
-            var people = [Merged.Sailor(name: "ann"), Merged.Sailor(name: "bob"), Merged.Sailor(name: "cy")]
+            try register(SyncedTeams.Team.self, SyncedTeams.Member.self, in: store)
+            let members = store.box(for: SyncedTeams.Member.self)
+            let teams = store.box(for: SyncedTeams.Team.self)
+            var people = [SyncedTeams.Member(name: "ann"), SyncedTeams.Member(name: "bob"), SyncedTeams.Member(name: "cy")]
             for index in people.indices { try members.put(&people[index]) }
-            var crew = Merged.Crew(name: "deck")
-            crew.members.append(people[0])
-            try crews.put(&crew)
+            var team = SyncedTeams.Team(name: "deck")
+            team.members.append(people[0])
+            try teams.put(&team)
             try store.acknowledgeSyncChanges(through: try store.takeSyncChanges(limit: 10).last?.mid ?? 0)
-            crew = try #require(try crews.get(crew.id))
-            crew.members.append(people[1])   // local: ann, bob
-            try crews.put(&crew)
-            let crewSyncId = try #require(try crews.syncId(of: crew.id))
+            team = try #require(try teams.get(team.id))
+            team.members.append(people[1])   // local: ann, bob
+            try teams.put(&team)
+            let teamSyncId = try #require(try teams.syncId(of: team.id))
             let memberSyncIds = try people.map { try #require(try members.syncId(of: $0.id)) }
 
             let calls = LockedCalls()
             let views = LockedViews()
-            store.setSyncMerge(for: Merged.Crew.self) { conflict in
+            store.setSyncMerge(for: SyncedTeams.Team.self) { conflict in
                 calls.record(conflict.properties)
                 let local = try conflict.local.members.load()
                 let remote = try conflict.remote.members.load()
@@ -242,15 +254,15 @@ enum Merged {
             let pulledClock: UInt64 = pulledIsNewer ? (clock.now + 1_000) << 16 : 10
             var builder = PageBuilder()
             let remoteTargets = [memberSyncIds[0], memberSyncIds[2]].map { "\"\($0.uuidString.lowercased())\"" }.joined(separator: ", ")
-            builder.upsert(crewSyncId, clock: pulledClock, origin: UUID(), fields: [("members", "[\(remoteTargets)]")])
-            _ = try store.applyPulledPage(builder.page(), entity: "Crew", stream: stream)
+            builder.upsert(teamSyncId, clock: pulledClock, origin: UUID(), fields: [("members", "[\(remoteTargets)]")])
+            _ = try store.applyPulledPage(builder.page(), entity: "Team", stream: stream)
             #expect(calls.all == [["members"]])
             #expect(views.all.map { Set($0.local) } == [["ann", "bob"]])
             #expect(views.all.map { Set($0.remote) } == [["ann", "cy"]])
-            let stored = try #require(try crews.get(crew.id))
+            let stored = try #require(try teams.get(team.id))
             #expect(Set(try stored.members.load().map(\.name)) == ["ann", "bob", "cy"])
-            let fieldIds = try SyncProbe.fieldIds(Merged.Crew.self, in: store)
-            let entry = try #require(try SyncProbe.snapshot(store).outbox.last { $0.entry.syncId == crewSyncId }?.entry)
+            let fieldIds = try SyncProbe.fieldIds(SyncedTeams.Team.self, in: store)
+            let entry = try #require(try SyncProbe.snapshot(store).outbox.last { $0.entry.syncId == teamSyncId }?.entry)
             let field = try #require(entry.fields.first { $0.id == fieldIds["members"] })
             #expect(field.clock > pulledClock, "the union is recorded above the page's clock")
             #expect(try store.verify().problems.isEmpty)

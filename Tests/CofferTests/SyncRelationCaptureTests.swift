@@ -15,19 +15,19 @@ import Testing
         return Set(array.compactMap(UUID.init(uuidString:)))
     }
 
-    static func members(of team: SyncedUnique.Team, in store: Store) throws -> Set<UUID> {
-        let members = store.box(for: SyncedUnique.Member.self)
+    static func members(of team: SyncedTeams.Team, in store: Store) throws -> Set<UUID> {
+        let members = store.box(for: SyncedTeams.Member.self)
         return Set(try team.members.load().map { try #require(try members.syncId(of: $0.id)) })
     }
 
     @Test func aLinkOrAnUnlinkAloneIsCaptured() throws {
         try withStore { store in
-            try register(SyncedUnique.Team.self, SyncedUnique.Member.self, in: store)
-            let teams = store.box(for: SyncedUnique.Team.self)
-            let members = store.box(for: SyncedUnique.Member.self)
-            var people = (0..<3).map { SyncedUnique.Member(name: "m\($0)") }
+            try register(SyncedTeams.Team.self, SyncedTeams.Member.self, in: store)
+            let teams = store.box(for: SyncedTeams.Team.self)
+            let members = store.box(for: SyncedTeams.Member.self)
+            var people = (0..<3).map { SyncedTeams.Member(name: "m\($0)") }
             try members.put(&people)
-            var team = SyncedUnique.Team(name: "t")
+            var team = SyncedTeams.Team(name: "t")
             team.members.append(people[0])
             try teams.put(&team)
             try store.acknowledgeSyncChanges(through: try store.takeSyncChanges(limit: 100).last?.mid ?? 0)
@@ -63,14 +63,14 @@ import Testing
 
     @Test func pendingTargetsAreSentWithTheRelation() throws {
         try withStore { store in
-            try register(SyncedUnique.Team.self, SyncedUnique.Member.self, in: store)
-            let teams = store.box(for: SyncedUnique.Team.self)
-            let members = store.box(for: SyncedUnique.Member.self)
+            try register(SyncedTeams.Team.self, SyncedTeams.Member.self, in: store)
+            let teams = store.box(for: SyncedTeams.Team.self)
+            let members = store.box(for: SyncedTeams.Member.self)
             let (team, away) = (UUID(), UUID())
             var builder = PageBuilder()
             builder.upsert(team, clock: 10, origin: nil, fields: [("name", "\"pulled\""), ("members", "[\"\(away.uuidString)\"]")])
             _ = try store.applyPulledPage(builder.page(), entity: "Team", stream: stream)
-            var here = SyncedUnique.Member(name: "here")
+            var here = SyncedTeams.Member(name: "here")
             try members.put(&here)
             var local = try #require(try teams.id(forSyncId: team).flatMap { try teams.get($0) })
             local.members.append(here)
@@ -89,10 +89,10 @@ import Testing
         var random = SplitMix64(state: UInt64(seed) &* 104_729)
         try withStore { store in
             try withStore { other in
-                try register(SyncedUnique.Team.self, SyncedUnique.Member.self, in: store)
-                try register(SyncedUnique.Team.self, SyncedUnique.Member.self, in: other)
-                let teams = store.box(for: SyncedUnique.Team.self)
-                let members = store.box(for: SyncedUnique.Member.self)
+                try register(SyncedTeams.Team.self, SyncedTeams.Member.self, in: store)
+                try register(SyncedTeams.Team.self, SyncedTeams.Member.self, in: other)
+                let teams = store.box(for: SyncedTeams.Team.self)
+                let members = store.box(for: SyncedTeams.Member.self)
                 var serverTeams: [UUID: (name: String, members: Set<UUID>)] = [:]
                 var serverMembers: [UUID: String] = [:]
 
@@ -121,10 +121,10 @@ import Testing
                     var stored = try members.all()
                     switch Int.random(in: 0..<10, using: &random) {
                     case 0:
-                        var member = SyncedUnique.Member(name: "m\(step)")
+                        var member = SyncedTeams.Member(name: "m\(step)")
                         try members.put(&member)
                     case 1:
-                        var team = SyncedUnique.Team(name: "t\(step)")
+                        var team = SyncedTeams.Team(name: "t\(step)")
                         for member in stored where Bool.random(using: &random) { team.members.append(member) }
                         try teams.put(&team)
                     case 2, 3, 4:
@@ -174,7 +174,7 @@ import Testing
                     builder.upsert(syncId, clock: 10, origin: nil, fields: [("name", "\"m\"")])
                 }
                 _ = try other.applyPulledPage(builder.page(cursor: "1"), entity: "Member", stream: stream)
-                let otherTeams = other.box(for: SyncedUnique.Team.self)
+                let otherTeams = other.box(for: SyncedTeams.Team.self)
                 #expect(try otherTeams.count() == teams.count())
                 for team in try otherTeams.all() {
                     let syncId = try #require(try otherTeams.syncId(of: team.id))

@@ -122,8 +122,12 @@ struct PulledPageApplier {
             // Local changes count while the object is here (a pulled delete earlier in the
             // page removed it: the server's values are the object's now).
             let localClock = existing == nil ? nil : mine?.fieldClocks[binding.storedIds[position]]
-            if merge != nil, localClock != nil { collided.append(position) }
-            if let localClock, PulledPage.Stamp(clock: localClock, origin: clientId) >= change.stamp(of: member.key) {
+            let pulled = change.stamp(of: member.key)
+            // This replica's own earlier write coming back (pushed before the unacknowledged
+            // change, or pushed and not yet acknowledged) is not another replica's change:
+            // the local change supersedes it, and the merge is not asked.
+            if merge != nil, localClock != nil, pulled.origin != clientId { collided.append(position) }
+            if let localClock, PulledPage.Stamp(clock: localClock, origin: clientId) >= pulled {
                 fieldsKeptLocal += 1
                 if merge != nil, let decision = try decide(member.value, property: property, syncId: change.syncId) {
                     overridden[position] = decision

@@ -13,7 +13,7 @@ struct SyncInstall: AsyncParsableCommand {
     @Argument(help: "The store directory.")
     var directory: String
 
-    @Option(help: "The server, e.g. postgres://user:password@host:5432/database (TLS is not used).")
+    @Option(help: "The server, e.g. postgres://user:password@host:5432/database?sslmode=verify-full&sslrootcert=root.crt (sslmode: disable, prefer (the default), require, verify-ca, verify-full).")
     var url: String?
 
     @Option(help: "The PostgreSQL schema to install into.")

@@ -2,13 +2,15 @@ import ArgumentParser
 import Foundation
 import PostgresNIO
 
-/// A `postgres://user:password@host:port/database` URL, parsed for postgres-nio.
+/// A `postgres://user:password@host:port/database?sslmode=...&sslrootcert=...` URL, parsed for
+/// postgres-nio (TLS: see ``PostgresTLS``).
 struct PostgresURL {
     let host: String
     let port: Int
     let user: String
     let password: String?
     let database: String?
+    let tls: PostgresTLS
 
     /// host:port/database, without the password, for messages.
     var display: String { "\(host):\(port)/\(database ?? user)" }
@@ -18,9 +20,7 @@ struct PostgresURL {
               ["postgres", "postgresql"].contains(scheme.lowercased()) else {
             throw ToolError("not a postgres:// URL: \(text)")
         }
-        for item in components.queryItems ?? [] where item.name == "sslmode" && item.value != "disable" {
-            throw ToolError("sslmode=\(item.value ?? "") is not supported: the tool connects without TLS (sslmode=disable)")
-        }
+        tls = try PostgresTLS(query: components.queryItems ?? [])
         host = components.host.flatMap { $0.isEmpty ? nil : $0 } ?? "127.0.0.1"
         port = components.port ?? 5432
         user = components.user ?? ProcessInfo.processInfo.environment["USER"] ?? "postgres"
@@ -45,14 +45,20 @@ func toolFailure(_ message: String) -> ExitCode {
 /// Connects to `target`, runs `body`, closes the connection. A server error becomes its
 /// message (SQLSTATE, message, detail) on standard error and exit status 1.
 func withServer<T>(_ target: PostgresURL, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+    let tls: PostgresConnection.Configuration.TLS
+    do {
+        tls = try target.tls.configuration()
+    } catch {
+        throw toolFailure("\(error)")
+    }
     let configuration = PostgresConnection.Configuration(
         host: target.host, port: target.port, username: target.user, password: target.password,
-        database: target.database, tls: .disable)
+        database: target.database, tls: tls)
     let connection: PostgresConnection
     do {
         connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: Logger(label: "coffer.sync"))
     } catch {
-        throw toolFailure("cannot connect to \(target.display): \(describe(error))")
+        throw toolFailure("cannot connect to \(target.display): \(describeConnectFailure(error, tls: target.tls))")
     }
     do {
         let result = try await body(connection)
@@ -65,6 +71,29 @@ func withServer<T>(_ target: PostgresURL, _ body: (PostgresConnection) async thr
         try? await connection.close()
         throw toolFailure(describe(error))
     }
+}
+
+/// Why a connection failed, in words that point at the TLS setting when it is the cause: a
+/// server without TLS under `require` or stricter, a certificate that does not verify, or a
+/// server that takes this connection only over TLS under `disable`.
+func describeConnectFailure(_ error: any Error, tls: PostgresTLS) -> String {
+    guard let error = error as? PSQLError else { return describe(error) }
+    if error.code == .sslUnsupported {
+        return "the server does not offer TLS (\(tls.display)); sslmode=prefer or disable connects without it"
+    }
+    if let underlying = error.underlying, underlying is NIOSSLError || underlying is NIOSSLExtraError || underlying is BoringSSLError {
+        let hint = switch tls.mode {
+        case .verifyFull: "the server's certificate must chain to sslrootcert and name the host"
+        case .verifyCA: "the server's certificate must chain to sslrootcert"
+        default: "the TLS handshake with the server failed"
+        }
+        return "TLS failed (\(tls.display)): \(hint): \(underlying)"
+    }
+    let text = describe(error)
+    if tls.mode == .disable, error.serverInfo?[.sqlState] == "28000", text.contains("no encryption") {
+        return text + "; the server takes this connection only over TLS: use sslmode=require or verify-full"
+    }
+    return text
 }
 
 /// What went wrong, with the server's own words (PSQLError's description hides them).
