@@ -101,6 +101,22 @@ public actor PostgresTransport: SyncTransport {
         return Data(try await singleText("pull \(entity)", query).utf8)
     }
 
+    /// Calls `coffer_pull(entity, cursor, limit, bytes)`: a page that also ends after the
+    /// change that takes it to about `bytes` bytes.
+    ///
+    /// ```swift
+    /// let page = try await transport.pull(entity: "Task", cursor: "0", limit: 1000, bytes: 4 << 20)
+    /// ```
+    public func pull(entity: String, cursor: String, limit: Int, bytes: Int) async throws -> Data {
+        var binds = PostgresBindings()
+        binds.append(entity)
+        binds.append(cursor)
+        binds.append(limit)
+        binds.append(bytes)
+        let query = PostgresQuery(unsafeSQL: "SELECT \(schemaSQL).coffer_pull($1, $2, $3::integer, $4::bigint)::text", binds: binds)
+        return Data(try await singleText("pull \(entity)", query).utf8)
+    }
+
     /// Calls `coffer_fetch(entity, ids)` and returns its JSON text as bytes.
     ///
     /// ```swift

@@ -16,17 +16,51 @@ extension SyncPushBatch {
     ///
     /// Returns nil for an empty list.
     init?(changes: [SyncChange]) {
-        guard let last = changes.last else { return nil }
+        guard let (batch, _) = Self.encoding(changes[...], byteLimit: .max, largestChange: .max) else { return nil }
+        self = batch
+    }
+
+    /// The largest change a push sends, in bytes of its JSON (``SyncChange/wireSizeEstimate``):
+    /// 64 MiB. A batch goes to the server as one text value cast to `jsonb`, which holds at
+    /// most 268,435,455 bytes, and PostgreSQL allocates at most 1 GB at once: the server
+    /// keeps the batch's text, its `jsonb`, each value taken out of it and the row written
+    /// (with its trigger's copies) at the same time, and a pull sends the row back inside a
+    /// page (a `bytea` as base64, a string escaped as in the push). A quarter of `jsonb`'s
+    /// limit leaves room for all of them, and for a whole batch beside the largest change.
+    static let largestChange = 64 << 20
+
+    /// Encodes `changes` from the first one on, as ``init(changes:)`` does, until the next
+    /// change would take the batch's JSON past `byteLimit` bytes (the first one always goes,
+    /// so a batch holds at least one change). A change larger than `largestChange` is refused
+    /// like one holding U+0000 (listed in ``refusedLocally``), since the server could never
+    /// take it. Returns the batch and how many changes of `changes` it covers (the rest go in
+    /// the next batch); nil for an empty list. Each change is encoded once: its size is known
+    /// beforehand (``SyncChange/wireSizeEstimate``).
+    static func encoding(_ changes: ArraySlice<SyncChange>, byteLimit: Int, largestChange: Int) -> (batch: SyncPushBatch, covered: Int)? {
+        guard !changes.isEmpty else { return nil }
         var json = "["
         var count = 0
+        var covered = 0
+        var bytes = 2
         var refused: [SyncRejection] = []
         var lastSent: UInt64 = 0
         for change in changes {
-            if change.operation == .upsert && !change.objectExists { continue }
+            if change.operation == .upsert && !change.objectExists {
+                covered += 1
+                continue
+            }
+            let size = change.wireSizeEstimate
+            if count > 0, bytes + size > byteLimit { break }
+            covered += 1
+            if size > largestChange {
+                refused.append(SyncRejection(mid: change.mid, reason: Self.tooLargeReason(change, size: size, limit: largestChange)))
+                continue
+            }
             if change.operation == .upsert, let field = change.fields.first(where: { $0.json.map(Self.holdsNul) ?? false }) {
                 refused.append(SyncRejection(mid: change.mid, reason: Self.nulReason(field)))
                 continue
             }
+            bytes += size
             lastSent = change.mid
             if count > 0 { json += "," }
             count += 1
@@ -53,9 +87,16 @@ extension SyncPushBatch {
             }
         }
         json += "]"
-        self.init(json: json, count: count, lastMid: last.mid)
-        refusedLocally = refused
-        lastSentMid = lastSent
+        var batch = SyncPushBatch(json: json, count: count, lastMid: changes[changes.startIndex + covered - 1].mid)
+        batch.refusedLocally = refused
+        batch.lastSentMid = lastSent
+        return (batch, covered)
+    }
+
+    /// The reason a change too large to send is refused: the entity, the object and the size.
+    static func tooLargeReason(_ change: SyncChange, size: Int, limit: Int) -> String {
+        "\(change.entity) \(change.syncId.uuidString.lowercased()): the change takes about \(size) bytes, "
+            + "more than a push sends (\(limit) bytes)"
     }
 
     /// The reason a change holding U+0000 in `field` is refused: the server's own words for a

@@ -15,12 +15,33 @@ extension SyncReplica {
         /// options.pushBatchSize = 200
         /// ```
         public var pushBatchSize: Int
+        /// How many bytes of JSON one push batch holds at most (4 MiB by default), counted
+        /// from each change's values as the outbox holds them: the batch ends before the
+        /// change that would take it past this, so large values travel in smaller batches.
+        /// A batch always holds at least one change; a change larger than a push ever sends
+        /// (64 MiB) is refused without being sent and recorded as a rejection.
+        ///
+        /// ```swift
+        /// options.pushBatchBytes = 1 << 20   // batches of at most 1 MiB (or one larger change)
+        /// ```
+        public var pushBatchBytes: Int
         /// How many changes one pull page holds (one LMDB transaction each).
         ///
         /// ```swift
         /// options.pullPageSize = 2000
         /// ```
         public var pullPageSize: Int
+        /// How many bytes one pull page holds, about (4 MiB by default): the server ends a
+        /// page after the row that takes it past this, as the server sizes its rows (a page
+        /// holds at least one row, so the cursor always moves).
+        ///
+        /// ```swift
+        /// options.pullPageBytes = 1 << 20
+        /// ```
+        public var pullPageBytes: Int
+        /// The largest change a push sends, in bytes of JSON: ``SyncPushBatch/largestChange``;
+        /// lowered by tests, never raised.
+        var largestChange = SyncPushBatch.largestChange
         /// Polling when no notification comes: the first wait after a pass that found
         /// something, doubling (with jitter) after each quiet pass up to the longest. With
         /// LISTEN working, notifications and local changes end the wait at once.
@@ -45,18 +66,21 @@ extension SyncReplica {
         /// ```
         public var entityRetry: (first: Duration, longest: Duration)
 
-        /// The defaults: batches and pages of 1000, polls from 1 s to 60 s, retries from
-        /// 250 ms to 30 s, an entity's retries from 1 s to 5 minutes.
+        /// The defaults: batches and pages of 1000 changes and at most 4 MiB, polls from 1 s
+        /// to 60 s, retries from 250 ms to 30 s, an entity's retries from 1 s to 5 minutes.
         ///
         /// ```swift
-        /// let options = SyncReplica.Options(pushBatchSize: 200)
+        /// let options = SyncReplica.Options(pushBatchSize: 200, pushBatchBytes: 1 << 20)
         /// ```
         public init(pushBatchSize: Int = 1000, pullPageSize: Int = 1000,
+                    pushBatchBytes: Int = 4 << 20, pullPageBytes: Int = 4 << 20,
                     poll: (first: Duration, longest: Duration) = (.seconds(1), .seconds(60)),
                     retry: (first: Duration, longest: Duration) = (.milliseconds(250), .seconds(30)),
                     entityRetry: (first: Duration, longest: Duration) = (.seconds(1), .seconds(300))) {
             self.pushBatchSize = max(1, pushBatchSize)
             self.pullPageSize = max(1, pullPageSize)
+            self.pushBatchBytes = max(1, pushBatchBytes)
+            self.pullPageBytes = max(1, pullPageBytes)
             self.poll = poll
             self.retry = retry
             self.entityRetry = entityRetry

@@ -92,6 +92,7 @@ extension SyncReplica {
                     status.pulled += summary.upserted + summary.deleted
                     status.conflicts += summary.conflicts
                 }
+                reportOversized(summary, entity: entity)
                 guard summary.more else { break }
                 // A page that says there is more but does not move the cursor would be asked
                 // for again and again (and, taken for the end, leave the rest unpulled).
@@ -114,13 +115,25 @@ extension SyncReplica {
             }
             let summary = try store.finishSyncResync(entity: entity, stream: stream, fetched: pages)
             channel.update { $0.pulled += summary.upserted + summary.deleted }
+            reportOversized(summary, entity: entity)
+        }
+    }
+
+    /// Lists the rows a page or a fetch left out as too large in ``SyncStatus/oversizedRows``.
+    private func reportOversized(_ summary: SyncPullSummary, entity: String) {
+        guard !summary.oversized.isEmpty else { return }
+        let now = Date()
+        let rows = summary.oversized.map { SyncOversizedRow(entity: entity, syncId: $0.syncId, bytes: $0.bytes, seenAt: now) }
+        channel.update { status in
+            status.oversizedCount += rows.count
+            status.oversizedRows = Array((status.oversizedRows + rows).suffix(100))
         }
     }
 
     /// Starts the pull of `entity`'s page after `cursor`.
     private func requestPage(_ entity: String, after cursor: String) -> PendingCall<Data> {
-        let (transport, limit) = (transport, options.pullPageSize)
-        return PendingCall { try await transport.pull(entity: entity, cursor: cursor, limit: limit) }
+        let (transport, limit, bytes) = (transport, options.pullPageSize, options.pullPageBytes)
+        return PendingCall { try await transport.pull(entity: entity, cursor: cursor, limit: limit, bytes: bytes) }
     }
 
     /// Fetches and applies the server's state of the objects of `entity` whose changes the
@@ -135,6 +148,7 @@ extension SyncReplica {
             let page = try await transport.fetch(entity: entity, ids: ids)
             let summary = try store.applyFetchedObjects(page, entity: entity, requested: ids)
             channel.update { $0.pulled += summary.upserted + summary.deleted }
+            reportOversized(summary, entity: entity)
         }
     }
 }

@@ -21,13 +21,14 @@ extension SyncReplica {
             return
         }
         let recordedBefore = try store.syncLastMutationId()
-        var current = try takeBatch(after: 0)
+        var current = try takeBatch(after: 0, carrying: [])
         var inFlight = send(current, client: client)
         do {
             while let batch = current.batch {
                 try Task.checkCancellation()
-                // The next batch is taken and encoded while the server applies this one.
-                let next: TakenBatch? = try batch.lastMid < recordedBefore ? takeBatch(after: batch.lastMid) : nil
+                // The next batch is taken and encoded while the server applies this one; it
+                // begins with the changes this one had no room for.
+                let next: TakenBatch? = try batch.lastMid < recordedBefore ? takeBatch(after: batch.lastMid, carrying: current.leftover) : nil
                 // Changes the server could never store are refused here, and end as its refusals do.
                 var rejected = batch.refusedLocally
                 if let call = inFlight {
@@ -71,13 +72,27 @@ extension SyncReplica {
         }
     }
 
-    /// Outbox changes taken for a push, and their encoding (nil when there were none).
-    private typealias TakenBatch = (changes: [SyncChange], batch: SyncPushBatch?)
+    /// Outbox changes taken for a push: those the batch covers, their encoding (nil when
+    /// there were none), and those taken that had no room in it (sent first in the next
+    /// batch, without being read again).
+    private typealias TakenBatch = (changes: ArraySlice<SyncChange>, batch: SyncPushBatch?, leftover: ArraySlice<SyncChange>)
 
-    /// Takes the outbox entries after mid `after` (up to a batch) and encodes them.
-    private func takeBatch(after mid: UInt64) throws -> TakenBatch {
-        let changes = try store.takeSyncChanges(limit: options.pushBatchSize, after: mid)
-        return (changes, SyncPushBatch(changes: changes))
+    /// Takes the outbox entries after mid `after` (up to a batch: ``Options/pushBatchSize``
+    /// changes, ``Options/pushBatchBytes`` bytes) after the `carrying` ones taken before, and
+    /// encodes them. Reading stops once the bytes are reached, so a change's values are read
+    /// and encoded once, whatever their size.
+    private func takeBatch(after mid: UInt64, carrying: ArraySlice<SyncChange>) throws -> TakenBatch {
+        var changes = Array(carrying)
+        let carried = carrying.reduce(0) { $0 + $1.wireSizeEstimate }
+        if changes.count < options.pushBatchSize && carried < options.pushBatchBytes {
+            changes += try store.takeSyncChanges(limit: options.pushBatchSize - changes.count, after: carrying.last?.mid ?? mid,
+                                                 byteBudget: options.pushBatchBytes - carried)
+        }
+        guard let (batch, covered) = SyncPushBatch.encoding(changes[...], byteLimit: options.pushBatchBytes,
+                                                            largestChange: options.largestChange) else {
+            return ([], nil, [])
+        }
+        return (changes[..<covered], batch, changes[covered...])
     }
 
     /// Starts pushing `taken`; nil when it has nothing to send (no changes, or only updates

@@ -342,6 +342,32 @@ enum SyncServerSQL {
             END
         $$
         """#,
+        // The SQL expression that sizes column `col` of a row in a pull page without reading
+        // its value: text and bytea by their length (a toasted value's length is in its
+        // pointer; bytea travels as base64), jsonb and arrays by their stored size (arrays of
+        // numbers, booleans and uuids grow about threefold as JSON); NULL for the kinds of a
+        // fixed size, which the page counts as a constant.
+        #"""
+        CREATE OR REPLACE FUNCTION @S@._sizer(kind text, col text) RETURNS text
+        LANGUAGE sql IMMUTABLE AS $$
+            SELECT CASE
+                WHEN kind = 'text' THEN format('coalesce(octet_length(%I)::bigint, 0)', col)
+                WHEN kind = 'bytea' THEN format('coalesce((octet_length(%I)::bigint + 2) / 3 * 4, 0)', col)
+                WHEN kind IN ('jsonb', 'text[]') THEN format('coalesce(pg_column_size(%I)::bigint, 0)', col)
+                WHEN kind LIKE '%[]' THEN format('coalesce(pg_column_size(%I)::bigint * 3, 0)', col)
+            END
+        $$
+        """#,
+        // The largest row a pull or a fetch sends, in bytes as the page sizes rows: 64 MiB,
+        // as the largest change a push sends. A larger row goes as a marker (`"op":
+        // "oversized"`). The meta key 'largest_row' lowers it (tests), never raises it.
+        #"""
+        CREATE OR REPLACE FUNCTION @S@._largest_row() RETURNS bigint
+        LANGUAGE sql STABLE AS $$
+            SELECT least(coalesce((SELECT m.value::bigint FROM @S@.meta m WHERE m.key = 'largest_row'), 67108864), 67108864)
+        $$
+        """#,
+
         // The SQL expression that decodes field `field` of the jsonb `$1` into its kind.
         #"""
         CREATE OR REPLACE FUNCTION @S@._decoder(kind text, field text) RETURNS text
@@ -1135,8 +1161,19 @@ enum SyncServerSQL {
         // puller took every object from the table itself, so only tombstones collected since
         // (the floor rose) past its position can be missing to it, and only then does it
         // get CF004. Without the suffix, any position below the floor gets CF004.
+        //
+        // Sizes: a page ends after `page_limit` changes, or after the change that takes it
+        // to `page_bytes` (at most the largest row) or past, whichever comes first; the first
+        // change always goes, so the cursor moves. Rows are sized before they are encoded
+        // (_sizer), and a row is encoded only when it goes in the page. A row larger than
+        // _largest_row() goes as a marker, {"op": "oversized", "id", "txid", "hlc", "origin",
+        // "bytes"}, so one row no one can carry does not stop the entity's pull. A page whose
+        // encoding still fails on a limit (a document sized by its compressed length) or
+        // comes out above twice the largest row (128 MiB) is made again of its first change
+        // alone, and that change,
+        // if it fails too, goes as a marker.
         #"""
-        CREATE OR REPLACE FUNCTION @S@.coffer_pull(entity text, from_cursor text, page_limit integer) RETURNS jsonb
+        CREATE OR REPLACE FUNCTION @S@.coffer_pull(entity text, from_cursor text, page_limit integer, page_bytes bigint) RETURNS jsonb
         LANGUAGE plpgsql STABLE SET extra_float_digits = 3 SET enable_bitmapscan = off SET enable_sort = off AS $$
         DECLARE
             horizon xid8 := pg_snapshot_xmin(pg_current_snapshot());
@@ -1145,15 +1182,22 @@ enum SyncServerSQL {
             cursor_position text := from_cursor;
             base_floor xid8;
             current_floor xid8 := (SELECT m.value::xid8 FROM @S@.meta m WHERE m.key = 'gc_floor');
+            largest bigint := @S@._largest_row();
+            budget bigint;
             encoded text;
+            sized text;
+            page_query text;
             changes jsonb;
             total integer;
+            kept integer;
             last_change jsonb;
             next_cursor text;
+            more boolean;
         BEGIN
             IF page_limit IS NULL OR page_limit < 1 THEN
                 RAISE EXCEPTION 'page_limit must be at least 1';
             END IF;
+            budget := least(greatest(coalesce(page_bytes, largest), 1), largest);
             IF NOT EXISTS (SELECT 1 FROM @S@.entities e WHERE e.entity = coffer_pull.entity) THEN
                 RAISE EXCEPTION 'entity "%" is not installed in schema %', entity, @SL@ USING ERRCODE = 'CF001';
             END IF;
@@ -1181,44 +1225,110 @@ enum SyncServerSQL {
                     current_floor USING ERRCODE = 'CF004';
             END IF;
 
+            -- A row's size: a constant for its stamps, the field names and the fixed-size
+            -- values, plus the length of each variable-size value.
             SELECT coalesce(string_agg(format('jsonb_build_object(%L, %s)', f.field, @S@._encoder(f.kind, f.field)),
-                                       ' || ' ORDER BY f.field), '''{}''::jsonb')
-                INTO encoded FROM @S@.fields f WHERE f.entity = coffer_pull.entity;
+                                       ' || ' ORDER BY f.field), '''{}''::jsonb'),
+                   (160 + coalesce(sum(2 * octet_length(f.field) + 110), 0))::text
+                       || coalesce(' + ' || string_agg(@S@._sizer(f.kind, f.field), ' + ' ORDER BY f.field), '')
+                INTO encoded, sized FROM @S@.fields f WHERE f.entity = coffer_pull.entity;
 
-            EXECUTE format($q$
-                SELECT coalesce(jsonb_agg(c ORDER BY t, s), '[]'), count(*)
+            -- Rows are sized in the scan and summed in (_txid, sync_id) order; a row is
+            -- encoded only while the rows before it fit in the budget (a marker stands for a
+            -- row too large, and counts 200 bytes). The page keeps the merged changes (rows
+            -- and tombstones) while the ones before them fit: as a row's merged sum is at
+            -- least its sum among rows, every row kept was encoded.
+            -- $1 horizon, $2/$3 the cursor, $4 how many to read, $5 the entity, $6 the
+            -- budget, $7 the largest row.
+            page_query := format($q$
+                SELECT coalesce(jsonb_agg(p.c ORDER BY p.t, p.s) FILTER (WHERE p.kept), '[]'),
+                       count(*) FILTER (WHERE p.kept), count(*)
                 FROM (
-                    SELECT * FROM (
-                        SELECT jsonb_build_object('op', 'upsert', 'id', r.sync_id, 'txid', r._txid::text,
-                                   'hlc', r._hlc::text, 'origin', r._origin, 'clocks', r._clocks, 'fields', %s) AS c,
-                               r._txid AS t, r.sync_id AS s
+                    SELECT m.c, m.t, m.s, sum(m.z) OVER (ORDER BY m.t, m.s ROWS UNBOUNDED PRECEDING) - m.z < $6 AS kept
+                    FROM (
+                        SELECT * FROM (
+                            SELECT CASE WHEN w._coffer_bytes > $7 THEN
+                                            jsonb_build_object('op', 'oversized', 'id', w.sync_id, 'txid', w._txid::text,
+                                                'hlc', w._hlc::text, 'origin', w._origin, 'bytes', w._coffer_bytes)
+                                        WHEN w._coffer_upto - w._coffer_bytes < $6 THEN
+                                            jsonb_build_object('op', 'upsert', 'id', w.sync_id, 'txid', w._txid::text,
+                                                'hlc', w._hlc::text, 'origin', w._origin, 'clocks', w._clocks, 'fields', %s)
+                                   END AS c,
+                                   w._txid AS t, w.sync_id AS s,
+                                   CASE WHEN w._coffer_bytes > $7 THEN 200 ELSE w._coffer_bytes END AS z
+                            FROM (
+                                SELECT v.*, sum(CASE WHEN v._coffer_bytes > $7 THEN 200 ELSE v._coffer_bytes END)
+                                           OVER (ORDER BY v._txid, v.sync_id ROWS UNBOUNDED PRECEDING) AS _coffer_upto
+                                FROM (
+                                    SELECT r.*, %s AS _coffer_bytes
+                                    FROM %I.%I r
+                                    WHERE r._txid < $1 AND CASE WHEN $3::uuid IS NULL THEN r._txid >= $2
+                                                                ELSE (r._txid, r.sync_id) > ($2, $3::uuid) END
+                                    ORDER BY r._txid, r.sync_id
+                                    LIMIT $4
+                                ) v
+                            ) w
+                        ) live_rows
+                        UNION ALL
+                        SELECT * FROM (
+                            SELECT jsonb_build_object('op', 'delete', 'id', d.sync_id, 'txid', d._txid::text,
+                                       'hlc', d._hlc::text, 'origin', d._origin) AS c,
+                                   d._txid AS t, d.sync_id AS s, 160::bigint AS z
+                            FROM %I.tombstones d
+                            WHERE d.entity = $5 AND d._txid < $1 AND CASE WHEN $3::uuid IS NULL THEN d._txid >= $2
+                                                        ELSE (d._txid, d.sync_id) > ($2, $3::uuid) END
+                            ORDER BY d._txid, d.sync_id
+                            LIMIT $4
+                        ) deleted_rows
+                        ORDER BY t, s
+                        LIMIT $4
+                    ) m
+                ) p
+            $q$, encoded, sized, @SL@, entity, @SL@);
+
+            BEGIN
+                EXECUTE page_query INTO changes, kept, total
+                USING horizon, after_txid, after_id, page_limit + 1, entity, budget, largest;
+                IF pg_column_size(changes) > 2 * largest THEN
+                    RAISE EXCEPTION 'page too large' USING ERRCODE = 'program_limit_exceeded';
+                END IF;
+            EXCEPTION WHEN program_limit_exceeded THEN
+                -- The first change alone; and when even that cannot be encoded, a marker.
+                BEGIN
+                    EXECUTE page_query INTO changes, kept, total
+                    USING horizon, after_txid, after_id, 2, entity, 1, largest;
+                    IF pg_column_size(changes) > 2 * largest THEN
+                        RAISE EXCEPTION 'row too large' USING ERRCODE = 'program_limit_exceeded';
+                    END IF;
+                EXCEPTION WHEN program_limit_exceeded THEN
+                    -- A tombstone is small, so the change that failed is a row.
+                    EXECUTE format($q$
+                        SELECT jsonb_build_array(jsonb_build_object('op', 'oversized', 'id', r.sync_id, 'txid', r._txid::text,
+                                   'hlc', r._hlc::text, 'origin', r._origin, 'bytes', greatest(%s, $4 + 1)))
                         FROM %I.%I r
                         WHERE r._txid < $1 AND CASE WHEN $3::uuid IS NULL THEN r._txid >= $2
                                                     ELSE (r._txid, r.sync_id) > ($2, $3::uuid) END
                         ORDER BY r._txid, r.sync_id
-                        LIMIT $4
-                    ) live_rows
-                    UNION ALL
-                    SELECT * FROM (
-                        SELECT jsonb_build_object('op', 'delete', 'id', d.sync_id, 'txid', d._txid::text,
-                                   'hlc', d._hlc::text, 'origin', d._origin) AS c,
-                               d._txid AS t, d.sync_id AS s
-                        FROM %I.tombstones d
-                        WHERE d.entity = $5 AND d._txid < $1 AND CASE WHEN $3::uuid IS NULL THEN d._txid >= $2
-                                                    ELSE (d._txid, d.sync_id) > ($2, $3::uuid) END
-                        ORDER BY d._txid, d.sync_id
-                        LIMIT $4
-                    ) deleted_rows
-                    ORDER BY t, s
-                    LIMIT $4
-                ) page
-            $q$, encoded, @SL@, entity, @SL@)
-            INTO changes, total
-            USING horizon, after_txid, after_id, page_limit + 1, entity;
+                        LIMIT 1
+                    $q$, sized, @SL@, entity)
+                    INTO changes
+                    USING horizon, after_txid, after_id, largest;
+                    kept := 1;
+                    total := 2;
+                END;
+                IF total > kept THEN
+                    -- The page ends early: what follows comes in the next one.
+                    total := page_limit + 2;
+                END IF;
+            END;
 
-            IF total > page_limit THEN
+            more := total > kept OR kept > page_limit;
+            IF kept > page_limit THEN
                 changes := changes - page_limit;
-                last_change := changes -> (page_limit - 1);
+                kept := page_limit;
+            END IF;
+            IF more THEN
+                last_change := changes -> (kept - 1);
                 next_cursor := (last_change ->> 'txid') || '/' || (last_change ->> 'id');
             ELSIF horizon > after_txid THEN
                 next_cursor := horizon::text;
@@ -1229,9 +1339,16 @@ enum SyncServerSQL {
                 next_cursor := next_cursor || '@' || base_floor::text;
             END IF;
             -- The server's clock, which a replica whose clock is slow catches up with.
-            RETURN jsonb_build_object('changes', changes, 'cursor', next_cursor, 'more', total > page_limit,
+            RETURN jsonb_build_object('changes', changes, 'cursor', next_cursor, 'more', more,
                                       'clock', @S@._server_hlc()::text);
         END
+        $$
+        """#,
+        // The pull of a replica that gives no byte budget: pages of at most 4 MiB.
+        #"""
+        CREATE OR REPLACE FUNCTION @S@.coffer_pull(entity text, from_cursor text, page_limit integer) RETURNS jsonb
+        LANGUAGE sql STABLE AS $$
+            SELECT @S@.coffer_pull(entity, from_cursor, page_limit, 4194304)
         $$
         """#,
 
@@ -1240,12 +1357,14 @@ enum SyncServerSQL {
         // its tombstone's stamps when one is left). A replica applies it without moving its
         // cursor: after a resync, for the objects the pull did not return; after a push, for
         // the objects whose changes the server refused. Both queries run in the function's
-        // one snapshot, so every id is answered once.
+        // one snapshot, so every id is answered once. A row larger than _largest_row() goes
+        // as a marker, as in a pull.
         #"""
         CREATE OR REPLACE FUNCTION @S@.coffer_fetch(entity text, ids uuid[]) RETURNS jsonb
         LANGUAGE plpgsql STABLE SET extra_float_digits = 3 AS $$
         DECLARE
             encoded text;
+            sized text;
             present jsonb;
             absent jsonb;
         BEGIN
@@ -1257,18 +1376,23 @@ enum SyncServerSQL {
             END IF;
 
             SELECT coalesce(string_agg(format('jsonb_build_object(%L, %s)', f.field, @S@._encoder(f.kind, f.field)),
-                                       ' || ' ORDER BY f.field), '''{}''::jsonb')
-                INTO encoded FROM @S@.fields f WHERE f.entity = coffer_fetch.entity;
+                                       ' || ' ORDER BY f.field), '''{}''::jsonb'),
+                   (160 + coalesce(sum(2 * octet_length(f.field) + 110), 0))::text
+                       || coalesce(' + ' || string_agg(@S@._sizer(f.kind, f.field), ' + ' ORDER BY f.field), '')
+                INTO encoded, sized FROM @S@.fields f WHERE f.entity = coffer_fetch.entity;
 
             -- The entity's table alone in scope: the encoders name its columns unqualified.
             EXECUTE format($q$
-                SELECT coalesce(jsonb_agg(jsonb_build_object('op', 'upsert', 'id', r.sync_id, 'txid', r._txid::text,
-                           'hlc', r._hlc::text, 'origin', r._origin, 'clocks', r._clocks, 'fields', %s) ORDER BY r.sync_id), '[]')
-                FROM %I.%I r
-                WHERE r.sync_id = ANY($1)
-            $q$, encoded, @SL@, entity)
+                SELECT coalesce(jsonb_agg(CASE WHEN w._coffer_bytes > $2 THEN
+                               jsonb_build_object('op', 'oversized', 'id', w.sync_id, 'txid', w._txid::text,
+                                   'hlc', w._hlc::text, 'origin', w._origin, 'bytes', w._coffer_bytes)
+                           ELSE jsonb_build_object('op', 'upsert', 'id', w.sync_id, 'txid', w._txid::text,
+                               'hlc', w._hlc::text, 'origin', w._origin, 'clocks', w._clocks, 'fields', %s) END
+                           ORDER BY w.sync_id), '[]')
+                FROM (SELECT r.*, %s AS _coffer_bytes FROM %I.%I r WHERE r.sync_id = ANY($1)) w
+            $q$, encoded, sized, @SL@, entity)
             INTO present
-            USING ids;
+            USING ids, @S@._largest_row();
             EXECUTE format($q$
                 SELECT coalesce(jsonb_agg(jsonb_build_object('op', 'delete', 'id', w.id, 'txid', coalesce(d._txid::text, '0'),
                            'hlc', coalesce(d._hlc, 0)::text, 'origin', d._origin) ORDER BY w.id), '[]')

@@ -128,6 +128,23 @@ public struct SyncStatus: Sendable {
     /// for failure in status.pullFailures { log("\(failure.entity) is not pulling: \(failure.error)") }
     /// ```
     public var pullFailures: [SyncPullFailure] = []
+    /// The most recent rows the server could not send, too large for a page (up to 100;
+    /// ``oversizedCount`` counts them all). Each pull that meets such a row records it here
+    /// and goes on past it, so the entity's other rows keep arriving; the object stays as
+    /// this replica had it until a write makes its row small enough to send. A row is met
+    /// once per pull that passes it: after a restart the replica does not meet it again
+    /// unless it changes.
+    ///
+    /// ```swift
+    /// for row in status.oversizedRows { log("\(row.entity) \(row.syncId) not pulled: \(row.bytes) bytes") }
+    /// ```
+    public var oversizedRows: [SyncOversizedRow] = []
+    /// How many oversized rows the replica met since it was created.
+    ///
+    /// ```swift
+    /// if status.oversizedCount > 0 { showWarning() }
+    /// ```
+    public var oversizedCount = 0
     /// How many resyncs began since the replica was created: the server had collected
     /// tombstones past an entity's cursor, so the entity was pulled again from the start and
     /// the local objects the server no longer has were removed (unpushed changes are kept

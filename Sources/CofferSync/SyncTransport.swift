@@ -49,6 +49,16 @@ public protocol SyncTransport: Sendable {
     /// ```
     func pull(entity: String, cursor: String, limit: Int) async throws -> Data
 
+    /// One page as ``pull(entity:cursor:limit:)`` returns it, ending also after the change
+    /// that takes it to about `bytes` bytes (at least one change: the cursor always moves).
+    /// A row the server cannot send at all comes as a marker (`"op": "oversized"`). A
+    /// transport without this call pulls pages of the server's default size (4 MiB).
+    ///
+    /// ```swift
+    /// let page = try await transport.pull(entity: "Task", cursor: "0", limit: 1000, bytes: 4 << 20)
+    /// ```
+    func pull(entity: String, cursor: String, limit: Int, bytes: Int) async throws -> Data
+
     /// The server's current state of the objects `ids` of `entity` (at most 10,000), as the
     /// JSON text `coffer_fetch` returns: a page in the pull format with an upsert for each
     /// object the server has and a delete for each it has not. The replica applies it without
@@ -74,4 +84,15 @@ public protocol SyncTransport: Sendable {
     /// await transport.close()
     /// ```
     func close() async
+}
+
+extension SyncTransport {
+    /// Pulls with the server's default page size in bytes, for transports that do not pass one.
+    ///
+    /// ```swift
+    /// let page = try await transport.pull(entity: "Task", cursor: "0", limit: 1000, bytes: 1 << 20)
+    /// ```
+    public func pull(entity: String, cursor: String, limit: Int, bytes: Int) async throws -> Data {
+        try await pull(entity: entity, cursor: cursor, limit: limit)
+    }
 }

@@ -55,6 +55,19 @@ final class InterceptingTransport: SyncTransport {
         return page
     }
 
+    func pull(entity: String, cursor: String, limit: Int, bytes: Int) async throws -> Data {
+        hook(.beforePull(entity: entity, cursor: cursor))
+        let page: Data
+        do {
+            page = try await inner.pull(entity: entity, cursor: cursor, limit: limit, bytes: bytes)
+        } catch {
+            hook(.pullFailed(entity: entity, cursor: cursor, error: error))
+            throw error
+        }
+        hook(.afterPull(entity: entity, cursor: cursor, page: page))
+        return page
+    }
+
     func fetch(entity: String, ids: [UUID]) async throws -> Data {
         hook(.beforeFetch(entity: entity, ids: ids))
         let page = try await inner.fetch(entity: entity, ids: ids)

@@ -53,7 +53,17 @@ struct PulledPage {
     /// Cursors are short (`"813"`, `"813/<uuid>"`); a longer one is refused rather than stored.
     static let maximumCursorLength = 200
 
+    /// A row the server could not send, too large for a page (`{"op": "oversized", "id",
+    /// "bytes"}`): the page goes on past it, and the replica reports it.
+    struct Oversized: Equatable {
+        let syncId: UUID
+        /// The row's size as the server counted it.
+        let bytes: Int
+    }
+
     let changes: [Change]
+    /// The rows of the page the server left out as too large, in page order.
+    let oversized: [Oversized]
     let cursor: String
     let more: Bool
     /// The highest clock of the page (0 for an empty page), for the replica's clock.
@@ -93,13 +103,19 @@ struct PulledPage {
         }
         var changes: [Change] = []
         changes.reserveCapacity(elements.count)
+        var oversized: [Oversized] = []
         var highest: UInt64 = 0
         for (index, element) in elements.enumerated() {
+            if let marker = try Self.oversizedMarker(element, index: index, refuse) {
+                oversized.append(marker)
+                continue
+            }
             let change = try Self.change(element, index: index, refuse)
             highest = max(highest, change.stamp.clock, change.clocks.values.map(\.clock).max() ?? 0)
             changes.append(change)
         }
         self.changes = changes
+        self.oversized = oversized
         self.cursor = cursor
         self.more = more
         highestClock = highest
@@ -127,6 +143,24 @@ struct PulledPage {
             }
         }
         return members
+    }
+
+    /// The marker of a row too large to send (`"op": "oversized"`, its `"id"` and
+    /// `"bytes"`), or nil for any other change.
+    private static func oversizedMarker(_ node: JSONNode, index: Int, _ refuse: (String) -> CofferError) throws -> Oversized? {
+        guard case .object(let list) = node, list.contains(where: { $0.key == "op" && $0.value == .string("oversized") }) else { return nil }
+        let members = try members(of: node, "change \(index)", refuse)
+        guard case .string(let idText)? = members["id"], let syncId = UUID(canonicalText: idText) else {
+            throw refuse("change \(index) needs \"id\", a UUID string, not \(members["id"]?.text.prefix(100) ?? "nothing")")
+        }
+        var bytes = 0
+        if let node = members["bytes"] {
+            guard let size = clock(node), size <= UInt64(Int.max) else {
+                throw refuse("change \(index) (\(idText)) has \"bytes\" that are not a size: \(node.text.prefix(100))")
+            }
+            bytes = Int(size)
+        }
+        return Oversized(syncId: syncId, bytes: bytes)
     }
 
     private static func change(_ node: JSONNode, index: Int, _ refuse: (String) -> CofferError) throws -> Change {

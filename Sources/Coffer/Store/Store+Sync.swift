@@ -53,8 +53,24 @@ extension Store {
     ///   `store.read` or `store.write`.
     @_spi(CofferSync)
     public func takeSyncChanges(limit: Int, after mid: UInt64) throws -> [SyncChange] {
+        try takeSyncChanges(limit: limit, after: mid, byteBudget: .max)
+    }
+
+    /// Takes outbox entries as ``takeSyncChanges(limit:after:)`` does, stopping after the
+    /// change whose ``SyncChange/wireSizeEstimate`` brings the total to `byteBudget` or past
+    /// it: at least one change is taken, and the values of changes beyond the budget are not
+    /// read (a pusher that cuts its batches by bytes reads each value once).
+    ///
+    /// ```swift
+    /// let batch = try store.takeSyncChanges(limit: 1000, after: 0, byteBudget: 4 << 20)
+    /// ```
+    ///
+    /// - Throws: ``CofferError/misuse(_:)`` (`.syncBatchInsideTransaction`) inside
+    ///   `store.read` or `store.write`.
+    @_spi(CofferSync)
+    public func takeSyncChanges(limit: Int, after mid: UInt64, byteBudget: Int) throws -> [SyncChange] {
         guard Transaction.current(for: self) == nil else { throw CofferError.misuse(.syncBatchInsideTransaction(path: path)) }
-        return try performWrite { transaction in try transaction.takeSyncChanges(limit: limit, after: mid) }
+        return try performWrite { transaction in try transaction.takeSyncChanges(limit: limit, after: mid, byteBudget: byteBudget) }
     }
 
     /// Removes the outbox entries through `mid` (the server applied them).

@@ -89,9 +89,11 @@ extension Store {
             try transaction.recordResyncSeen(parsed.changes.compactMap { $0.operation == .upsert ? $0.syncId : nil },
                                              entityId: applier.binding.entityId, stream: stream)
             try transaction.setSyncCursor(parsed.cursor, entity: entity, stream: stream)
-            return SyncPullSummary(upserted: applier.upserted, deleted: applier.deleted, unchanged: applier.unchanged,
-                                   skipped: applier.skipped, fieldsKeptLocal: applier.fieldsKeptLocal, conflicts: applier.conflicts,
-                                   cursor: parsed.cursor, more: parsed.more)
+            var summary = SyncPullSummary(upserted: applier.upserted, deleted: applier.deleted, unchanged: applier.unchanged,
+                                          skipped: applier.skipped, fieldsKeptLocal: applier.fieldsKeptLocal, conflicts: applier.conflicts,
+                                          cursor: parsed.cursor, more: parsed.more)
+            summary.oversized = parsed.oversized.map { SyncPullSummary.Oversized(syncId: $0.syncId, bytes: $0.bytes) }
+            return summary
         }
     }
 }

@@ -89,15 +89,16 @@ extension Store {
     @discardableResult
     public func applyFetchedObjects(_ page: Data, entity: String, requested ids: [UUID]) throws -> SyncPullSummary {
         let parsed = try PulledPage(parsing: Array(page), entity: entity)
-        let answered = Set(parsed.changes.map(\.syncId))
+        let answered = Set(parsed.changes.map(\.syncId) + parsed.oversized.map(\.syncId))
         if let missing = ids.first(where: { !answered.contains($0) }) {
             throw CofferError.invalidSyncPage(entity: entity, field: nil, reason: "the server's answer to a fetch has no change of \(missing)")
         }
         let file = try ReplicaIdentity.dataFile(of: path)
         try openTables()
         return try performWrite { transaction in
-            let summary = try transaction.applyFetchedChanges(parsed.changes, entity: entity, file: file, serverClock: parsed.serverClock)
+            var summary = try transaction.applyFetchedChanges(parsed.changes, entity: entity, file: file, serverClock: parsed.serverClock)
             try transaction.markSyncRejectionsResolved(entity: entity, syncIds: Set(ids))
+            summary.oversized = parsed.oversized.map { SyncPullSummary.Oversized(syncId: $0.syncId, bytes: $0.bytes) }
             return summary
         }
     }

@@ -80,9 +80,10 @@ extension Store {
         try openTables()
         return try performWrite { transaction in
             let stored = try catalogEntity(named: entity, in: transaction)
-            let summary = try transaction.applyFetchedChanges(parsed.flatMap(\.changes), entity: entity, file: file,
-                                                                serverClock: parsed.map(\.serverClock).max() ?? 0)
+            var summary = try transaction.applyFetchedChanges(parsed.flatMap(\.changes), entity: entity, file: file,
+                                                              serverClock: parsed.map(\.serverClock).max() ?? 0)
             try transaction.endResync(entityId: stored.id, stream: stream)
+            summary.oversized = parsed.flatMap(\.oversized).map { SyncPullSummary.Oversized(syncId: $0.syncId, bytes: $0.bytes) }
             return summary
         }
     }

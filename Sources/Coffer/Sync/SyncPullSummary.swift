@@ -1,3 +1,5 @@
+import Foundation
+
 /// What applying one pulled page did (``Store/applyPulledPage(_:entity:stream:)``).
 ///
 /// ```swift
@@ -46,6 +48,13 @@ public struct SyncPullSummary: Sendable, Equatable {
     /// if summary.conflicts > 0 { showConflicts(try store.syncConflicts()) }
     /// ```
     public var conflicts: Int
+    /// Rows the server left out as too large to send (its `"oversized"` markers): the
+    /// replica keeps what it holds of these objects, and the cursor moves past them.
+    ///
+    /// ```swift
+    /// for row in summary.oversized { log("\(row.syncId) not pulled: \(row.bytes) bytes") }
+    /// ```
+    public var oversized: [Oversized] = []
     /// The cursor stored for the next pull of this entity and stream.
     ///
     /// ```swift
@@ -58,6 +67,36 @@ public struct SyncPullSummary: Sendable, Equatable {
     /// while summary.more { ... }
     /// ```
     public var more: Bool
+
+    /// A row the server left out of a page as too large to send.
+    ///
+    /// ```swift
+    /// let row = SyncPullSummary.Oversized(syncId: id, bytes: 70_000_000)
+    /// ```
+    public struct Oversized: Sendable, Equatable {
+        /// The object's sync id.
+        ///
+        /// ```swift
+        /// let id = row.syncId
+        /// ```
+        public let syncId: UUID
+        /// The row's size as the server counted it, in bytes.
+        ///
+        /// ```swift
+        /// print(row.bytes)   // 70000000
+        /// ```
+        public let bytes: Int
+
+        /// A row of `bytes` bytes left out.
+        ///
+        /// ```swift
+        /// let row = SyncPullSummary.Oversized(syncId: id, bytes: 70_000_000)
+        /// ```
+        public init(syncId: UUID, bytes: Int) {
+            self.syncId = syncId
+            self.bytes = bytes
+        }
+    }
 
     /// A summary with the given counts.
     ///

@@ -6,8 +6,10 @@ import Foundation
 extension Transaction {
     /// The first `limit` outbox entries above mid `after` (taken before or not: an
     /// unacknowledged entry is sent again, and the server skips mids it applied), with their
-    /// fields' current values; the send floor rises to the last of them.
-    func takeSyncChanges(limit: Int, after: UInt64 = 0) throws -> [SyncChange] {
+    /// fields' current values; the send floor rises to the last of them. Taking stops after
+    /// the change whose ``SyncChange/wireSizeEstimate`` brings the total to `byteBudget` or
+    /// past it (so at least one is taken, and values beyond a batch are never read).
+    func takeSyncChanges(limit: Int, after: UInt64 = 0, byteBudget: Int = .max) throws -> [SyncChange] {
         guard limit > 0, after < UInt64.max, try databaseExists(SyncIdTables.outboxName), let catalog = store.catalogDatabase else { return [] }
         try prepareSyncState()
         var taken: [(mid: UInt64, entry: OutboxEntry)] = []
@@ -22,9 +24,18 @@ extension Transaction {
                 current = try cursor.next()
             }
         }
-        guard let highest = taken.last?.mid else { return [] }
+        guard !taken.isEmpty else { return [] }
         var reader = SyncChangeReader(catalog: try Catalog.entities(dbi: catalog, in: self))
-        let changes = try taken.map { try reader.change(mid: $0.mid, entry: $0.entry, in: self) }
+        var changes: [SyncChange] = []
+        changes.reserveCapacity(taken.count)
+        var bytes = 0
+        for (mid, entry) in taken {
+            guard bytes < byteBudget else { break }
+            let change = try reader.change(mid: mid, entry: entry, in: self)
+            if byteBudget != .max { bytes += change.wireSizeEstimate }
+            changes.append(change)
+        }
+        guard let highest = changes.last?.mid else { return [] }
         // Raising the floor is all taking does: entries at or below it are never merged
         // into, so the objects' next changes get new entries.
         if highest > sync.state.sendFloor {
