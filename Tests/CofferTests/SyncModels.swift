@@ -30,6 +30,14 @@ enum Synced {
         var folder: ToOne<Synced.Folder> = nil
     }
 
+    /// Links to objects of its own entity (removing one rewrites others of the same entity).
+    @Sync
+    struct Category: Entity {
+        var id: Id = 0
+        var name: String
+        var parent: ToOne<Synced.Category> = nil
+    }
+
     /// Not synced: its writes must leave no trace of sync.
     struct Plain: Entity {
         var id: Id = 0

@@ -74,12 +74,21 @@ extension Transaction {
     /// Makes sure `id` is never handed out as a fresh id (later ids are handed out above it),
     /// without storing anything under it.
     func reserveIds(through id: Id, for binding: EntityBinding) throws {
-        guard id < Self.explicitIdCeiling else { return }
+        _ = try reserveIds(through: id, for: binding, within: .max)
+    }
+
+    /// Reserves like `reserveIds(through:for:)` only when `id` is at most `reach` above the
+    /// last id handed out; returns whether `id` can never be handed out fresh afterwards
+    /// (false: it is further above, and nothing was reserved).
+    func reserveIds(through id: Id, for binding: EntityBinding, within reach: Id) throws -> Bool {
+        guard id < Self.explicitIdCeiling else { return true }
         var state = try idState(for: binding)
-        guard id > state.lastHandedOut else { return }
+        guard id > state.lastHandedOut else { return true }
+        guard id - state.lastHandedOut <= reach else { return false }
         state.lastHandedOut = id
         state.isDirty = true
         ids[binding.entityId] = state
+        return true
     }
 
     /// The entity's state: the catalog's sequence or this process's reservation, whichever

@@ -70,14 +70,16 @@ extension Transaction {
     /// Stores the rewritten record of an object found through the catalog (the owner of a
     /// link being cleared, whose entity this build may not have bound): the record, its
     /// entry in the change log, and the entries of the one index the rewrite changed, from
-    /// `oldKey` to `newKey`.
+    /// `oldKey` to `newKey`. `isBeingRemoved`: the object is removed later in the same call
+    /// (its entity is emptied), so sync records no change of it (its delete is queued, and its
+    /// identity entries dropped, already).
     func storeRewrittenRecord(_ bytes: UnsafeRawBufferPointer, id: Id, table: MDB_dbi, entity: String,
-                              index: IndexBinding, from oldKey: [UInt8], to newKey: [UInt8],
+                              index: IndexBinding, from oldKey: [UInt8], to newKey: [UInt8], isBeingRemoved: Bool,
                               _ what: @autoclosure () -> String) throws {
         try putRecord(bytes, id: id, table: table, placement: .byKey, what())
         changes.recordPut(entity, id, isInsert: false)
         try deleteIndexEntry(index, key: oldKey, id: id)
         try insertIndexEntry(index, key: newKey, id: id)
-        try recordSyncedRewrite(id, entity: entity, field: index.storedId)
+        if !isBeingRemoved { try recordSyncedRewrite(id, entity: entity, field: index.storedId) }
     }
 }

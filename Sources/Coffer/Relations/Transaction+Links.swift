@@ -72,17 +72,20 @@ extension Transaction {
     func clearLinks(to id: Id, of target: EntityBinding) throws {
         guard try !store.incomingLinks(to: target.schema.storedName, in: self).toOne.isEmpty,
               let key = IndexKey.encode(.unsigned(id), type: .uint64) else { return }
-        try clearLinks(matching: key, of: target)
+        try clearLinks(matching: key, of: target, removingAll: false)
     }
 
     /// Clears every `ToOne` that points at any object of `target` (before removing them all).
+    /// Owners of `target`'s own entity (a link to its own kind) are removed too: their
+    /// rewrites are no change for sync.
     func clearAllLinks(of target: EntityBinding) throws {
-        try clearLinks(matching: [IndexKey.valueTag], of: target)
+        try clearLinks(matching: [IndexKey.valueTag], of: target, removingAll: true)
     }
 
-    private func clearLinks(matching prefix: [UInt8], of target: EntityBinding) throws {
+    private func clearLinks(matching prefix: [UInt8], of target: EntityBinding, removingAll: Bool) throws {
         let links = try store.incomingLinks(to: target.schema.storedName, in: self).toOne
         for link in links {
+            let ownersAreRemoved = removingAll && link.ownerName == target.schema.storedName
             for (owner, key) in try indexEntries(link.index, prefix: prefix, entity: link.ownerName) {
                 guard let record = try self.record(owner, table: link.ownerTable, entity: link.ownerName) else {
                     throw CofferError.damagedStore(part: .index(entity: link.ownerName, property: link.index.property.name),
@@ -91,7 +94,7 @@ extension Transaction {
                 let rewritten = try RecordFields(bytes: record, entity: link.ownerName, id: owner).removing(link.index.storedId)
                 try rewritten.withUnsafeBytes { bytes in
                     try storeRewrittenRecord(bytes, id: owner, table: link.ownerTable, entity: link.ownerName,
-                                             index: link.index, from: key, to: [IndexKey.nilTag],
+                                             index: link.index, from: key, to: [IndexKey.nilTag], isBeingRemoved: ownersAreRemoved,
                                              "clearing \(link.ownerName).\(link.index.property.name) of \(owner)")
                 }
             }

@@ -11,7 +11,15 @@ import Foundation
 enum Catalog {
     static let databaseName = "coffer.catalog"
     static let metaKey = "meta"
-    static let formatVersion = 1
+    /// The highest catalog format this build reads; a store claiming a higher one is refused
+    /// at open (``CofferError/formatTooNew(path:version:supported:)``).
+    static let formatVersion = 2
+    /// The format of a new store.
+    static let baseFormatVersion = 1
+    /// The format of a store that may hold derived sync ids (objects with no identity entry,
+    /// see ``SyncIdDerivation``): builds that read only format 1 would take them for objects
+    /// sync never knew (a remove would queue no delete), so they refuse the store instead.
+    static let derivedIdsFormatVersion = 2
 
     static func entityKey(_ storedName: String) -> String { "entity/\(storedName)" }
     static func sequenceKey(_ entityId: UInt32) -> String { "sequence/\(entityId)" }

@@ -100,6 +100,21 @@ final class Transaction {
         return (database, false)
     }
 
+    /// Whether the file holds the named database in this transaction's snapshot, read or
+    /// write, without opening a handle (a read transaction cannot open one beside others):
+    /// its entry in LMDB's main database (handle 1, which every transaction has).
+    func fileHoldsDatabase(_ name: String) throws -> Bool {
+        var bytes = Array(name.utf8)
+        return try bytes.withUnsafeMutableBytes { raw in
+            var key = MDB_val(mv_size: raw.count, mv_data: raw.baseAddress)
+            var value = MDB_val()
+            let rc = mdb_get(txn, 1, &key, &value)
+            if rc == MDB_NOTFOUND { return false }
+            try check(rc, "looking for \(name)")
+            return true
+        }
+    }
+
     /// Whether the named database exists in this (write) transaction's snapshot.
     func databaseExists(_ name: String) throws -> Bool {
         var database: MDB_dbi = 0

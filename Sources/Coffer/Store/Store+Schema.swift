@@ -27,12 +27,13 @@ extension Store {
             var catalog: MDB_dbi = 0
             try LMDB.check(mdb_dbi_open(txn, Catalog.databaseName, UInt32(MDB_CREATE), &catalog), "cannot open the schema catalog of \(path)")
             if try Catalog.load(CatalogMeta.self, key: Catalog.metaKey, dbi: catalog, in: transaction) == nil {
-                try Catalog.store(CatalogMeta(formatVersion: Catalog.formatVersion, lastEntityId: 0),
+                try Catalog.store(CatalogMeta(formatVersion: Catalog.baseFormatVersion, lastEntityId: 0),
                                   key: Catalog.metaKey, dbi: catalog, in: transaction)
             }
             // Before anything reads them: sync tables an earlier build wrote take this
             // build's format.
             try transaction.convertLegacySyncTables(catalog: catalog)
+            if try transaction.fileHoldsDatabase(Transaction.syncRunsName) { try transaction.markDerivedIdsFormat(catalog: catalog) }
             try LMDB.check(mdb_txn_commit(txn), "cannot open the store at \(path)")
         } catch {
             mdb_txn_abort(txn)
@@ -258,7 +259,7 @@ extension Store {
                                        in transaction: Transaction) throws -> (stored: CatalogEntity?, reconciled: CatalogEntity) {
         let stored = try Catalog.load(CatalogEntity.self, key: Catalog.entityKey(schema.storedName), dbi: catalog, in: transaction)
         var meta = try Catalog.load(CatalogMeta.self, key: Catalog.metaKey, dbi: catalog, in: transaction)
-            ?? CatalogMeta(formatVersion: Catalog.formatVersion, lastEntityId: 0)
+            ?? CatalogMeta(formatVersion: Catalog.baseFormatVersion, lastEntityId: 0)
         var reconciled = try SchemaReconciler.reconcile(schema, with: stored) {
             meta.lastEntityId += 1
             return meta.lastEntityId

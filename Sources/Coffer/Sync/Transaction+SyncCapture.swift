@@ -218,13 +218,20 @@ extension Transaction {
 
     /// A pulled object keeps the sync id it arrives with. When that id reads as one this
     /// store instance's epoch would derive for a local id not handed out yet (a foreign id
-    /// that happens to look derived), that local id is never handed out fresh, so no local
-    /// object is ever derived to the same sync id.
+    /// that happens to look derived), no local object may ever be derived to it: a local id
+    /// near the entity's sequence is never handed out fresh; one further above (a random
+    /// lookalike, whose reservation would use up the entity's ids) instead retires the epoch,
+    /// and this instance derives under a new one from now on.
     private func reserveIdDerivedAs(_ syncId: UUID, binding: EntityBinding) throws {
         guard let prefix = SyncIdDerivation.prefix(of: syncId), let epoch = sync.epoch ?? store.syncEpochs.existing,
               epoch.prefix == prefix, let id = epoch.id(of: syncId, entityId: binding.entityId) else { return }
-        try reserveIds(through: id, for: binding)
+        if try reserveIds(through: id, for: binding, within: Self.lookalikeReservationReach) { return }
+        _ = store.syncEpochs.replace(epoch, milliseconds: store.syncClock.now())
+        if sync.epoch == epoch { sync.epoch = nil }
     }
+
+    /// How far above an entity's last id a lookalike sync id may reserve local ids.
+    static let lookalikeReservationReach: Id = 1 << 20
 
     /// An update of an object known to sync: merged into its untaken entry, or a new entry
     /// that its `syncIds` value then names (written through `forward`, which stands on it).

@@ -56,7 +56,8 @@ extension Transaction {
         }
         if !isWrite, let catalog = store.catalogDatabase,
            let state = try Catalog.raw(key: SyncState.catalogKey, dbi: catalog, in: self), state.count == SyncState.size,
-           UInt64(bigEndian: state.loadUnaligned(as: UInt64.self)) >= SyncState.derivedIdsFormat {
+           UInt64(bigEndian: state.loadUnaligned(as: UInt64.self)) >= SyncState.derivedIdsFormat,
+           try fileHoldsDatabase(Self.syncRunsName) {  // a store written without them has no derived ids
             needsNewTables = true
             throw CofferError.createdByOtherProcess(what: "the sync creation runs", path: store.path)
         }
@@ -75,6 +76,7 @@ extension Transaction {
         let current = store.syncEpochs.current(milliseconds: now)
         var epoch = current.epoch
         if !current.recorded {
+            if let catalog = store.catalogDatabase { try markDerivedIdsFormat(catalog: catalog) }
             while try !putSyncValue(sync.epochs, key: epoch.recordKey, value: epoch.recordValue, flags: UInt32(MDB_NOOVERWRITE),
                                     "recording the sync epoch") {
                 if try syncValue(sync.epochs, key: epoch.recordKey, "reading the sync epochs") == epoch.recordValue { break }

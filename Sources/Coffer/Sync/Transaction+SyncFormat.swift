@@ -66,6 +66,16 @@ extension Transaction {
         try state.encoded().withUnsafeBytes { try Catalog.putRaw(key: SyncState.catalogKey, value: $0, dbi: catalog, in: self) }
     }
 
+    /// Raises the catalog's format to ``Catalog/derivedIdsFormatVersion`` when it is below (in
+    /// the transaction that records this instance's epoch, and at open for a store that holds
+    /// creation runs already), so that builds which would misread derived ids refuse the store.
+    func markDerivedIdsFormat(catalog: MDB_dbi) throws {
+        guard var meta = try Catalog.load(CatalogMeta.self, key: Catalog.metaKey, dbi: catalog, in: self),
+              meta.formatVersion < Catalog.derivedIdsFormatVersion else { return }
+        meta.formatVersion = Catalog.derivedIdsFormatVersion
+        try Catalog.store(meta, key: Catalog.metaKey, dbi: catalog, in: self)
+    }
+
     /// Format 1's pending map, when the store has one.
     private func legacyPendingMap() throws -> MDB_dbi? {
         var database: MDB_dbi = 0
