@@ -326,10 +326,12 @@ extension Store {
     /// cannot open handles), and an epoch it recorded is known to be recorded.
     private func adoptSyncDatabases(of transaction: Transaction) {
         guard transaction.sync.runs != 0 else { return }
-        if storedDatabase(Transaction.syncRunsName) == nil {
-            registry.keepOpened([Transaction.syncRunsName: transaction.sync.runs, Transaction.syncEpochsName: transaction.sync.epochs])
+        let tables = (runs: transaction.sync.runs, epochs: transaction.sync.epochs)
+        if transaction.sync.runsOpenedHere {
+            registry.keepOpened([Transaction.syncRunsName: tables.runs, Transaction.syncEpochsName: tables.epochs])
         }
-        if transaction.sync.recordedEpoch, let epoch = transaction.sync.epoch { syncEpochs.markRecorded(epoch) }
+        syncEpochs.remember(recorded: transaction.sync.recordedEpoch ? transaction.sync.epoch : nil, epoch: transaction.sync.lastEpoch,
+                            run: transaction.sync.cachedRun, tables: transaction.sync.runsOpenedHere ? tables : nil)
     }
 
     /// Remembers the ids `transaction` handed out, whatever becomes of it.

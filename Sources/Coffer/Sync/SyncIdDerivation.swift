@@ -1,3 +1,4 @@
+import CLMDB
 import Foundation
 
 /// Sync ids computed from local ids, so that an object this replica creates needs no stored
@@ -119,11 +120,18 @@ struct SyncIdDerivation: Equatable, Sendable {
 }
 
 /// The epoch of one store instance (see ``SyncIdDerivation``): made at its first derived
-/// id, and known to be recorded once a transaction that recorded it committed.
+/// id, and known to be recorded once a transaction that recorded it committed. Also keeps
+/// what committed transactions learned that never changes once committed, so single-object
+/// transactions need not search for it again: the handles of the runs and epochs tables,
+/// the epoch last looked up, and the creation run last used (a committed run only ever
+/// grows, and only this instance grows runs of its own epoch).
 final class SyncEpochSource: @unchecked Sendable {
     private let lock = NSLock()
     private var epoch: SyncIdDerivation?
     private var isRecorded = false
+    private var recentEpoch: SyncIdDerivation?
+    private var recentRun: CreationRun?
+    private var handles: (runs: MDB_dbi, epochs: MDB_dbi)?
 
     /// The instance's epoch (made now if none) and whether a committed transaction recorded it.
     func current(milliseconds: UInt64) -> (epoch: SyncIdDerivation, recorded: Bool) {
@@ -149,8 +157,33 @@ final class SyncEpochSource: @unchecked Sendable {
         }
     }
 
-    /// After a transaction that recorded `epoch` committed.
-    func markRecorded(_ recorded: SyncIdDerivation) {
-        lock.withLock { if epoch == recorded { isRecorded = true } }
+    /// A committed epoch with `prefix` this instance knows, if any.
+    func known(prefix: UInt64) -> SyncIdDerivation? {
+        lock.withLock {
+            if let epoch, isRecorded, epoch.prefix == prefix { return epoch }
+            if let recentEpoch, recentEpoch.prefix == prefix { return recentEpoch }
+            return nil
+        }
+    }
+
+    /// The committed run last used, when it holds `id` of `entityId`.
+    func run(holding id: Id, entityId: UInt32) -> CreationRun? {
+        lock.withLock { recentRun.flatMap { $0.creationMid(of: id, entityId: entityId) != nil ? $0 : nil } }
+    }
+
+    /// The committed run last used (any).
+    var lastRun: CreationRun? { lock.withLock { recentRun } }
+
+    /// The handles of the runs and epochs tables, once a committed state has them.
+    var tables: (runs: MDB_dbi, epochs: MDB_dbi)? { lock.withLock { handles } }
+
+    /// After a transaction committed (or a read found them): what it learned.
+    func remember(recorded: SyncIdDerivation?, epoch looked: SyncIdDerivation?, run: CreationRun?, tables: (runs: MDB_dbi, epochs: MDB_dbi)?) {
+        lock.withLock {
+            if let recorded, epoch == recorded { isRecorded = true }
+            if let looked { recentEpoch = looked }
+            if let run { recentRun = run }
+            if let tables, handles == nil { handles = tables }
+        }
     }
 }

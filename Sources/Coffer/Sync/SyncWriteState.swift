@@ -41,6 +41,8 @@ struct SyncWriteState {
     var runs: MDB_dbi = 0
     var runsCursor: OpaquePointer?
     var epochs: MDB_dbi = 0
+    /// The handles were opened by this transaction (not known to the store yet).
+    var runsOpenedHere = false
     /// Set while remote changes are applied: writes go through the whole mutation path but
     /// record no outbox entry (a pulled change is not sent back).
     var isApplyingRemote = false

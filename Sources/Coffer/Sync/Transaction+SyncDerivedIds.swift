@@ -21,8 +21,10 @@ extension Transaction {
     /// Opens (creating) the runs and epochs tables, in a write transaction.
     func createDerivedIdTables() throws {
         guard sync.runs == 0 else { return }
+        if try derivedIdTables() != nil { return }
         sync.runs = try openDatabase(Self.syncRunsName, create: true, "the sync creation runs").0
         sync.epochs = try openDatabase(Self.syncEpochsName, create: true, "the sync epochs").0
+        sync.runsOpenedHere = true
     }
 
     /// The runs and epochs tables, or nil when the store has none (no object has a derived id).
@@ -35,10 +37,21 @@ extension Transaction {
     }
 
     private func openDerivedIdTables() throws -> (runs: MDB_dbi, epochs: MDB_dbi)? {
-        if let runs = try store.storedDatabase(Self.syncRunsName) ?? store.openInWrite(Self.syncRunsName, in: self),
-           let epochs = try store.storedDatabase(Self.syncEpochsName) ?? store.openInWrite(Self.syncEpochsName, in: self) {
+        if let known = store.syncEpochs.tables {
+            sync.runs = known.runs
+            sync.epochs = known.epochs
+            return known
+        }
+        if let runs = store.storedDatabase(Self.syncRunsName), let epochs = store.storedDatabase(Self.syncEpochsName) {
             sync.runs = runs
             sync.epochs = epochs
+            store.syncEpochs.remember(recorded: nil, epoch: nil, run: nil, tables: (runs, epochs))
+            return (runs, epochs)
+        }
+        if let runs = try store.openInWrite(Self.syncRunsName, in: self), let epochs = try store.openInWrite(Self.syncEpochsName, in: self) {
+            sync.runs = runs
+            sync.epochs = epochs
+            sync.runsOpenedHere = true
             return (runs, epochs)
         }
         if !isWrite, let catalog = store.catalogDatabase,
@@ -79,6 +92,10 @@ extension Transaction {
     func derivation(prefix: UInt64, epochs: MDB_dbi) throws -> SyncIdDerivation? {
         if let epoch = sync.epoch, epoch.prefix == prefix { return epoch }
         if let epoch = sync.lastEpoch, epoch.prefix == prefix { return epoch }
+        if let epoch = store.syncEpochs.known(prefix: prefix) {
+            sync.lastEpoch = epoch
+            return epoch
+        }
         var key = prefix.bigEndian
         let found: SyncIdDerivation? = try withUnsafeMutableBytes(of: &key) { raw in
             var keyVal = MDB_val(UnsafeRawBufferPointer(raw))
@@ -91,7 +108,10 @@ extension Transaction {
             }
             return epoch
         }
-        if let found { sync.lastEpoch = found }
+        if let found {
+            sync.lastEpoch = found
+            if !isWrite { store.syncEpochs.remember(recorded: nil, epoch: found, run: nil, tables: nil) }
+        }
         return found
     }
 
@@ -117,6 +137,16 @@ extension Transaction {
     func storeOpenRun() throws {
         guard let run = sync.openRun else { return }
         sync.openRun = nil
+        // The run before it is usually the one this instance stored last (its epoch's runs
+        // grow only here): extended by key, no search for it.
+        if let before = sync.cachedRun ?? store.syncEpochs.lastRun, before.entityId == run.entityId, before.prefix == run.prefix,
+           before.firstId &+ before.count == run.firstId, before.firstMid &+ before.count == run.firstMid {
+            var extended = before
+            extended.count &+= run.count
+            try putRun(extended)
+            sync.cachedRun = extended
+            return
+        }
         sync.cachedRun = nil
         let cursor = try runsCursor()
         try withRunKey(run.entityId, run.firstId) { keyVal in
@@ -134,9 +164,11 @@ extension Transaction {
                before.firstId &+ before.count == run.firstId, before.firstMid &+ before.count == run.firstMid {
                 before.count &+= run.count
                 try writeRun(before, flags: UInt32(MDB_CURRENT), cursor: cursor)
+                sync.cachedRun = before
                 return
             }
             try writeRun(run, flags: UInt32(MDB_NOOVERWRITE), cursor: cursor)
+            sync.cachedRun = run
         }
     }
 
@@ -146,6 +178,10 @@ extension Transaction {
     func creationRun(of id: Id, entityId: UInt32) throws -> CreationRun? {
         if let run = sync.openRun, run.creationMid(of: id, entityId: entityId) != nil { return run }
         if let run = sync.cachedRun, run.creationMid(of: id, entityId: entityId) != nil { return run }
+        if let run = store.syncEpochs.run(holding: id, entityId: entityId) {
+            sync.cachedRun = run
+            return run
+        }
         return try storedCreationRun(of: id, entityId: entityId)
     }
 
@@ -165,6 +201,7 @@ extension Transaction {
         }
         guard let found, found.creationMid(of: id, entityId: entityId) != nil else { return nil }
         sync.cachedRun = found
+        if !isWrite { store.syncEpochs.remember(recorded: nil, epoch: nil, run: found, tables: nil) }
         return found
     }
 
@@ -201,6 +238,18 @@ extension Transaction {
         let cursor = try openWriteCursor(sync.runs, "the sync creation runs")
         sync.runsCursor = cursor
         return cursor
+    }
+
+    /// Overwrites the stored run that starts where `run` does.
+    private func putRun(_ run: CreationRun) throws {
+        try createDerivedIdTables()
+        try withRunKey(run.entityId, run.firstId) { keyVal in
+            var value = (run.prefix.bigEndian, run.firstMid.bigEndian, run.count.bigEndian)
+            try withUnsafeMutableBytes(of: &value) { raw in
+                var valueVal = MDB_val(UnsafeRawBufferPointer(raw))
+                try check(mdb_put(txn, sync.runs, &keyVal, &valueVal, 0), "storing a sync creation run")
+            }
+        }
     }
 
     private func writeRun(_ run: CreationRun, flags: UInt32, cursor: OpaquePointer) throws {
