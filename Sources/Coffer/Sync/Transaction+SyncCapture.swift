@@ -292,10 +292,7 @@ extension Transaction {
     private func renameNewestMid(of id: Id, syncId: UUID, to mid: UInt64, at cursor: OpaquePointer) throws {
         var key = IdKey(id)
         try key.withVal { keyVal in
-            try withUnsafeTemporaryAllocation(byteCount: SyncIdTables.syncIdValueSize, alignment: 8) { value in
-                syncId.copySyncBytes(to: value.baseAddress.unsafelyUnwrapped)
-                value.storeBytes(of: mid.bigEndian, toByteOffset: 16, as: UInt64.self)
-                var valueVal = MDB_val(UnsafeRawBufferPointer(value))
+            try Self.withSyncIdValue(syncId, newestMid: mid) { valueVal in
                 try check(mdb_cursor_put(cursor, &keyVal, &valueVal, UInt32(MDB_CURRENT)), "storing the sync id of \(id)")
             }
         }

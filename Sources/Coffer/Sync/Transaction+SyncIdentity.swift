@@ -125,10 +125,7 @@ extension Transaction {
                 }
                 try check(rc, "storing the sync id of \(entity()) \(id)")
                 // Local id -> sync id ‖ newest mid.
-                try withUnsafeTemporaryAllocation(byteCount: SyncIdTables.syncIdValueSize, alignment: 8) { value in
-                    value.baseAddress.unsafelyUnwrapped.copyMemory(from: uuidRaw.baseAddress.unsafelyUnwrapped, byteCount: 16)
-                    value.storeBytes(of: newestMid.bigEndian, toByteOffset: 16, as: UInt64.self)
-                    var valueVal = MDB_val(UnsafeRawBufferPointer(value))
+                try Self.withSyncIdValue(syncId, newestMid: newestMid) { valueVal in
                     let forward = sync.identityCursors[cursors].forward
                     sync.identityCursors[cursors].forwardId = 0
                     sync.identityCursors[cursors].missUpTo = 0
@@ -140,15 +137,24 @@ extension Transaction {
         }
     }
 
+    /// Calls `body` with a `syncIds` value: the sync id's 16 bytes, then the newest entry's
+    /// mid big-endian.
+    @inline(__always)
+    static func withSyncIdValue<R>(_ syncId: UUID, newestMid mid: UInt64, _ body: (inout MDB_val) throws -> R) rethrows -> R {
+        try withUnsafeTemporaryAllocation(byteCount: SyncIdTables.syncIdValueSize, alignment: 8) { value in
+            syncId.copySyncBytes(to: value.baseAddress.unsafelyUnwrapped)
+            value.storeBytes(of: mid.bigEndian, toByteOffset: 16, as: UInt64.self)
+            var valueVal = MDB_val(UnsafeRawBufferPointer(value))
+            return try body(&valueVal)
+        }
+    }
+
     /// Gives the object `id`, whose sync id is derived, a `syncIds` entry naming its newest
     /// outbox entry `mid` (no `localIds` entry: the id is found by derivation).
     func storeDerivedIdEntry(_ syncId: UUID, of id: Id, newestMid mid: UInt64, cursors: Int) throws {
         var key = IdKey(id)
         try key.withVal { keyVal in
-            try withUnsafeTemporaryAllocation(byteCount: SyncIdTables.syncIdValueSize, alignment: 8) { value in
-                syncId.copySyncBytes(to: value.baseAddress.unsafelyUnwrapped)
-                value.storeBytes(of: mid.bigEndian, toByteOffset: 16, as: UInt64.self)
-                var valueVal = MDB_val(UnsafeRawBufferPointer(value))
+            try Self.withSyncIdValue(syncId, newestMid: mid) { valueVal in
                 sync.identityCursors[cursors].forwardId = 0
                 sync.identityCursors[cursors].missUpTo = 0
                 try check(mdb_cursor_put(sync.identityCursors[cursors].forward, &keyVal, &valueVal, 0), "storing the sync id of \(id)")
