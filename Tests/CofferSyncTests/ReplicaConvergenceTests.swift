@@ -103,9 +103,11 @@ final class WriteLog: Sendable {
         }
     }
 
-    /// (clock, origin) ordered as the server orders them (uuid order is byte order).
+    /// (clock, origin) ordered as the server orders them (uuid order is byte order). Of two
+    /// writes with the same stamp (one replica's, sent as one change), the later logged wins.
     static func beats(_ a: Write, _ b: Write) -> Bool {
         if a.clock != b.clock { return a.clock > b.clock }
+        if a.origin == b.origin { return true }
         return a.origin.uuidString.lowercased() > b.origin.uuidString.lowercased()
     }
 }
@@ -117,6 +119,9 @@ final class ReplicaNode: CardReplica {
     let temporary: TemporaryStore
     let replica: SyncReplica
     let log: WriteLog
+    /// The clocks of the cards this node created: a change of one before a pusher took its
+    /// whole creation is part of that creation, sent at its clock (and ticks nothing).
+    private let creationClocks = LockedState<[UUID: UInt64]>([:])
 
     init(index: Int, schema: String, log: WriteLog, port: Int? = nil, timeout: Duration = .seconds(3)) async throws {
         self.index = index
@@ -137,6 +142,7 @@ final class ReplicaNode: CardReplica {
         let object = try #require(try cards.syncId(of: card.id))
         let clock = try temporary.store.syncClockValue()
         let origin = try temporary.store.syncClientId()
+        creationClocks.withLock { $0[object] = clock }
         let fields: [(String, String?)] = [("title", card.title), ("count", String(card.count)), ("done", "false"), ("note", nil)]
         for (field, value) in fields {
             log.record(.init(object: object, field: field, value: value, clock: clock, origin: origin))
@@ -159,6 +165,7 @@ final class ReplicaNode: CardReplica {
                     try cards.remove(card.id)
                     log.record(.init(object: object, field: nil, value: nil, clock: try temporary.store.syncClockValue(), origin: origin))
                 } else {
+                    let previous = card
                     let field: String
                     let value: String?
                     switch roll % 4 {
@@ -167,12 +174,18 @@ final class ReplicaNode: CardReplica {
                     case 2: card.done.toggle(); (field, value) = ("done", String(card.done))
                     default: card.note = step % 5 == 0 ? nil : "n\(index)-\(step)"; (field, value) = ("note", card.note)
                     }
+                    let changed = previous.title != card.title || previous.count != card.count || previous.done != card.done
+                        || previous.note != card.note
                     let before = try temporary.store.syncClockValue()
                     try cards.put(&card)
                     let clock = try temporary.store.syncClockValue()
-                    if clock != before {   // a put that changed nothing ticks nothing and sends nothing
+                    if clock != before {
                         log.record(.init(object: object, field: field, value: value, clock: clock, origin: origin))
-                    }
+                    } else if changed {
+                        // No tick for a change: it joined the card's untaken whole creation.
+                        let creation = try #require(creationClocks.withLock { $0[object] }, "a change of \(object) recorded nothing")
+                        log.record(.init(object: object, field: field, value: value, clock: creation, origin: origin))
+                    }   // else the put changed nothing: it sends nothing
                 }
             }
             if Int.random(in: 0..<4, using: &random) == 0 {

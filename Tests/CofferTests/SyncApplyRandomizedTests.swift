@@ -110,7 +110,9 @@ import Testing
                         var fields = expected[syncId] ?? Fields(title: remote.title)
                         let isNew = expected[syncId] == nil
                         for name in sent {
-                            let local = entries.flatMap(\.fields).filter { names[$0.id] == name }.map(\.clock).max()
+                            // A whole creation stands for every field at its clock.
+                            let local = (entries.flatMap(\.fields).filter { names[$0.id] == name }.map(\.clock)
+                                         + entries.filter(\.isWhole).map(\.clock)).max()
                             if !isNew, let local, (local, client.uuidString) >= (stamp, (origin ?? PulledPage.nilOrigin).uuidString) { continue }
                             set(name, from: remote, into: &fields)
                         }

@@ -9,26 +9,30 @@ import Testing
             clock.install(in: store)
             let tasks = store.box(for: Synced.Task.self)
             let fields = try SyncProbe.fieldIds(Synced.Task.self, in: store)
+            // A new object's creation is whole: later changes before a push join it with
+            // no write and no tick.
             var task = Synced.Task(title: "a")
             try tasks.put(&task)
             task.priority = 2
             try tasks.put(&task)
             task.note = "n"
             try tasks.put(&task)
-            try tasks.put(&task)   // nothing changed: no entry, no tick
+            try tasks.put(&task)   // nothing changed
             var snapshot = try SyncProbe.snapshot(store)
             #expect(snapshot.outbox.count == 1)
             let entry = try #require(snapshot.outbox.first?.entry)
-            #expect(entry.isCreation)
+            #expect(entry.isCreation && entry.isWhole && entry.fields.isEmpty)
             let base = HybridClock.value(milliseconds: 1_000)
-            #expect(entry.fields.map(\.id) == [fields["title"], fields["done"], fields["priority"], fields["note"]].compactMap { $0 }.sorted())
-            #expect(Dictionary(uniqueKeysWithValues: entry.fields.map { ($0.id, $0.clock) })[fields["note"]!] == base + 2)
-            #expect(Dictionary(uniqueKeysWithValues: entry.fields.map { ($0.id, $0.clock) })[fields["title"]!] == base)
-            #expect(snapshot.state.clock == base + 2)
+            #expect(entry.clock == base)
+            #expect(snapshot.state.clock == base)
 
             let batch = try store.takeSyncChanges(limit: 10)
             #expect(batch.map(\.mid) == [1])
+            // Every field the record holds, at the creation's clock, with its current value.
+            #expect(batch.first?.fields.map(\.storedId) == [fields["title"], fields["done"], fields["priority"], fields["note"]].compactMap { $0 }.sorted())
+            #expect(batch.first?.fields.allSatisfy { $0.clock == base } == true)
             #expect(batch.first?.fields.first { $0.name == "note" }?.json == "\"n\"")
+            #expect(batch.first?.fields.first { $0.name == "priority" }?.json == "2")
             task.priority = 3
             try tasks.put(&task)
             snapshot = try SyncProbe.snapshot(store)
@@ -51,6 +55,39 @@ import Testing
             try tasks.remove(brief)
             #expect(try SyncProbe.snapshot(store).outbox.map(\.mid) == [2])
             #expect(try store.pendingSyncCount() == 1)
+        }
+    }
+
+    /// An object whose sync id is not derived (here an explicit id at 2^62) gets a creation
+    /// that lists its fields, and later changes merge into it field by field, each at the
+    /// clock of its latest change.
+    @Test func aListedCreationMergesFieldsWithTheirClocks() throws {
+        try withStore { store in
+            let clock = ManualClock(1_000)
+            clock.install(in: store)
+            let tasks = store.box(for: Synced.Task.self)
+            let fields = try SyncProbe.fieldIds(Synced.Task.self, in: store)
+            var task = Synced.Task(id: 1 << 62, title: "a")
+            try tasks.put(&task)
+            task.priority = 2
+            try tasks.put(&task)
+            task.note = "n"
+            try tasks.put(&task)
+            try tasks.put(&task)   // nothing changed: no entry, no tick
+            let snapshot = try SyncProbe.snapshot(store)
+            #expect(snapshot.outbox.count == 1)
+            let entry = try #require(snapshot.outbox.first?.entry)
+            #expect(entry.isCreation && !entry.isWhole)
+            let base = HybridClock.value(milliseconds: 1_000)
+            #expect(entry.fields.map(\.id) == [fields["title"], fields["done"], fields["priority"], fields["note"]].compactMap { $0 }.sorted())
+            let clocks = Dictionary(uniqueKeysWithValues: entry.fields.map { ($0.id, $0.clock) })
+            #expect(clocks[fields["title"]!] == base)
+            #expect(clocks[fields["priority"]!] == base + 1)
+            #expect(clocks[fields["note"]!] == base + 2)
+            #expect(entry.clock == base + 2)
+            #expect(snapshot.state.clock == base + 2)
+            let batch = try store.takeSyncChanges(limit: 10)
+            #expect(batch.first?.fields.first { $0.name == "note" }?.clock == base + 2)
         }
     }
 
@@ -143,7 +180,11 @@ import Testing
         try withStore { store in
             let tasks = store.box(for: Synced.Task.self)
             try tasks.put(Synced.Task(title: "a"))
-            for bytes: [UInt8] in [[], [9], [1, 0, 0], [1, 7] + [UInt8](repeating: 0, count: 31), [1, 0, 0] + [UInt8](repeating: 0, count: 28) + [0, 5]] {
+            for bytes: [UInt8] in [[], [9], [1, 0, 0], [1, 7] + [UInt8](repeating: 0, count: 31), [1, 0, 0] + [UInt8](repeating: 0, count: 28) + [0, 5],
+                                  // whole, but a delete; whole without the creation flag; whole listing a field; an unknown flag
+                                  [1, 1, 3] + [UInt8](repeating: 0, count: 30), [1, 0, 2] + [UInt8](repeating: 0, count: 30),
+                                  [1, 0, 3] + [UInt8](repeating: 0, count: 28) + [0, 1] + [UInt8](repeating: 0, count: 10),
+                                  [1, 0, 5] + [UInt8](repeating: 0, count: 30)] {
                 try SyncProbe.overwrite(SyncIdTables.outboxName, key: Transaction.midKey(1), value: bytes, in: store)
                 do {
                     _ = try store.takeSyncChanges(limit: 1)

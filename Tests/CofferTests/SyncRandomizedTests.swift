@@ -10,6 +10,8 @@ import Testing
     struct Entry: Equatable {
         var operation: OutboxEntry.Operation
         var isCreation: Bool
+        /// A whole creation: no fields listed, all of the object's at `clock`.
+        var isWhole = false
         var syncId: UUID
         var clock: UInt64
         var fields: [UInt16: UInt64]
@@ -37,6 +39,8 @@ import Testing
         }
 
         mutating func enqueue(_ operation: OutboxEntry.Operation, isCreation: Bool, syncId: UUID, fields: Set<UInt16>, now: UInt64) {
+            // A change joining an untaken whole creation records nothing, not even a tick.
+            if operation == .upsert, let mid = pending[syncId], mid > sendFloor, outbox[mid]?.isWhole == true { return }
             let clock = takeTick(now: now)
             if let mid = pending[syncId], mid > sendFloor, var entry = outbox[mid] {
                 switch operation {
@@ -54,8 +58,11 @@ import Testing
                 return
             }
             lastMid += 1
-            outbox[lastMid] = Entry(operation: operation, isCreation: isCreation, syncId: syncId, clock: clock,
-                                    fields: Dictionary(uniqueKeysWithValues: fields.map { ($0, clock) }))
+            // A new object (its id is fresh, so derived) gets a whole creation.
+            outbox[lastMid] = isCreation
+                ? Entry(operation: operation, isCreation: true, isWhole: true, syncId: syncId, clock: clock, fields: [:])
+                : Entry(operation: operation, isCreation: false, syncId: syncId, clock: clock,
+                        fields: Dictionary(uniqueKeysWithValues: fields.map { ($0, clock) }))
             pending[syncId] = operation == .upsert ? lastMid : nil
         }
 
@@ -157,7 +164,12 @@ import Testing
                     for change in batch {
                         let entry = model.outbox[change.mid]!
                         #expect(change.syncId == entry.syncId && change.clock == entry.clock)
-                        #expect(change.fields.map(\.storedId) == entry.fields.keys.sorted())
+                        // A whole creation sends every field the object holds now.
+                        let sent = entry.isWhole
+                            ? (model.objects.values.first { $0.syncId == entry.syncId }?.fields.keys.sorted() ?? [])
+                            : entry.fields.keys.sorted()
+                        #expect(change.fields.map(\.storedId) == sent, "step \(step)")
+                        #expect(change.fields.allSatisfy { !entry.isWhole || $0.clock == entry.clock })
                         #expect(change.operation.rawValue == (entry.operation == .delete ? "delete" : "upsert"))
                     }
                     if let mid = expected.randomElement(using: &random), Bool.random(using: &random) {
@@ -169,7 +181,8 @@ import Testing
                 #expect(stored.outbox.map(\.mid) == model.outbox.keys.sorted(), "step \(step)")
                 for (mid, entry) in stored.outbox {
                     let fields = Dictionary(uniqueKeysWithValues: entry.fields.map { ($0.id, $0.clock) })
-                    #expect(Entry(operation: entry.operation, isCreation: entry.isCreation, syncId: entry.syncId, clock: entry.clock, fields: fields)
+                    #expect(Entry(operation: entry.operation, isCreation: entry.isCreation, isWhole: entry.isWhole, syncId: entry.syncId,
+                                  clock: entry.clock, fields: fields)
                             == model.outbox[mid], "step \(step), mid \(mid)")
                 }
                 #expect(stored.pending == model.pending, "step \(step)")

@@ -61,6 +61,47 @@ import Testing
         }
     }
 
+    /// A new object's whole creation sends its relations that hold targets, as they are
+    /// when the pusher takes it (links made or removed before then included), and none that
+    /// is empty.
+    @Test func aWholeCreationSendsTheRelationsThatHoldTargets() throws {
+        try withStore { store in
+            try register(SyncedTeams.Team.self, SyncedTeams.Member.self, in: store)
+            let teams = store.box(for: SyncedTeams.Team.self)
+            let members = store.box(for: SyncedTeams.Member.self)
+            var people = (0..<3).map { SyncedTeams.Member(name: "m\($0)") }
+            try members.put(&people)
+            var full = SyncedTeams.Team(name: "full")
+            full.members.append(people[0])
+            try teams.put(&full)
+            full.members.append(people[1])
+            try teams.put(&full)
+            full = try #require(try teams.get(full.id))
+            _ = try full.members.remove(at: 0)
+            full.members.append(people[2])
+            try teams.put(&full)
+            var empty = SyncedTeams.Team(name: "empty")
+            try teams.put(&empty)
+            var emptied = SyncedTeams.Team(name: "emptied")
+            emptied.members.append(people[0])
+            try teams.put(&emptied)
+            emptied = try #require(try teams.get(emptied.id))
+            emptied.members.removeAll()
+            try teams.put(&emptied)
+            let teamEntity = try SyncProbe.entityId(SyncedTeams.Team.self, in: store)
+            let creations = try SyncProbe.snapshot(store).outbox.map(\.entry).filter { $0.entityId == teamEntity }
+            #expect(creations.count == 3 && creations.allSatisfy(\.isWhole), "the relation changes joined the creations")
+            let taken = try store.takeSyncChanges(limit: 100).filter { $0.entity == "Team" }
+            let byName = Dictionary(uniqueKeysWithValues: taken.map { change in
+                (change.fields.first { $0.name == "name" }?.json ?? "", change)
+            })
+            let sent = try #require(byName["\"full\""]?.fields.first { $0.name == "members" })
+            #expect(try Self.syncIds(sent.json) == Set([people[1], people[2]].map { try #require(try members.syncId(of: $0.id)) }))
+            #expect(byName["\"empty\""]?.fields.map(\.name) == ["name"])
+            #expect(byName["\"emptied\""]?.fields.map(\.name) == ["name"])
+        }
+    }
+
     @Test func pendingTargetsAreSentWithTheRelation() throws {
         try withStore { store in
             try register(SyncedTeams.Team.self, SyncedTeams.Member.self, in: store)

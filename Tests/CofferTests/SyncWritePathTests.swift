@@ -13,7 +13,8 @@ import Testing
             let tasks = store.box(for: Synced.Task.self)
             let fields = try SyncProbe.fieldIds(Synced.Task.self, in: store)
             let priority = try #require(fields["priority"]), done = try #require(fields["done"])
-            var all = (0..<60).map { Synced.Task(title: "t\($0)") }
+            // Explicit ids at 2^62 and above: random sync ids, creations that list their fields.
+            var all = (0..<60).map { Synced.Task(id: (1 << 62) + Id($0), title: "t\($0)") }
             try tasks.put(&all)
             let ids = all.map(\.id)
             let created = try SyncProbe.snapshot(store)
@@ -67,11 +68,50 @@ import Testing
         }
     }
 
+    /// Updates in any order of objects whose creations are whole (derived sync ids) write
+    /// nothing to the outbox and take no tick, and the pusher sends each object's current
+    /// values.
+    @Test func updatesInAnyOrderJoinTheirObjectsWholeCreations() throws {
+        try withStore { store in
+            let clock = ManualClock(1_000)
+            clock.install(in: store)
+            let tasks = store.box(for: Synced.Task.self)
+            var all = (0..<60).map { Synced.Task(title: "t\($0)") }
+            try tasks.put(&all)
+            let ids = all.map(\.id)
+            let created = try SyncProbe.snapshot(store)
+            #expect(created.outbox.count == 60 && created.outbox.allSatisfy(\.entry.isWhole))
+            try tasks.remove(ids[10])
+            let removedClock = try SyncProbe.snapshot(store).state.clock
+            let visits = stride(from: 0, to: 60, by: 2).map { ids[$0] } + stride(from: 59, to: 0, by: -3).map { ids[$0] }
+                + [ids[1], ids[3], ids[5], ids[10], ids[7]]
+            try store.write {
+                for id in visits {
+                    guard var task = try tasks.get(id) else { continue }
+                    task.priority += 1
+                    try tasks.put(&task)
+                }
+            }
+            try tasks.modifyEach { $0.done.toggle() }
+            let snapshot = try SyncProbe.snapshot(store)
+            #expect(snapshot.state.clock == removedClock, "no tick")
+            #expect(snapshot.outbox.map(\.mid) == created.outbox.map(\.mid).filter { $0 != created.outbox[10].mid })
+            #expect(snapshot.outbox.map(\.entry) == created.outbox.map(\.entry).enumerated().filter { $0.offset != 10 }.map(\.element))
+            let sent = try store.takeSyncChanges(limit: 100)
+            for (change, id) in zip(sent, ids.filter { $0 != ids[10] }) {
+                let task = try #require(try tasks.get(id))
+                let values = Dictionary(uniqueKeysWithValues: change.fields.map { ($0.name, $0.json) })
+                #expect(values["priority"] == "\(task.priority)" && values["done"] == "\(task.done)", "object \(id)")
+                #expect(change.fields.allSatisfy { $0.clock == created.state.clock })
+            }
+        }
+    }
+
     @Test func aCreationEntryListsEveryStoredFieldInIdOrder() throws {
         try withStore { store in
             let tasks = store.box(for: Synced.Task.self)
             let fields = try SyncProbe.fieldIds(Synced.Task.self, in: store)
-            let id = try tasks.put(Synced.Task(title: "a", note: "n"))
+            let id = try tasks.put(Synced.Task(id: 1 << 62, title: "a", note: "n"))
             let entry = try #require(try SyncProbe.snapshot(store).outbox.first?.entry)
             #expect(entry.isCreation)
             #expect(entry.syncId == (try tasks.syncId(of: id)))
@@ -85,7 +125,7 @@ import Testing
             // A build whose newest property comes first writes records whose field ids do not
             // ascend: the entry still lists them in id order, each once.
             let reordered = store.box(for: SyncReordered.Task.self)
-            let other = try reordered.put(SyncReordered.Task(title: "b"))
+            let other = try reordered.put(SyncReordered.Task(id: (1 << 62) + 1, title: "b"))
             let tag = try #require(try SyncProbe.fieldIds(SyncReordered.Task.self, in: store)["tag"])
             let snapshot = try SyncProbe.snapshot(store)
             let syncId = try #require(try reordered.syncId(of: other))
@@ -93,6 +133,24 @@ import Testing
             let ids = created.fields.map(\.id)
             #expect(ids == ids.sorted() && Set(ids).count == ids.count)
             #expect(ids.contains(tag) && ids.contains(fields["title"]!))
+        }
+    }
+
+    /// The whole creation of a record whose field ids do not ascend: the pusher sends its
+    /// fields in id order, each once.
+    @Test func aWholeCreationSendsEveryStoredFieldInIdOrder() throws {
+        try withStore { store in
+            let fields = try SyncProbe.fieldIds(Synced.Task.self, in: store)
+            let reordered = store.box(for: SyncReordered.Task.self)
+            let tag = try #require(try SyncProbe.fieldIds(SyncReordered.Task.self, in: store)["tag"])
+            let derived = try reordered.put(SyncReordered.Task(title: "c"))
+            let derivedSyncId = try #require(try reordered.syncId(of: derived))
+            let whole = try #require(try SyncProbe.snapshot(store).outbox.first { $0.entry.syncId == derivedSyncId }?.entry)
+            #expect(whole.isWhole && whole.fields.isEmpty)
+            let change = try #require(try store.takeSyncChanges(limit: 10).first { $0.syncId == derivedSyncId })
+            let sent = change.fields.map(\.storedId)
+            #expect(sent == sent.sorted() && Set(sent).count == sent.count)
+            #expect(sent.contains(tag) && sent.contains(fields["title"]!))
         }
     }
 }

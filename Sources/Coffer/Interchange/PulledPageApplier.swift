@@ -121,7 +121,7 @@ struct PulledPageApplier {
             let property = schema.properties[position]
             // Local changes count while the object is here (a pulled delete earlier in the
             // page removed it: the server's values are the object's now).
-            let localClock = existing == nil ? nil : mine?.fieldClocks[binding.storedIds[position]]
+            let localClock = existing == nil ? nil : mine?.clock(of: binding.storedIds[position])
             let pulled = change.stamp(of: member.key)
             // This replica's own earlier write coming back (pushed before the unacknowledged
             // change, or pushed and not yet acknowledged) is not another replica's change:

@@ -113,7 +113,8 @@ extension Transaction {
         let hasTextIndexes = hasTextOrSync && !binding.textIndexes.isEmpty
         let oldPostings = hasTextIndexes ? try textPostings(of: target.isUpdate ? id : nil, binding: binding) : nil
         if hasTextOrSync, binding.syncTables != nil, target.isUpdate {
-            try collectSyncedChanges(previous: target.previous(binding, id: id), previousIsDamaged: target.previousIsDamaged, record: record)
+            try collectSyncedChanges(id, binding: binding, previous: target.previous(binding, id: id),
+                                     previousIsDamaged: target.previousIsDamaged, record: record)
         }
         let placement: RecordPlacement = target.cursorOnPrevious.map { .atCursor($0) } ?? (target.canAppend ? .appended : .byKey)
         try putRecord(record.bytes, id: id, table: binding.table, placement: placement, "storing \(binding.schema.name) \(id)")

@@ -13,13 +13,17 @@ enum Catalog {
     static let metaKey = "meta"
     /// The highest catalog format this build reads; a store claiming a higher one is refused
     /// at open (``CofferError/formatTooNew(path:version:supported:)``).
-    static let formatVersion = 2
+    static let formatVersion = 3
     /// The format of a new store.
     static let baseFormatVersion = 1
     /// The format of a store that may hold derived sync ids (objects with no identity entry,
-    /// see ``SyncIdDerivation``): builds that read only format 1 would take them for objects
-    /// sync never knew (a remove would queue no delete), so they refuse the store instead.
-    static let derivedIdsFormatVersion = 2
+    /// see ``SyncIdDerivation``) and whole creations in its outbox (see ``OutboxEntry``):
+    /// builds that read only format 1 would take those objects for ones sync never knew (a
+    /// remove would queue no delete), and those that read format 2 (derived ids, field-list
+    /// creations only) would refuse every whole creation as damage, so they refuse the store
+    /// at open instead. Format-2 stores are read as they are and marked 3 by their next
+    /// derived creation.
+    static let derivedIdsFormatVersion = 3
 
     static func entityKey(_ storedName: String) -> String { "entity/\(storedName)" }
     static func sequenceKey(_ entityId: UInt32) -> String { "sequence/\(entityId)" }

@@ -9,6 +9,16 @@ import Foundation
 /// version 1: `[1, op, flags, entity id (4), sync id (16), clock (8), field count (2),
 /// count × (stored field id (2), clock (8))]`, integers big-endian. Bytes read back are
 /// checked: anything else is a damaged store, never a trap.
+///
+/// A *whole* creation (flag 2, with the creation flag, no fields listed) stands for every
+/// field the object holds when a pusher reads it, all at the entry's clock. Objects created
+/// with derived sync ids get one: it costs no field list, and while no pusher took it, later
+/// local changes of the object need no outbox write at all (the server has never seen the
+/// object, so no other replica can have written any of its fields: the values a pusher
+/// reads are the latest, and the creation's clock orders them correctly against every
+/// later change, which is made after this clock by any replica that saw the object).
+/// Stores that may hold whole creations are marked with catalog format 3, which earlier
+/// builds refuse.
 struct OutboxEntry: Equatable {
     enum Operation: UInt8 {
         case upsert = 0
@@ -19,11 +29,16 @@ struct OutboxEntry: Equatable {
     private static let headerSize = 33
     /// Flag bit: the entry holds the object's creation (nothing of it was handed to a pusher).
     private static let createdFlag: UInt8 = 1
+    /// Flag bit: a whole creation (see above).
+    private static let wholeFlag: UInt8 = 2
 
     var operation: Operation
     /// Whether the entry includes the object's creation: a delete merged into such an entry
     /// drops it (the server never saw the object).
     var isCreation: Bool
+    /// Whether the entry is a whole creation: it lists no fields and stands for all of them,
+    /// at `clock`.
+    var isWhole: Bool
     /// The catalog id of the entity.
     var entityId: UInt32
     var syncId: UUID
@@ -33,48 +48,9 @@ struct OutboxEntry: Equatable {
     var fields: [(id: UInt16, clock: UInt64)]
 
     static func == (lhs: OutboxEntry, rhs: OutboxEntry) -> Bool {
-        lhs.operation == rhs.operation && lhs.isCreation == rhs.isCreation && lhs.entityId == rhs.entityId
+        lhs.operation == rhs.operation && lhs.isCreation == rhs.isCreation && lhs.isWhole == rhs.isWhole && lhs.entityId == rhs.entityId
             && lhs.syncId == rhs.syncId && lhs.clock == rhs.clock
             && lhs.fields.map(\.id) == rhs.fields.map(\.id) && lhs.fields.map(\.clock) == rhs.fields.map(\.clock)
-    }
-
-    /// Adds the changes of a later write of the same object: the union of the fields, each
-    /// at its latest clock.
-    mutating func merge(fields changed: [UInt16], clock: UInt64) {
-        // Both lists in id order: one pass, no hashing.
-        let added = changed.sorted()
-        var merged: [(id: UInt16, clock: UInt64)] = []
-        merged.reserveCapacity(fields.count + added.count)
-        var old = 0, new = 0
-        while old < fields.count || new < added.count {
-            if new == added.count || (old < fields.count && fields[old].id < added[new]) {
-                merged.append(fields[old])
-                old += 1
-            } else if old == fields.count || added[new] < fields[old].id {
-                if merged.last?.id != added[new] { merged.append((added[new], clock)) }
-                new += 1
-            } else {
-                merged.append((fields[old].id, max(fields[old].clock, clock)))
-                old += 1
-                new += 1
-            }
-        }
-        fields = merged
-        self.clock = max(self.clock, clock)
-    }
-
-    func encoded() -> [UInt8] {
-        var bytes: [UInt8] = [Self.version, operation.rawValue, isCreation ? Self.createdFlag : 0]
-        bytes.reserveCapacity(Self.headerSize + fields.count * 10)
-        Self.append(entityId, to: &bytes)
-        bytes += syncId.syncBytes
-        Self.append(clock, to: &bytes)
-        Self.append(UInt16(truncatingIfNeeded: fields.count), to: &bytes)
-        for field in fields {
-            Self.append(field.id, to: &bytes)
-            Self.append(field.clock, to: &bytes)
-        }
-        return bytes
     }
 
     /// Reads an entry stored under `mid`.
@@ -88,13 +64,14 @@ struct OutboxEntry: Equatable {
         guard bytes.count >= Self.headerSize else { throw damage("has \(bytes.count) bytes, fewer than an entry's \(Self.headerSize)") }
         guard bytes[0] == Self.version else { throw damage("has format version \(bytes[0]); this build reads \(Self.version)") }
         guard let operation = Operation(rawValue: bytes[1]) else { throw damage("has the unknown operation \(bytes[1])") }
-        guard bytes[2] & ~Self.createdFlag == 0 else { throw damage("has unknown flags \(bytes[2])") }
         let count = Int(Self.read(UInt16.self, bytes, at: 31))
+        if let problem = Self.flagProblem(bytes[2], operation: operation, fieldCount: count) { throw damage(problem) }
         guard bytes.count == Self.headerSize + count * 10 else {
             throw damage("has \(bytes.count) bytes, not the \(Self.headerSize + count * 10) its \(count) fields need")
         }
         self.operation = operation
         isCreation = bytes[2] & Self.createdFlag != 0
+        isWhole = bytes[2] & Self.wholeFlag != 0
         entityId = Self.read(UInt32.self, bytes, at: 3)
         guard let syncId = UUID(syncBytes: UnsafeRawBufferPointer(rebasing: bytes[7..<23])) else { throw damage("has no sync id") }
         self.syncId = syncId
@@ -113,13 +90,42 @@ struct OutboxEntry: Equatable {
         self.fields = fields
     }
 
-    init(operation: Operation, isCreation: Bool, entityId: UInt32, syncId: UUID, clock: UInt64, fields: [(id: UInt16, clock: UInt64)]) {
+    init(operation: Operation, isCreation: Bool, isWhole: Bool = false, entityId: UInt32, syncId: UUID, clock: UInt64,
+         fields: [(id: UInt16, clock: UInt64)]) {
         self.operation = operation
         self.isCreation = isCreation
+        self.isWhole = isWhole
         self.entityId = entityId
         self.syncId = syncId
         self.clock = clock
         self.fields = fields
+    }
+
+    /// Why `flags` cannot be those of an entry of `operation` listing `fieldCount` fields, or
+    /// nil when they can: only known bits, and a whole creation is an upsert's creation
+    /// that lists nothing.
+    private static func flagProblem(_ flags: UInt8, operation: Operation, fieldCount: Int) -> String? {
+        guard flags & ~(createdFlag | wholeFlag) == 0 else { return "has unknown flags \(flags)" }
+        guard flags & wholeFlag != 0 else { return nil }
+        guard flags & createdFlag != 0, operation == .upsert, fieldCount == 0 else {
+            return "is marked whole but is not a creation without listed fields (flags \(flags), \(fieldCount) fields)"
+        }
+        return nil
+    }
+
+    /// The size of a whole creation.
+    static let wholeCreationSize = headerSize
+
+    /// Writes a whole creation into `bytes` (exactly ``wholeCreationSize`` of them).
+    @inline(__always)
+    static func encodeWholeCreation(into bytes: UnsafeMutableRawBufferPointer, entityId: UInt32, syncId: UUID, clock: UInt64) {
+        bytes[0] = version
+        bytes[1] = Operation.upsert.rawValue
+        bytes[2] = createdFlag | wholeFlag
+        bytes.storeBytes(of: entityId.bigEndian, toByteOffset: 3, as: UInt32.self)
+        syncId.copySyncBytes(to: bytes.baseAddress.unsafelyUnwrapped + 7)
+        bytes.storeBytes(of: clock.bigEndian, toByteOffset: 23, as: UInt64.self)
+        bytes.storeBytes(of: UInt16(0).bigEndian, toByteOffset: 31, as: UInt16.self)
     }
 
     /// The size of an entry with `fieldCount` fields.
@@ -217,8 +223,8 @@ struct OutboxEntry: Equatable {
                 throw OutboxEntry.damage(mid, "has format version \(bytes[0]); this build reads \(OutboxEntry.version)")
             }
             guard let operation = Operation(rawValue: bytes[1]) else { throw OutboxEntry.damage(mid, "has the unknown operation \(bytes[1])") }
-            guard bytes[2] & ~OutboxEntry.createdFlag == 0 else { throw OutboxEntry.damage(mid, "has unknown flags \(bytes[2])") }
             let count = Int(OutboxEntry.read(UInt16.self, bytes, at: 31))
+            if let problem = OutboxEntry.flagProblem(bytes[2], operation: operation, fieldCount: count) { throw OutboxEntry.damage(mid, problem) }
             guard bytes.count == OutboxEntry.size(fieldCount: count) else {
                 throw OutboxEntry.damage(mid, "has \(bytes.count) bytes, not the \(OutboxEntry.size(fieldCount: count)) its \(count) fields need")
             }
@@ -227,6 +233,8 @@ struct OutboxEntry: Equatable {
         }
 
         var isCreation: Bool { bytes[2] & OutboxEntry.createdFlag != 0 }
+        var isWhole: Bool { bytes[2] & OutboxEntry.wholeFlag != 0 }
+        var entityId: UInt32 { OutboxEntry.read(UInt32.self, bytes, at: 3) }
 
         /// Whether the entry lists every field of `changed` (ascending stored field ids), so
         /// that merging them only advances clocks. False for fields out of order (the full
@@ -317,10 +325,6 @@ struct OutboxEntry: Equatable {
 
     private static func damage(_ mid: UInt64, _ reason: String) -> CofferError {
         CofferError.damagedStore(part: .sync, reason: "the outbox entry \(mid) \(reason)")
-    }
-
-    private static func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
-        withUnsafeBytes(of: value.bigEndian) { bytes += $0 }
     }
 
     private static func read<T: FixedWidthInteger>(_ type: T.Type, _ bytes: UnsafeRawBufferPointer, at offset: Int) -> T {

@@ -28,7 +28,8 @@ struct SyncChangeReader {
         let fields = record.map { RecordFields(bytes: $0, entity: entity.name, id: localId ?? 0) }
         var values: [SyncFieldValue] = []
         var unknown: [UInt16] = []
-        for field in entry.fields {
+        let listed = entry.isWhole ? try wholeFields(of: fields, entity: entity, clock: entry.clock) : entry.fields
+        for field in listed {
             guard let property = tables.properties[field.id] else {
                 unknown.append(field.id)
                 continue
@@ -46,12 +47,26 @@ struct SyncChangeReader {
                     json = SyncWireValue.json(stored, type: property.type)
                 }
             }
+            // A whole creation sends the relations that hold targets (the others are empty
+            // on the server too).
+            if entry.isWhole && flags.contains(.toMany) && (json == nil || json == "[]") { continue }
             values.append(SyncFieldValue(name: property.name, storedId: field.id, type: property.type, clock: field.clock,
                                          json: json, isRetired: property.isRetired))
         }
         return SyncChange(mid: mid, entity: entity.name, syncId: entry.syncId,
                           operation: entry.operation == .delete ? .delete : .upsert, isCreation: entry.isCreation,
                           clock: entry.clock, fields: values, unknownFieldIds: unknown, objectExists: record != nil)
+    }
+
+    /// The fields a whole creation stands for, all at `clock`, in stored-id order: those the
+    /// record holds and the entity's to-many relations (stored outside the record). None
+    /// when the object is no longer stored.
+    private func wholeFields(of record: RecordFields?, entity: CatalogEntity, clock: UInt64) throws -> [(id: UInt16, clock: UInt64)] {
+        guard let record else { return [] }
+        var ids = Set<UInt16>()
+        try record.forEach { id, _ in ids.insert(id) }
+        for property in entity.properties where PropertyFlags(rawValue: property.flags).contains(.toMany) { ids.insert(property.id) }
+        return ids.sorted().map { ($0, clock) }
     }
 
     /// A to-many relation as the JSON array of its targets' sync ids: the targets stored here

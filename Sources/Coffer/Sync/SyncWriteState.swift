@@ -55,6 +55,9 @@ struct SyncWriteState {
     /// The stored field ids whose bytes the put being stored changes, ascending (scratch,
     /// reused).
     var changedFields: [UInt16] = []
+    /// What an update's look-up before its record was written found of the object (see
+    /// `Transaction.collectSyncedChanges`), for `recordSyncedPut` after it.
+    var updatedObject: (id: Id, identity: SyncedUpdateIdentity)?
     /// Whether the store has an outbox at all (looked up once, for rewrites found through the
     /// catalog).
     var storeHasOutbox: Bool?
@@ -106,4 +109,18 @@ struct SyncIdentityCursors {
     /// The sync id (its bytes as two big-endian words, which order as the bytes do) of the
     /// entry a removal left `reverse` next to (nil: unknown), for the same shortcut.
     var reverseKey: (UInt64, UInt64)?
+}
+
+/// How sync knows an object an update stores, looked up before its record is written.
+enum SyncedUpdateIdentity {
+    /// Its `syncIds` entry: the sync id and the mid of its newest entry (the identity's
+    /// forward cursor was left on the entry, and nothing moves it before `recordSyncedPut`).
+    case stored(syncId: UUID, newestMid: UInt64)
+    /// A derived sync id whose newest entry is not an untaken whole creation.
+    case derived
+    /// A derived sync id whose newest entry is an untaken whole creation: the update needs
+    /// no outbox write.
+    case absorbed
+    /// None: an object stored before its entity was synced, which sync learns of now.
+    case unknown
 }

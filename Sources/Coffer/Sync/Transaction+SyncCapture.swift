@@ -8,6 +8,33 @@ import Foundation
 /// Order within an update: `collectSyncedChanges` before the record is written (the previous
 /// record's bytes are valid only until then), `recordSyncedPut` after it.
 extension Transaction {
+    /// Before the record of the synced object `id` is replaced by `record`: looks up how
+    /// sync knows the object (for `recordSyncedPut`), and unless its newest entry is an
+    /// untaken whole creation, which every change joins as it is, notes which stored fields
+    /// of `record` differ from `previous` (all of them for a damaged previous record), by
+    /// their bytes, in `sync.changedFields` (ascending).
+    func collectSyncedChanges(_ id: Id, binding: EntityBinding, previous: RecordFields?, previousIsDamaged: Bool,
+                              record: RecordFields) throws {
+        sync.updatedObject = nil
+        if !sync.isApplyingRemote, let tables = binding.syncTables {
+            let identity: SyncedUpdateIdentity
+            do { identity = try syncedUpdateIdentity(of: id, tables: tables) } catch { throw syncFailed(error) }
+            sync.updatedObject = (id, identity)
+            if case .absorbed = identity { return }
+        }
+        try collectChangedFields(previous: previous, previousIsDamaged: previousIsDamaged, record: record)
+    }
+
+    /// How sync knows the stored object `id`: its `syncIds` entry first, then a run naming it.
+    @inline(__always)
+    private func syncedUpdateIdentity(of id: Id, tables: SyncIdTables) throws -> SyncedUpdateIdentity {
+        let cursors = try syncIdentityCursors(tables)
+        if let known = try syncIdEntry(of: id, cursors: cursors) { return .stored(syncId: known.syncId, newestMid: known.mid) }
+        guard let run = try creationRun(of: id, entityId: tables.entityId),
+              let creationMid = run.creationMid(of: id, entityId: tables.entityId) else { return .unknown }
+        return try isUntakenWholeCreation(creationMid, entityId: tables.entityId) ? .absorbed : .derived
+    }
+
     /// Notes which stored fields of `record` differ from `previous` (all of them for a
     /// damaged previous record), by their bytes, in `sync.changedFields` (ascending).
     ///
@@ -15,7 +42,7 @@ extension Transaction {
     /// share at the start holds the same bytes at the same place in both, and so does every
     /// field after the point where both (of one length) agree to the end. Only the fields
     /// in between are read from both records and compared.
-    func collectSyncedChanges(previous: RecordFields?, previousIsDamaged: Bool, record: RecordFields) throws {
+    private func collectChangedFields(previous: RecordFields?, previousIsDamaged: Bool, record: RecordFields) throws {
         if !sync.changedFields.isEmpty { sync.changedFields.removeAll(keepingCapacity: true) }
         guard let previous, !previousIsDamaged else { return try collectAllFields(of: record) }
         let old = previous.bytes, new = record.bytes
@@ -175,23 +202,36 @@ extension Transaction {
                 return
             }
             if isInsert && isFresh && sync.arrivingSyncId == nil {
-                // A new object of this replica: a derived id, no identity entry.
+                // A new object of this replica: a derived id, no identity entry, a whole
+                // creation.
                 let clock = try syncTick()
                 let mid = try nextSyncMid()
                 let epoch = try derivationEpoch()
-                try appendCreationEntry(mid: mid, entityId: binding.entityId, syncId: epoch.syncId(of: id, entityId: binding.entityId),
-                                        clock: clock, record: record)
+                try appendWholeCreationEntry(mid: mid, entityId: binding.entityId, syncId: epoch.syncId(of: id, entityId: binding.entityId),
+                                             clock: clock)
                 try noteDerivedCreation(id, mid: mid, entityId: binding.entityId, prefix: epoch.prefix)
                 return
             }
             let cursors = try syncIdentityCursors(tables)
             if !isInsert {
-                if let known = try syncIdEntry(of: id, cursors: cursors) {
+                let identity: SyncedUpdateIdentity
+                if let looked = sync.updatedObject, looked.id == id {
+                    identity = looked.identity
+                } else {
+                    identity = try syncedUpdateIdentity(of: id, tables: tables)
+                }
+                sync.updatedObject = nil
+                switch identity {
+                case .absorbed:
+                    return
+                case .stored(let syncId, let newestMid):
                     let forward = sync.identityCursors[cursors].forward
                     guard !sync.changedFields.isEmpty else { return }
-                    try recordSyncedUpdate(id, syncId: known.syncId, newestMid: known.mid, binding: binding, forward: forward)
+                    try recordSyncedUpdate(id, syncId: syncId, newestMid: newestMid, binding: binding, forward: forward)
                     if !binding.linkFieldIds.isEmpty { try dropPendingLinksSupersededByLocalEdit(of: id, binding: binding) }
                     return
+                case .derived, .unknown:
+                    break
                 }
                 if let derived = try derivedIdentity(of: id, entityId: binding.entityId) {
                     guard !sync.changedFields.isEmpty else { return }

@@ -89,6 +89,29 @@ extension Transaction {
         try OutboxEntry.encodeCreation(into: space, entityId: entityId, syncId: syncId, clock: clock, record: record, base: base)
     }
 
+    /// Appends the whole creation (see ``OutboxEntry``) of a new object under `mid` (from
+    /// `nextSyncMid`), at `clock`.
+    @inline(__always)
+    func appendWholeCreationEntry(mid: UInt64, entityId: UInt32, syncId: UUID, clock: UInt64) throws {
+        let space = try reserveOutboxEntry(mid: mid, size: OutboxEntry.wholeCreationSize)
+        OutboxEntry.encodeWholeCreation(into: space, entityId: entityId, syncId: syncId, clock: clock)
+    }
+
+    /// Whether the outbox entry `mid` of an object of `entityId` is a whole creation no pusher
+    /// took: every later local change of the object is part of it already (see
+    /// ``OutboxEntry``), so none needs an outbox write.
+    @inline(__always)
+    func isUntakenWholeCreation(_ mid: UInt64, entityId: UInt32) throws -> Bool {
+        try prepareSyncState()
+        guard mid > sync.state.sendFloor else { return false }
+        var key = mid.bigEndian
+        return try withUnsafeMutableBytes(of: &key) { raw in
+            guard let stored = try outboxEntryAt(mid, key: MDB_val(UnsafeRawBufferPointer(raw))) else { return false }
+            let entry = try OutboxEntry.View(stored, mid: mid)
+            return entry.isWhole && entry.entityId == entityId
+        }
+    }
+
     /// Reserves `size` bytes for a new entry under `mid` at the outbox's end (the entry is
     /// written straight into its page) and counts the mid as handed out.
     private func reserveOutboxEntry(mid: UInt64, size: Int) throws -> UnsafeMutableRawBufferPointer {
@@ -176,6 +199,9 @@ extension Transaction {
                 // The cursor then stands between `mid` and the next entry, which its next
                 // step reaches: a run of removals in mid order keeps the shortcut.
                 try check(mdb_cursor_del(cursor, 0), "dropping the outbox entry \(mid)")
+            case .upsert where entry.isWhole:
+                // The creation stands for every field already.
+                break
             case .delete:
                 try withUnsafeTemporaryAllocation(byteCount: OutboxEntry.size(fieldCount: 0), alignment: 8) { bytes in
                     OutboxEntry.encode(into: bytes, operation: .delete, isCreation: false, entityId: entityId, syncId: syncId,

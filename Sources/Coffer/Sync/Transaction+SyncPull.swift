@@ -10,9 +10,19 @@ extension Transaction {
     /// object), and the mids of its entries no pusher has taken.
     struct UnacknowledgedChanges {
         var fieldClocks: [UInt16: UInt64] = [:]
+        /// The clock of a whole creation (every field at it; 0: none).
+        var wholeClock: UInt64 = 0
         var isDeleted = false
         var isUntakenCreation = false
         var untakenMids: [UInt64] = []
+
+        /// The latest clock of the stored field `field`, or nil when no unacknowledged
+        /// change set it.
+        func clock(of field: UInt16) -> UInt64? {
+            let listed = fieldClocks[field]
+            guard wholeClock != 0 else { return listed }
+            return max(listed ?? 0, wholeClock)
+        }
     }
 
     /// Every outbox entry of the entity `entityId` (taken or not: an entry leaves the outbox
@@ -34,6 +44,7 @@ extension Transaction {
                     var object = changes[entry.syncId] ?? UnacknowledgedChanges()
                     if entry.operation == .delete { object.isDeleted = true }
                     for field in entry.fields { object.fieldClocks[field.id] = max(object.fieldClocks[field.id] ?? 0, field.clock) }
+                    if entry.isWhole { object.wholeClock = max(object.wholeClock, entry.clock) }
                     if mid > floor {
                         object.untakenMids.append(mid)
                         if entry.isCreation { object.isUntakenCreation = true }
