@@ -325,6 +325,11 @@ extension Store {
     /// After a commit: the derived-id tables the transaction opened become the store's (reads
     /// cannot open handles), and an epoch it recorded is known to be recorded.
     private func adoptSyncDatabases(of transaction: Transaction) {
+        // A transaction that wrote something committed as `snapshotId`: its counters are
+        // the next write's, if nothing commits in between.
+        if transaction.sync.isPrepared, transaction.sync.wroteState || transaction.wroteRecords || transaction.changedSchema {
+            committedSyncState.remember(transaction.sync.state, committedAs: transaction.snapshotId, outbox: transaction.sync.outbox)
+        }
         guard transaction.sync.runs != 0 else { return }
         let tables = (runs: transaction.sync.runs, epochs: transaction.sync.epochs)
         if transaction.sync.runsOpenedHere {

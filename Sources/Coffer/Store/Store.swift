@@ -48,6 +48,8 @@ public final class Store: @unchecked Sendable {
     let syncMerges = SyncMergeRegistry()
     /// This instance's epoch of derived sync ids (see ``SyncIdDerivation``).
     let syncEpochs = SyncEpochSource()
+    /// The sync counters the last committed synced write left (see ``CommittedSyncState``).
+    let committedSyncState = CommittedSyncState()
     /// The catalog database handle, or nil in a read-only store that has never been written.
     var catalogDatabase: MDB_dbi? { registry.catalogDatabase }
     /// The database handles this store opened, by name (a copy).

@@ -68,13 +68,13 @@ struct SyncState: Equatable {
     }
 
     func encoded() -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: Self.size)
-        bytes.withUnsafeMutableBytes { raw in
-            for (offset, value) in [(0, Self.format), (8, clock), (16, lastMid), (24, sendFloor)] {
-                raw.storeBytes(of: value.bigEndian, toByteOffset: offset, as: UInt64.self)
-            }
-        }
-        return bytes
+        withEncoded { Array($0) }
+    }
+
+    /// Calls `body` with the encoded state, in stack memory.
+    func withEncoded<T>(_ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        var words = (Self.format.bigEndian, clock.bigEndian, lastMid.bigEndian, sendFloor.bigEndian)
+        return try withUnsafeBytes(of: &words) { try body($0) }
     }
 
     private static func read(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> UInt64 {

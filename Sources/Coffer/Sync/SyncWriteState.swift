@@ -12,6 +12,8 @@ struct SyncWriteState {
     /// The counters; written back (when `isDirty`) before the transaction commits.
     var state = SyncState()
     var isDirty = false
+    /// Whether `finishSync` wrote the counters (the transaction then commits as its id).
+    var wroteState = false
     /// The transaction's one clock value: every change it records carries it (0: not taken).
     var tick: UInt64 = 0
     /// Handle of `sync.outbox` and a write cursor on it, valid once prepared (LMDB closes a

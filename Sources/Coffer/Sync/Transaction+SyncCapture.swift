@@ -487,8 +487,9 @@ extension Transaction {
             do { try storeOpenRun() } catch { throw syncFailed(error) }
         }
         guard sync.isDirty, let catalog = store.catalogDatabase else { return }
-        try sync.state.encoded().withUnsafeBytes { try Catalog.putRaw(key: SyncState.catalogKey, value: $0, dbi: catalog, in: self) }
+        try sync.state.withEncoded { try Catalog.putRaw(key: SyncState.catalogKey, value: $0, dbi: catalog, in: self) }
         sync.isDirty = false
+        sync.wroteState = true
     }
 }
 

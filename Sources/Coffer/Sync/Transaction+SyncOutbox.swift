@@ -13,14 +13,17 @@ import Foundation
 /// - New entries are appended: mids only ascend.
 extension Transaction {
     /// Loads the sync counters and opens the outbox with its write cursor, once per
-    /// transaction.
+    /// transaction. The counters come from the commit directly before this transaction when
+    /// this store instance made it (see ``CommittedSyncState``), else from the catalog.
     func prepareSyncState() throws {
         guard !sync.isPrepared else { return }
         guard let catalog = store.catalogDatabase else {
             throw CofferError.readOnly(path: store.path, operation: "record a synced change")
         }
-        let loaded = try Catalog.raw(key: SyncState.catalogKey, dbi: catalog, in: self).map(SyncState.init(decoding:)) ?? SyncState()
-        let outbox = try openDatabase(SyncIdTables.outboxName, create: true, "the sync outbox").0
+        let committed = store.committedSyncState
+        let loaded = try (isWrite ? committed.state(forWriteTransaction: snapshotId) : nil)
+            ?? Catalog.raw(key: SyncState.catalogKey, dbi: catalog, in: self).map(SyncState.init(decoding:)) ?? SyncState()
+        let outbox = try committed.outbox ?? openDatabase(SyncIdTables.outboxName, create: true, "the sync outbox").0
         sync.outboxCursor = try openWriteCursor(outbox, "the sync outbox")
         sync.outbox = outbox
         sync.storeHasOutbox = true
