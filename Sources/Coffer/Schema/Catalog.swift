@@ -155,9 +155,7 @@ extension Catalog {
     }
 
     static func raw(key: String, dbi: MDB_dbi, in transaction: Transaction) throws -> UnsafeRawBufferPointer? {
-        var keyBytes = Array(key.utf8)
-        return try keyBytes.withUnsafeMutableBytes { keyRaw in
-            var keyVal = MDB_val(UnsafeRawBufferPointer(keyRaw))
+        try withKey(key) { keyVal in
             var value = MDB_val()
             let rc = mdb_get(transaction.txn, dbi, &keyVal, &value)
             if rc == MDB_NOTFOUND { return nil }
@@ -167,11 +165,20 @@ extension Catalog {
     }
 
     static func putRaw(key: String, value: UnsafeRawBufferPointer, dbi: MDB_dbi, in transaction: Transaction) throws {
-        var keyBytes = Array(key.utf8)
-        try keyBytes.withUnsafeMutableBytes { keyRaw in
-            var keyVal = MDB_val(UnsafeRawBufferPointer(keyRaw))
+        try withKey(key) { keyVal in
             var val = MDB_val(value)
             try transaction.check(mdb_put(transaction.txn, dbi, &keyVal, &val, 0), "writing catalog entry \(key)")
+        }
+    }
+
+    /// Calls `body` with `key`'s UTF-8 bytes as an LMDB key: a native string's own storage
+    /// (LMDB never writes through a key), or a copy for one that has none.
+    @inline(__always)
+    private static func withKey<T>(_ key: String, _ body: (inout MDB_val) throws -> T) throws -> T {
+        var key = key
+        return try key.withUTF8 { bytes in
+            var keyVal = MDB_val(mv_size: bytes.count, mv_data: UnsafeMutableRawPointer(mutating: bytes.baseAddress))
+            return try body(&keyVal)
         }
     }
 
