@@ -63,10 +63,20 @@ struct SyncChangeReader {
     /// when the object is no longer stored.
     private func wholeFields(of record: RecordFields?, entity: CatalogEntity, clock: UInt64) throws -> [(id: UInt16, clock: UInt64)] {
         guard let record else { return [] }
-        var ids = Set<UInt16>()
-        try record.forEach { id, _ in ids.insert(id) }
-        for property in entity.properties where PropertyFlags(rawValue: property.flags).contains(.toMany) { ids.insert(property.id) }
-        return ids.sorted().map { ($0, clock) }
+        var fields: [(id: UInt16, clock: UInt64)] = []
+        var ascending = true
+        try record.forEach { id, _ in
+            if let last = fields.last?.id, id <= last { ascending = false }
+            fields.append((id, clock))
+        }
+        for property in entity.properties where PropertyFlags(rawValue: property.flags).contains(.toMany) {
+            fields.append((property.id, clock))
+            ascending = false
+        }
+        guard !ascending else { return fields }
+        // Carried fields out of order, or relations: in id order, each once.
+        var seen = Set<UInt16>()
+        return fields.filter { seen.insert($0.id).inserted }.sorted { $0.id < $1.id }
     }
 
     /// A to-many relation as the JSON array of its targets' sync ids: the targets stored here
