@@ -6,8 +6,8 @@ import Foundation
 /// cursors of the sync tables and scratch space for the put being stored. A transaction that
 /// touches no synced entity never fills it.
 struct SyncWriteState {
-    /// Whether `state` was read from the catalog and `outboxCursor` opened (at the
-    /// transaction's first synced change).
+    /// Whether `state` was loaded and the outbox opened (at the transaction's first synced
+    /// change).
     var isPrepared = false
     /// The counters; written back (when `isDirty`) before the transaction commits.
     var state = SyncState()
@@ -16,10 +16,13 @@ struct SyncWriteState {
     var wroteState = false
     /// The transaction's one clock value: every change it records carries it (0: not taken).
     var tick: UInt64 = 0
-    /// Handle of `sync.outbox` and a write cursor on it, valid once prepared (LMDB closes a
-    /// write transaction's cursors when it ends).
+    /// Handle of `sync.outbox`, valid once prepared, and a write cursor on it, opened when a
+    /// change first needs one (LMDB closes a write transaction's cursors when it ends).
     var outbox: MDB_dbi = 0
     var outboxCursor: OpaquePointer?
+    /// Whether an entry was appended with no cursor (a transaction's first append: most
+    /// one-object transactions need no cursor at all; later appends open one).
+    var appendedWithoutCursor = false
     /// The mid of the entry a look-up left `outboxCursor` on (0: unknown): a later look-up of
     /// a higher mid tries the next entry before searching (see `Transaction.outboxEntryAt`).
     var outboxCursorMid: UInt64 = 0

@@ -12,8 +12,7 @@ import Foundation
 ///   changed: a later change gets a new entry with the next mid.
 /// - New entries are appended: mids only ascend.
 extension Transaction {
-    /// Loads the sync counters and opens the outbox with its write cursor, once per
-    /// transaction. The counters come from the commit directly before this transaction when
+    /// Loads the sync counters and opens the outbox, once per transaction. The counters come from the commit directly before this transaction when
     /// this store instance made it (see ``CommittedSyncState``), else from the catalog.
     func prepareSyncState() throws {
         guard !sync.isPrepared else { return }
@@ -24,11 +23,19 @@ extension Transaction {
         let loaded = try (isWrite ? committed.state(forWriteTransaction: snapshotId) : nil)
             ?? Catalog.raw(key: SyncState.catalogKey, dbi: catalog, in: self).map(SyncState.init(decoding:)) ?? SyncState()
         let outbox = try committed.outbox ?? openDatabase(SyncIdTables.outboxName, create: true, "the sync outbox").0
-        sync.outboxCursor = try openWriteCursor(outbox, "the sync outbox")
         sync.outbox = outbox
         sync.storeHasOutbox = true
         sync.state = loaded
         sync.isPrepared = true
+    }
+
+    /// The write cursor on the outbox, opened at its first use in the transaction.
+    @inline(__always)
+    func outboxWriteCursor() throws -> OpaquePointer {
+        if let cursor = sync.outboxCursor { return cursor }
+        let cursor = try openWriteCursor(sync.outbox, "the sync outbox")
+        sync.outboxCursor = cursor
+        return cursor
     }
 
     /// The transaction's clock value: the first call ticks the persisted clock (one tick per
@@ -120,9 +127,19 @@ extension Transaction {
     private func reserveOutboxEntry(mid: UInt64, size: Int) throws -> UnsafeMutableRawBufferPointer {
         var key = mid.bigEndian
         var value = MDB_val(mv_size: size, mv_data: nil)
+        // The transaction's first append goes without a cursor (opening one costs more than
+        // the put); later ones use the cursor, which stays at the end.
+        let cursor: OpaquePointer?
+        if sync.outboxCursor != nil || sync.appendedWithoutCursor {
+            cursor = try outboxWriteCursor()
+        } else {
+            cursor = nil
+            sync.appendedWithoutCursor = true
+        }
         let rc = withUnsafeMutableBytes(of: &key) { raw in
             var keyVal = MDB_val(UnsafeRawBufferPointer(raw))
-            return mdb_cursor_put(sync.outboxCursor, &keyVal, &value, UInt32(MDB_APPEND | MDB_RESERVE))
+            if let cursor { return mdb_cursor_put(cursor, &keyVal, &value, UInt32(MDB_APPEND | MDB_RESERVE)) }
+            return mdb_put(txn, sync.outbox, &keyVal, &value, UInt32(MDB_APPEND | MDB_RESERVE))
         }
         sync.outboxCursorMid = 0
         // A new mid is above every stored one. One that is not means the counter went back
@@ -161,7 +178,7 @@ extension Transaction {
     /// is tried first, and taken only when its key is `mid`; else the tree is searched.
     @inline(__always)
     private func outboxEntryAt(_ mid: UInt64, key keyVal: MDB_val) throws -> UnsafeRawBufferPointer? {
-        let cursor = sync.outboxCursor
+        let cursor = try outboxWriteCursor()
         let standsOn = sync.outboxCursorMid
         sync.outboxCursorMid = 0
         var stored = MDB_val()
@@ -184,7 +201,7 @@ extension Transaction {
     /// Merges a change into the untaken entry `mid` of the object `syncId`.
     private func mergeIntoOutboxEntry(_ mid: UInt64, _ operation: OutboxEntry.Operation, entityId: UInt32, syncId: UUID,
                                       clock: UInt64, fields: UnsafeBufferPointer<UInt16>) throws {
-        let cursor = sync.outboxCursor
+        let cursor = try outboxWriteCursor()
         var key = mid.bigEndian
         try withUnsafeMutableBytes(of: &key) { raw in
             // The put below gets its own copy of the key: one pointing into the page would
