@@ -175,6 +175,38 @@ import Testing
         #expect(try twin.verify().isIntact)
     }
 
+    /// A copy (or a restored backup) may hold a whole creation its original pushed already,
+    /// perhaps with later changes at later clocks: a change made in the copy gets an entry of
+    /// its own at the copy's clock, never folded into that creation's older clock. The same
+    /// for a store reopened (another instance: it cannot tell).
+    @Test func aChangeInACopyOfAnUntakenWholeCreationGetsItsOwnEntryAndClock() throws {
+        let directory = TemporaryDirectory(), copy = TemporaryDirectory()
+        defer { directory.cleanUp(); copy.cleanUp() }
+        let original = try Store(directory: directory.path, options: StoreOptions(durability: .noSync))
+        defer { try? original.close() }
+        ManualClock(1_000).install(in: original)
+        var task = Synced.Task(title: "created")
+        try original.box(for: Synced.Task.self).put(&task)
+        try original.backup(to: copy.path)
+        for path in [copy.path, directory.path] {
+            if path == directory.path { try original.close() }
+            let store = try Store(directory: path, options: StoreOptions(durability: .noSync))
+            defer { try? store.close() }
+            ManualClock(5_000).install(in: store)
+            let tasks = store.box(for: Synced.Task.self)
+            var edited = try #require(try tasks.get(task.id))
+            edited.title = "edited later"
+            try tasks.put(&edited)
+            let changes = try store.takeSyncChanges(limit: 10)
+            #expect(changes.count == 2, "the creation, then the change: \(changes.map(\.mid))")
+            let title = try #require(changes.last?.fields.first { $0.name == "title" })
+            #expect(title.clock >= HybridClock.value(milliseconds: 5_000))
+            #expect(title.json == "\"edited later\"")
+            #expect(changes.first?.isCreation == true && changes.last?.isCreation == false)
+            #expect(try store.verify().isIntact)
+        }
+    }
+
     @Test func aPulledIdThatLooksDerivedKeepsItsLocalIdFromBeingDerived() throws {
         try withStore { store in
             let tasks = store.box(for: Synced.Task.self)

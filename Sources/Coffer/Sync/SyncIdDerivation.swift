@@ -174,6 +174,15 @@ final class SyncEpochSource: @unchecked Sendable {
     /// The committed run last used (any).
     var lastRun: CreationRun? { lock.withLock { recentRun } }
 
+    /// In one look: the instance's epoch when a committed transaction recorded it, with the
+    /// tables' handles and the committed run last used (nil until all are known).
+    func recordedEpoch() -> (epoch: SyncIdDerivation, tables: (runs: MDB_dbi, epochs: MDB_dbi), lastRun: CreationRun?)? {
+        lock.withLock {
+            guard let epoch, isRecorded, let handles else { return nil }
+            return (epoch, handles, recentRun)
+        }
+    }
+
     /// The handles of the runs and epochs tables, once a committed state has them.
     var tables: (runs: MDB_dbi, epochs: MDB_dbi)? { lock.withLock { handles } }
 

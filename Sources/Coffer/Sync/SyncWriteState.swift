@@ -35,6 +35,10 @@ struct SyncWriteState {
     /// ``SyncIdDerivation``), and whether this transaction recorded it.
     var epoch: SyncIdDerivation?
     var recordedEpoch = false
+    /// The store instance's epoch as the transaction first read it (see
+    /// `Transaction.instanceEpoch()`), once read.
+    var instanceEpoch: SyncIdDerivation?
+    var instanceEpochRead = false
     /// The epoch of another prefix a look-up used last (objects derived by earlier epochs).
     var lastEpoch: SyncIdDerivation?
     /// The derived creations this transaction made that `sync.runs` does not hold yet.
@@ -123,8 +127,8 @@ enum SyncedUpdateIdentity {
     case stored(syncId: UUID, newestMid: UInt64)
     /// A derived sync id whose newest entry is not an untaken whole creation.
     case derived
-    /// A derived sync id whose newest entry is an untaken whole creation: the update needs
-    /// no outbox write.
+    /// A derived sync id whose newest entry is an untaken whole creation this store instance
+    /// made: the update needs no outbox write.
     case absorbed
     /// None: an object stored before its entity was synced, which sync learns of now.
     case unknown

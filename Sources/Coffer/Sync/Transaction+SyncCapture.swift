@@ -20,7 +20,10 @@ extension Transaction {
             let identity: SyncedUpdateIdentity
             do { identity = try syncedUpdateIdentity(of: id, tables: tables) } catch { throw syncFailed(error) }
             sync.updatedObject = (id, identity)
-            if case .absorbed = identity { return }
+            if case .absorbed = identity {
+                sync.changedFields.removeAll(keepingCapacity: true)
+                return
+            }
         }
         try collectChangedFields(previous: previous, previousIsDamaged: previousIsDamaged, record: record)
     }
@@ -32,7 +35,10 @@ extension Transaction {
         if let known = try syncIdEntry(of: id, cursors: cursors) { return .stored(syncId: known.syncId, newestMid: known.mid) }
         guard let run = try creationRun(of: id, entityId: tables.entityId),
               let creationMid = run.creationMid(of: id, entityId: tables.entityId) else { return .unknown }
-        return try isUntakenWholeCreation(creationMid, entityId: tables.entityId) ? .absorbed : .derived
+        // Only this instance's creations can absorb changes (see `isThisInstancesCreation`).
+        guard let epoch = instanceEpoch(), epoch.prefix == run.prefix else { return .derived }
+        let syncId = epoch.syncId(of: id, entityId: tables.entityId)
+        return try isUntakenWholeCreation(creationMid, syncId: syncId, entityId: tables.entityId) ? .absorbed : .derived
     }
 
     /// Notes which stored fields of `record` differ from `previous` (all of them for a

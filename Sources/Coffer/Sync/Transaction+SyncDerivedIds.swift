@@ -71,6 +71,14 @@ extension Transaction {
     /// instance a new epoch first).
     func derivationEpoch() throws -> SyncIdDerivation {
         if let epoch = sync.epoch { return epoch }
+        // Usually recorded by an earlier commit: one look at the instance's state.
+        if sync.runs == 0, let known = store.syncEpochs.recordedEpoch() {
+            sync.runs = known.tables.runs
+            sync.epochs = known.tables.epochs
+            if sync.cachedRun == nil { sync.cachedRun = known.lastRun }
+            sync.epoch = known.epoch
+            return known.epoch
+        }
         try createDerivedIdTables()
         let now = store.syncClock.now()
         let current = store.syncEpochs.current(milliseconds: now)

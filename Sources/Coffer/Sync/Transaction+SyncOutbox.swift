@@ -107,19 +107,41 @@ extension Transaction {
         OutboxEntry.encodeWholeCreation(into: space, entityId: entityId, syncId: syncId, clock: clock)
     }
 
-    /// Whether the outbox entry `mid` of an object of `entityId` is a whole creation no pusher
-    /// took: every later local change of the object is part of it already (see
-    /// ``OutboxEntry``), so none needs an outbox write.
+    /// Whether the outbox entry `mid` is the whole creation of `syncId` (of `entityId`) that
+    /// this store instance made and no pusher took: every later local change of the object
+    /// is part of it already (see ``OutboxEntry``), so none needs an outbox write.
     @inline(__always)
-    func isUntakenWholeCreation(_ mid: UInt64, entityId: UInt32) throws -> Bool {
+    func isUntakenWholeCreation(_ mid: UInt64, syncId: UUID, entityId: UInt32) throws -> Bool {
         try prepareSyncState()
         guard mid > sync.state.sendFloor else { return false }
         var key = mid.bigEndian
         return try withUnsafeMutableBytes(of: &key) { raw in
             guard let stored = try outboxEntryAt(mid, key: MDB_val(UnsafeRawBufferPointer(raw))) else { return false }
             let entry = try OutboxEntry.View(stored, mid: mid)
-            return entry.isWhole && entry.entityId == entityId
+            return entry.isWhole && entry.entityId == entityId && entry.hasSyncId(syncId) && isThisInstancesCreation(syncId)
         }
+    }
+
+    /// Whether `syncId` is derived under this store instance's epoch, so that the object's
+    /// whole creation, while untaken, was never pushed by anyone: a copied, restored or
+    /// reopened store derives under a new epoch, and the creations it holds from before may
+    /// have reached the server from the original (its later changes then get entries of
+    /// their own, at their own clocks).
+    @inline(__always)
+    func isThisInstancesCreation(_ syncId: UUID) -> Bool {
+        guard let epoch = instanceEpoch() else { return false }
+        return SyncIdDerivation.prefix(of: syncId) == epoch.prefix
+    }
+
+    /// This store instance's epoch, if it has one (read once per transaction).
+    @inline(__always)
+    func instanceEpoch() -> SyncIdDerivation? {
+        if let epoch = sync.epoch { return epoch }
+        if !sync.instanceEpochRead {
+            sync.instanceEpoch = store.syncEpochs.existing
+            sync.instanceEpochRead = true
+        }
+        return sync.instanceEpoch
     }
 
     /// Reserves `size` bytes for a new entry under `mid` at the outbox's end (the entry is
@@ -161,11 +183,12 @@ extension Transaction {
     /// newest entry afterwards (0 when a delete dropped an untaken creation).
     func enqueue(_ operation: OutboxEntry.Operation, isCreation: Bool, entityId: UInt32, syncId: UUID, newestMid: UInt64,
                  fields: UnsafeBufferPointer<UInt16>) throws -> UInt64 {
-        let clock = try syncTick()
-        if newestMid > sync.state.sendFloor {
-            try mergeIntoOutboxEntry(newestMid, operation, entityId: entityId, syncId: syncId, clock: clock, fields: fields)
+        try prepareSyncState()
+        if newestMid > sync.state.sendFloor,
+           try mergeIntoOutboxEntry(newestMid, operation, entityId: entityId, syncId: syncId, fields: fields) {
             return operation == .delete ? 0 : newestMid
         }
+        let clock = try syncTick()
         let mid = try nextSyncMid()
         try appendOutboxEntry(mid: mid, operation, isCreation: isCreation, entityId: entityId, syncId: syncId, clock: clock, fields: fields)
         return mid
@@ -198,12 +221,15 @@ extension Transaction {
         return stored.bytes
     }
 
-    /// Merges a change into the untaken entry `mid` of the object `syncId`.
+    /// Merges a change into the untaken entry `mid` of the object `syncId`, at the
+    /// transaction's clock; false (nothing written) when the change needs an entry of its
+    /// own: an upsert after a whole creation another store instance made (see
+    /// ``isThisInstancesCreation(_:)``).
     private func mergeIntoOutboxEntry(_ mid: UInt64, _ operation: OutboxEntry.Operation, entityId: UInt32, syncId: UUID,
-                                      clock: UInt64, fields: UnsafeBufferPointer<UInt16>) throws {
+                                      fields: UnsafeBufferPointer<UInt16>) throws -> Bool {
         let cursor = try outboxWriteCursor()
         var key = mid.bigEndian
-        try withUnsafeMutableBytes(of: &key) { raw in
+        return try withUnsafeMutableBytes(of: &key) { raw in
             // The put below gets its own copy of the key: one pointing into the page would
             // move under LMDB when the entry changes size.
             var keyVal = MDB_val(UnsafeRawBufferPointer(raw))
@@ -214,14 +240,17 @@ extension Transaction {
             guard entry.operation == .upsert, entry.hasSyncId(syncId) else {
                 throw CofferError.damagedStore(part: .sync, reason: "the sync id \(syncId) names the outbox entry \(mid), which is not an update of it")
             }
+            if operation == .upsert && entry.isWhole {
+                // This instance's creation stands for every field already (no tick); another's
+                // may have been pushed by the original of this store: a new entry.
+                return isThisInstancesCreation(syncId)
+            }
+            let clock = try syncTick()
             switch operation {
             case .delete where entry.isCreation:
                 // The cursor then stands between `mid` and the next entry, which its next
                 // step reaches: a run of removals in mid order keeps the shortcut.
                 try check(mdb_cursor_del(cursor, 0), "dropping the outbox entry \(mid)")
-            case .upsert where entry.isWhole:
-                // The creation stands for every field already.
-                break
             case .delete:
                 try withUnsafeTemporaryAllocation(byteCount: OutboxEntry.size(fieldCount: 0), alignment: 8) { bytes in
                     OutboxEntry.encode(into: bytes, operation: .delete, isCreation: false, entityId: entityId, syncId: syncId,
@@ -247,6 +276,7 @@ extension Transaction {
                     try check(mdb_cursor_put(cursor, &keyVal, &value, UInt32(MDB_CURRENT)), "writing the outbox entry \(mid)")
                 }
             }
+            return true
         }
     }
 
