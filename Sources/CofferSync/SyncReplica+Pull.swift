@@ -110,8 +110,8 @@ extension SyncReplica {
             let unseen = try store.syncResyncCandidates(entity: entity, stream: stream)
             var pages: [Data] = []
             for start in stride(from: 0, to: unseen.count, by: Self.fetchLimit) {
-                try Task.checkCancellation()
-                pages.append(try await transport.fetch(entity: entity, ids: Array(unseen[start..<min(start + Self.fetchLimit, unseen.count)])))
+                let ids = Array(unseen[start..<min(start + Self.fetchLimit, unseen.count)])
+                pages += try await fetchPages(entity, ids: ids).map(\.page)
             }
             let summary = try store.finishSyncResync(entity: entity, stream: stream, fetched: pages)
             channel.update { $0.pulled += summary.upserted + summary.deleted }
@@ -143,12 +143,29 @@ extension SyncReplica {
     private func fetchRefusedObjects(_ entity: String) async throws {
         let refused = try store.syncObjectsAwaitingServerState(entity: entity)
         for start in stride(from: 0, to: refused.count, by: Self.fetchLimit) {
-            try Task.checkCancellation()
             let ids = Array(refused[start..<min(start + Self.fetchLimit, refused.count)])
-            let page = try await transport.fetch(entity: entity, ids: ids)
-            let summary = try store.applyFetchedObjects(page, entity: entity, requested: ids)
-            channel.update { $0.pulled += summary.upserted + summary.deleted }
-            reportOversized(summary, entity: entity)
+            for fetched in try await fetchPages(entity, ids: ids) {
+                let summary = try store.applyFetchedObjects(fetched.page, entity: entity, requested: fetched.ids)
+                channel.update { $0.pulled += summary.upserted + summary.deleted }
+                reportOversized(summary, entity: entity)
+            }
+        }
+    }
+
+    /// The server's state of `ids` (`coffer_fetch`), as pages with the ids each answers. The
+    /// server refusing a fetch of several ids (their rows together past what one reply can
+    /// hold: each row fits alone, since a row above the size limit comes as a marker) halves
+    /// it, down to single ids, so no set of large rows keeps the replica from ever taking the
+    /// server's state; an error on one id, or one that is not the server's, is thrown (the
+    /// pass is retried).
+    private func fetchPages(_ entity: String, ids: [UUID]) async throws -> [(ids: [UUID], page: Data)] {
+        try Task.checkCancellation()
+        do {
+            return [(ids, try await transport.fetch(entity: entity, ids: ids))]
+        } catch SyncTransportError.server where ids.count > 1 {
+            let half = ids.count / 2
+            let first = try await fetchPages(entity, ids: Array(ids[..<half]))
+            return try await first + fetchPages(entity, ids: Array(ids[half...]))
         }
     }
 }

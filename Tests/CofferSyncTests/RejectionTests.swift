@@ -84,6 +84,36 @@ import Testing
         }
     }
 
+    /// A fetch the server refuses as too large (many large rows) is halved down to single
+    /// ids: the replica takes the server's state of every refused object in the same pass.
+    @Test func aFetchTooLargeForTheServerIsSplit() async throws {
+        let schema = try SyncSchema([Chore.self], schema: uniqueSchemaName())
+        let s = schema.schemaName
+        try await withInstalled(schema) { connection in
+            let temporary = try TemporaryStore()
+            defer { temporary.cleanUp() }
+            let scripted = ScriptedTransport(try await testTransport(schema: s))
+            let replica = try SyncReplica(store: temporary.store, entities: [Chore.self], transport: scripted)
+            let chores = temporary.store.box(for: Chore.self)
+            var refused = (0..<5).map { Chore(title: "c\($0)", code: "code\($0)") }
+            try chores.put(&refused)
+            try await replica.syncNow()
+            for index in refused.indices {
+                let syncId = try #require(try chores.syncId(of: refused[index].id))
+                try await connection.run("DELETE FROM \(s).\"Chore\" WHERE sync_id = '\(syncId.uuidString)'")
+                refused[index].title = "edited"
+            }
+            try chores.put(&refused)
+            scripted.script.withLock { $0.largestFetch = 1; $0.fetched = [] }
+            try await replica.syncNow()
+            #expect(try chores.count() == 0, "every refused object took the server's state (deleted)")
+            #expect(try temporary.store.syncObjectsAwaitingServerState(entity: "Chore").isEmpty)
+            #expect(try temporary.store.syncRejections().count == 5)
+            #expect(Set(scripted.script.withLock { $0.fetched }).count == 5)
+            await scripted.close()
+        }
+    }
+
     @Test func aFailedFetchIsDoneByTheNextPass() async throws {
         let schema = try SyncSchema([Chore.self], schema: uniqueSchemaName())
         let s = schema.schemaName

@@ -20,6 +20,8 @@ final class ScriptedTransport: SyncTransport {
         var fetched: [UUID] = []
         /// Every fetch fails.
         var failFetches = false
+        /// Fetches of more ids fail as a reply too large for the server would.
+        var largestFetch = Int.max
     }
 
     let inner: any SyncTransport
@@ -51,11 +53,15 @@ final class ScriptedTransport: SyncTransport {
     }
 
     func fetch(entity: String, ids: [UUID]) async throws -> Data {
-        let failing = script.withLock { script in
+        let (failing, largest) = script.withLock { script in
             script.fetched += ids
-            return script.failFetches
+            return (script.failFetches, script.largestFetch)
         }
         if failing { throw SyncTransportError.unreachable(operation: "fetch \(entity)", detail: "scripted") }
+        if ids.count > largest {
+            throw SyncTransportError.server(operation: "fetch \(entity)", sqlState: "54000",
+                                            message: "total size of jsonb array elements exceeds the maximum of 268435455 bytes")
+        }
         return try await inner.fetch(entity: entity, ids: ids)
     }
 

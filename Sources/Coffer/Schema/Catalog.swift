@@ -21,8 +21,8 @@ enum Catalog {
     /// builds that read only format 1 would take those objects for ones sync never knew (a
     /// remove would queue no delete), and those that read format 2 (derived ids, field-list
     /// creations only) would refuse every whole creation as damage, so they refuse the store
-    /// at open instead. Format-2 stores are read as they are and marked 3 by their next
-    /// derived creation.
+    /// at open instead. Format-2 stores are read as they are; a writable open of one that
+    /// holds creation runs marks it 3 (as does the transaction that records an epoch).
     static let derivedIdsFormatVersion = 3
 
     static func entityKey(_ storedName: String) -> String { "entity/\(storedName)" }
