@@ -87,13 +87,7 @@ import Testing
     /// A fetch the server refuses as too large (many large rows) is halved down to single
     /// ids: the replica takes the server's state of every refused object in the same pass.
     @Test func aFetchTooLargeForTheServerIsSplit() async throws {
-        let schema = try SyncSchema([Chore.self], schema: uniqueSchemaName())
-        let s = schema.schemaName
-        try await withInstalled(schema) { connection in
-            let temporary = try TemporaryStore()
-            defer { temporary.cleanUp() }
-            let scripted = ScriptedTransport(try await testTransport(schema: s))
-            let replica = try SyncReplica(store: temporary.store, entities: [Chore.self], transport: scripted)
+        try await Self.withScriptedReplica { connection, s, temporary, scripted, replica in
             let chores = temporary.store.box(for: Chore.self)
             var refused = (0..<5).map { Chore(title: "c\($0)", code: "code\($0)") }
             try chores.put(&refused)
@@ -110,18 +104,11 @@ import Testing
             #expect(try temporary.store.syncObjectsAwaitingServerState(entity: "Chore").isEmpty)
             #expect(try temporary.store.syncRejections().count == 5)
             #expect(Set(scripted.script.withLock { $0.fetched }).count == 5)
-            await scripted.close()
         }
     }
 
     @Test func aFailedFetchIsDoneByTheNextPass() async throws {
-        let schema = try SyncSchema([Chore.self], schema: uniqueSchemaName())
-        let s = schema.schemaName
-        try await withInstalled(schema) { connection in
-            let temporary = try TemporaryStore()
-            defer { temporary.cleanUp() }
-            let scripted = ScriptedTransport(try await testTransport(schema: s))
-            let replica = try SyncReplica(store: temporary.store, entities: [Chore.self], transport: scripted)
+        try await Self.withScriptedReplica { connection, s, temporary, scripted, replica in
             let chores = temporary.store.box(for: Chore.self)
             var refused = Chore(title: "first", code: "x")
             try chores.put(&refused)
@@ -143,6 +130,26 @@ import Testing
             #expect(try chores.get(refused.id) == nil)
             #expect(try temporary.store.syncObjectsAwaitingServerState(entity: "Chore").isEmpty)
             #expect(try temporary.store.syncRejections().count == 1)
+        }
+    }
+
+    /// A replica of `Chore` in a new store, through a scripted transport to a newly installed
+    /// schema `s`; the transport is closed after `body`.
+    static func withScriptedReplica(
+        _ body: (PostgresConnection, String, TemporaryStore, ScriptedTransport, SyncReplica) async throws -> Void
+    ) async throws {
+        let schema = try SyncSchema([Chore.self], schema: uniqueSchemaName())
+        try await withInstalled(schema) { connection in
+            let temporary = try TemporaryStore()
+            defer { temporary.cleanUp() }
+            let scripted = ScriptedTransport(try await testTransport(schema: schema.schemaName))
+            let replica = try SyncReplica(store: temporary.store, entities: [Chore.self], transport: scripted)
+            do {
+                try await body(connection, schema.schemaName, temporary, scripted, replica)
+            } catch {
+                await scripted.close()
+                throw error
+            }
             await scripted.close()
         }
     }

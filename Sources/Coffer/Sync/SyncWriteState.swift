@@ -125,8 +125,9 @@ enum SyncedUpdateIdentity {
     /// Its `syncIds` entry: the sync id and the mid of its newest entry (the identity's
     /// forward cursor was left on the entry, and nothing moves it before `recordSyncedPut`).
     case stored(syncId: UUID, newestMid: UInt64)
-    /// A derived sync id whose newest entry is not an untaken whole creation.
-    case derived
+    /// A derived sync id whose newest entry is its creation (`creationMid`, when it is not
+    /// an untaken whole creation of this instance's) or a later one the outbox holds.
+    case derived(syncId: UUID, creationMid: UInt64)
     /// A derived sync id whose newest entry is an untaken whole creation this store instance
     /// made: the update needs no outbox write.
     case absorbed

@@ -33,12 +33,9 @@ extension Transaction {
     private func syncedUpdateIdentity(of id: Id, tables: SyncIdTables) throws -> SyncedUpdateIdentity {
         let cursors = try syncIdentityCursors(tables)
         if let known = try syncIdEntry(of: id, cursors: cursors) { return .stored(syncId: known.syncId, newestMid: known.mid) }
-        guard let run = try creationRun(of: id, entityId: tables.entityId),
-              let creationMid = run.creationMid(of: id, entityId: tables.entityId) else { return .unknown }
-        // Only this instance's creations can absorb changes (see `isThisInstancesCreation`).
-        guard let epoch = instanceEpoch(), epoch.prefix == run.prefix else { return .derived }
-        let syncId = epoch.syncId(of: id, entityId: tables.entityId)
-        return try isUntakenWholeCreation(creationMid, syncId: syncId, entityId: tables.entityId) ? .absorbed : .derived
+        guard let derived = try derivedIdentity(of: id, entityId: tables.entityId) else { return .unknown }
+        return try isUntakenWholeCreation(derived.creationMid, syncId: derived.syncId, entityId: tables.entityId)
+            ? .absorbed : .derived(syncId: derived.syncId, creationMid: derived.creationMid)
     }
 
     /// Notes which stored fields of `record` differ from `previous` (all of them for a
@@ -236,21 +233,20 @@ extension Transaction {
                     try recordSyncedUpdate(id, syncId: syncId, newestMid: newestMid, binding: binding, forward: forward)
                     if !binding.linkFieldIds.isEmpty { try dropPendingLinksSupersededByLocalEdit(of: id, binding: binding) }
                     return
-                case .derived, .unknown:
-                    break
-                }
-                if let derived = try derivedIdentity(of: id, entityId: binding.entityId) {
+                case .derived(let syncId, let creationMid):
                     guard !sync.changedFields.isEmpty else { return }
                     let mid = try sync.changedFields.withUnsafeBufferPointer { fields in
-                        try enqueue(.upsert, isCreation: false, entityId: binding.entityId, syncId: derived.syncId,
-                                    newestMid: derived.creationMid, fields: fields)
+                        try enqueue(.upsert, isCreation: false, entityId: binding.entityId, syncId: syncId,
+                                    newestMid: creationMid, fields: fields)
                     }
-                    if mid != derived.creationMid { try storeDerivedIdEntry(derived.syncId, of: id, newestMid: mid, cursors: cursors) }
+                    if mid != creationMid { try storeDerivedIdEntry(syncId, of: id, newestMid: mid, cursors: cursors) }
                     if !binding.linkFieldIds.isEmpty { try dropPendingLinksSupersededByLocalEdit(of: id, binding: binding) }
                     return
+                case .unknown:
+                    // An object stored before its entity was synced that the registration did
+                    // not reach: it becomes known to sync now, whole.
+                    break
                 }
-                // An object stored before its entity was synced that the registration did
-                // not reach: it becomes known to sync now, whole.
             }
             let clock = try syncTick()
             let mid = try nextSyncMid()

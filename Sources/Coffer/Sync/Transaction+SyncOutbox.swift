@@ -112,13 +112,14 @@ extension Transaction {
     /// is part of it already (see ``OutboxEntry``), so none needs an outbox write.
     @inline(__always)
     func isUntakenWholeCreation(_ mid: UInt64, syncId: UUID, entityId: UInt32) throws -> Bool {
+        guard isThisInstancesCreation(syncId) else { return false }
         try prepareSyncState()
         guard mid > sync.state.sendFloor else { return false }
         var key = mid.bigEndian
         return try withUnsafeMutableBytes(of: &key) { raw in
             guard let stored = try outboxEntryAt(mid, key: MDB_val(UnsafeRawBufferPointer(raw))) else { return false }
             let entry = try OutboxEntry.View(stored, mid: mid)
-            return entry.isWhole && entry.entityId == entityId && entry.hasSyncId(syncId) && isThisInstancesCreation(syncId)
+            return entry.isWhole && entry.entityId == entityId && entry.hasSyncId(syncId)
         }
     }
 
