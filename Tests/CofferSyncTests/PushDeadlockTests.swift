@@ -28,19 +28,18 @@ import Testing
 
             let deadlocks = LockedState(0)
             let rounds = LockedState(0)
-            let stopAt = Date().addingTimeInterval(4)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for pusher in 0..<4 {
                     group.addTask {
                         try await Self.push(pusher: pusher, objects: objects, schema: s, base: base, log: log,
-                                            until: stopAt, deadlocks: deadlocks, rounds: rounds)
+                                            rounds: Self.roundsPerPusher, deadlocks: deadlocks, counted: rounds)
                     }
                 }
                 try await group.waitForAll()
             }
             let server = try await CardState.serverRows(connection, schema: s)
             let winners = log.winners()
-            #expect(rounds.withLock { $0 } >= 20, "too few rounds to tell: \(rounds.withLock { $0 })")
+            #expect(rounds.withLock { $0 } == 4 * Self.roundsPerPusher)
             #expect(deadlocks.withLock { $0 } == 0, "pushes deadlocked (40P01) \(deadlocks.withLock { $0 }) times")
             for object in objects {
                 #expect(server[object]?.title == winners[object]?.title, "title of \(object)")
@@ -49,18 +48,20 @@ import Testing
         }
     }
 
-    /// One pusher: rounds of one batch each, until `deadline`. A batch changes four random
+    /// Rounds each pusher runs: a count, not a duration, so a loaded machine runs the same
+    /// interleavings more slowly instead of fewer of them.
+    static let roundsPerPusher = 20
+
+    /// One pusher: `rounds` rounds of one batch each. A batch changes four random
     /// rows in random order, each twice (its title, its count); each write gets a random clock
     /// (in the past, so none is clamped). A deadlock is counted and the batch sent again.
     static func push(pusher: Int, objects: [UUID], schema: String, base: UInt64, log: WriteLog,
-                     until deadline: Date, deadlocks: LockedState<Int>, rounds: LockedState<Int>) async throws {
+                     rounds: Int, deadlocks: LockedState<Int>, counted: LockedState<Int>) async throws {
         let client = UUID()
         var random = SplitMix64(state: 0xDEAD_10C0 &+ UInt64(pusher))
         var mid = 0
         try await withConnection { connection in
-            var round = 0
-            while Date() < deadline {
-                round += 1
+            for _ in 0..<rounds {
                 let chosen = Array(objects.shuffled(using: &random).prefix(4))
                 var changes: [String] = []
                 var writes: [WriteLog.Write] = []
@@ -85,7 +86,7 @@ import Testing
                     }
                 }
                 for write in writes { log.record(write) }
-                rounds.withLock { $0 += 1 }
+                counted.withLock { $0 += 1 }
             }
         }
     }
