@@ -274,7 +274,10 @@ public actor PostgresTransport: SyncTransport {
     static func transportError(_ error: any Error, operation: String) -> any Error {
         if error is CancellationError || error is SyncTransportError { return error }
         if let error = error as? PSQLError {
-            if error.code == .server {
+            // postgres-nio closes the connection on some server errors (SQLSTATE class 28) and
+            // reports the server's error as the cause.
+            let serverError = error.code == .server ? error : (error.underlying as? PSQLError).flatMap { $0.code == .server ? $0 : nil }
+            if let error = serverError {
                 let state = error.serverInfo?[.sqlState] ?? "XX000"
                 let message = error.serverInfo?[.message] ?? "no message"
                 if state == "CF001" { return SyncTransportError.schemaBehind(operation: operation, message: message) }

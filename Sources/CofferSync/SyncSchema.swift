@@ -113,6 +113,12 @@ public struct SyncSchema: Sendable {
         for table in tables {
             statements += table.installStatements(schema: quoted, schemaLiteral: literal)
         }
+        // Roles granted the use of the schema get the tables this install added.
+        statements.append("""
+            SELECT \(quoted).coffer_grant(substr(m.key, 9)) FROM \(quoted).meta m
+            WHERE m.key LIKE 'grantee:%' AND EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.rolname = substr(m.key, 9))
+            ORDER BY m.key
+            """)
         return statements
     }
 

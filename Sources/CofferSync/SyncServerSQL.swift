@@ -11,6 +11,8 @@ enum SyncServerSQL {
     /// Custom SQLSTATEs. `CF001`: the server's schema is behind the pushing client's model
     /// (unknown entity or field): the push fails as a whole and nothing advances, so no change
     /// is lost; installing the newer model fixes it. `CF002`: a malformed change, rejected.
+    /// `CF003`: mids that do not ascend. `CF004`: resync needed. `CF005`: a client id another
+    /// user pushed with first. `CF006`: a trusted gateway's transaction named no user.
     static let statements: [String] = [
         // Bookkeeping.
         #"""
@@ -63,6 +65,11 @@ enum SyncServerSQL {
             first_seen timestamptz NOT NULL DEFAULT now(),
             last_seen timestamptz NOT NULL DEFAULT now()
         )
+        """#,
+        // The user a client id belongs to (``coffer_user_id()`` at its first push): another
+        // user's push with it fails (CF005), so no one can advance or fill another's queue.
+        #"""
+        ALTER TABLE @S@.clients ADD COLUMN IF NOT EXISTS user_id text
         """#,
         #"""
         CREATE TABLE IF NOT EXISTS @S@.rejections (
@@ -411,8 +418,11 @@ enum SyncServerSQL {
         // Triggers. Every insert and update is stamped with its transaction id, so pulls see
         // plain-SQL writes too; a plain-SQL write also gets the server's HLC on each field it
         // changed (a push sets the clocks itself and marks itself with coffer.origin).
+        // The triggers run as the schema's owner (SECURITY DEFINER): they keep the tombstones,
+        // which the roles that write entity tables may read but not change. Trigger functions
+        // cannot be called directly, and every name in them is qualified.
         #"""
-        CREATE OR REPLACE FUNCTION @S@._stamp() RETURNS trigger LANGUAGE plpgsql AS $$
+        CREATE OR REPLACE FUNCTION @S@._stamp() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER AS $$
         DECLARE
             hlc bigint;
             changed jsonb;
@@ -464,7 +474,8 @@ enum SyncServerSQL {
         $$
         """#,
         #"""
-        CREATE OR REPLACE FUNCTION @S@._tombstone() RETURNS trigger LANGUAGE plpgsql AS $$
+        CREATE OR REPLACE FUNCTION @S@._tombstone() RETURNS trigger
+        LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
         BEGIN
             INSERT INTO @S@.tombstones AS t (entity, sync_id, _txid, _hlc, _origin)
             VALUES (TG_TABLE_NAME, OLD.sync_id, pg_current_xact_id(),
@@ -566,6 +577,192 @@ enum SyncServerSQL {
         $$
         """#,
 
+        // Sharing. Who calls: the user id a trusted gateway set for its transaction
+        // (`SET LOCAL coffer.user_id`), when the session logged in as a member of the role
+        // `coffer_trust_gateway` named; otherwise the session's login role. A role that is not
+        // a trusted gateway cannot name another user by setting coffer.user_id (any role may
+        // set a custom setting); a trusted gateway that names no one fails with CF006, which
+        // fails a push as a whole instead of rejecting its changes (not class 28: postgres-nio
+        // closes the connection on that class, and a gateway's connections are pooled). Policies call it:
+        // `USING (owner = coffer.coffer_user_id())`.
+        #"""
+        CREATE OR REPLACE FUNCTION @S@.coffer_user_id() RETURNS text
+        LANGUAGE plpgsql STABLE AS $$
+        DECLARE
+            gateway text := (SELECT m.value FROM @S@.meta m WHERE m.key = 'gateway_role');
+            named text;
+        BEGIN
+            IF gateway IS NOT NULL AND EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.rolname = gateway)
+               AND pg_catalog.pg_has_role(session_user, gateway, 'MEMBER')
+               AND NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = session_user) THEN
+                named := nullif(current_setting('coffer.user_id', true), '');
+                IF named IS NULL THEN
+                    RAISE EXCEPTION 'the gateway session of % named no user (SET LOCAL coffer.user_id)', session_user
+                        USING ERRCODE = 'CF006';
+                END IF;
+                RETURN named;
+            END IF;
+            RETURN session_user::text;
+        END
+        $$
+        """#,
+
+        // Makes the members of `gateway` trusted gateways (NULL: none). Only the schema's
+        // owner may: the setting lives in meta, which other roles only read.
+        #"""
+        CREATE OR REPLACE FUNCTION @S@.coffer_trust_gateway(gateway text) RETURNS void
+        LANGUAGE plpgsql AS $$
+        BEGIN
+            IF gateway IS NULL THEN
+                DELETE FROM @S@.meta WHERE key = 'gateway_role';
+            ELSIF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.rolname = gateway) THEN
+                RAISE EXCEPTION 'role "%" does not exist', gateway USING ERRCODE = '42704';
+            ELSE
+                INSERT INTO @S@.meta (key, value) VALUES ('gateway_role', gateway)
+                ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value;
+            END IF;
+        END
+        $$
+        """#,
+
+        // Lets `grantee` sync: use the schema, read the bookkeeping a pull reads (the field
+        // list, the collection floor, tombstones), and read and write every entity table,
+        // within the tables' row-level security. Clients, rejections and tombstones are
+        // written only by the sync functions (SECURITY DEFINER, below), which check whose
+        // client it is. The grantee is recorded, and every later install grants it the
+        // tables it adds. Only the schema's owner may grant.
+        #"""
+        CREATE OR REPLACE FUNCTION @S@.coffer_grant(grantee text) RETURNS void
+        LANGUAGE plpgsql AS $$
+        DECLARE
+            entity_name text;
+        BEGIN
+            IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.rolname = grantee) THEN
+                RAISE EXCEPTION 'role "%" does not exist', grantee USING ERRCODE = '42704';
+            END IF;
+            IF NOT pg_catalog.pg_has_role(current_user, (SELECT n.nspowner FROM pg_catalog.pg_namespace n WHERE n.nspname = @SL@), 'USAGE') THEN
+                RAISE EXCEPTION 'only the owner of schema % may grant its use', @SL@ USING ERRCODE = '42501';
+            END IF;
+            EXECUTE format('GRANT USAGE ON SCHEMA %I TO %I', @SL@, grantee);
+            EXECUTE format('GRANT SELECT ON %1$I.meta, %1$I.entities, %1$I.fields, %1$I.tombstones TO %2$I', @SL@, grantee);
+            FOR entity_name IN SELECT e.entity FROM @S@.entities e ORDER BY e.entity LOOP
+                EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON %I.%I TO %I', @SL@, entity_name, grantee);
+            END LOOP;
+            INSERT INTO @S@.meta (key, value) VALUES ('grantee:' || grantee, 'sync') ON CONFLICT (key) DO NOTHING;
+        END
+        $$
+        """#,
+
+        // A push's claim of its client id: registers it for the caller at its first push,
+        // refuses it (CF005) when it belongs to another user, and returns the last mid
+        // applied, the row locked until the push commits. Runs as the schema's owner (roles
+        // that sync cannot write `clients`); safe to call directly, since it only ever
+        // registers the caller's own client.
+        #"""
+        CREATE OR REPLACE FUNCTION @S@._claim_client(client uuid) RETURNS bigint
+        LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+        DECLARE
+            caller text := @S@.coffer_user_id();
+            owner_id text;
+            applied bigint;
+        BEGIN
+            INSERT INTO @S@.clients (client_id, user_id) VALUES (client, caller) ON CONFLICT DO NOTHING;
+            SELECT c.last_mid, c.user_id INTO applied, owner_id FROM @S@.clients c WHERE c.client_id = client FOR UPDATE;
+            IF owner_id IS NULL THEN
+                -- Registered before clients had users: the first user to push takes it.
+                UPDATE @S@.clients c SET user_id = caller WHERE c.client_id = client;
+            ELSIF owner_id <> caller THEN
+                RAISE EXCEPTION 'client % belongs to another user than %', client, caller USING ERRCODE = 'CF005';
+            END IF;
+            RETURN applied;
+        END
+        $$
+        """#,
+
+        // The end of a push: records its rejections (with the changes from `batch`) and the
+        // client's last mid. Runs as the schema's owner; refuses (CF005) a client that is not
+        // the caller's.
+        #"""
+        CREATE OR REPLACE FUNCTION @S@._finish_push(client uuid, applied_mid bigint, rejected jsonb, batch jsonb) RETURNS void
+        LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+        BEGIN
+            IF NOT EXISTS (SELECT 1 FROM @S@.clients c WHERE c.client_id = client AND c.user_id = @S@.coffer_user_id()) THEN
+                RAISE EXCEPTION 'client % belongs to another user than %', client, @S@.coffer_user_id() USING ERRCODE = 'CF005';
+            END IF;
+            IF jsonb_array_length(rejected) > 0 THEN
+                INSERT INTO @S@.rejections (client_id, mid, entity, sync_id, reason, change)
+                SELECT client, (r ->> 'mid')::bigint, c ->> 'entity', c ->> 'id', r ->> 'reason', c
+                FROM jsonb_array_elements(rejected) WITH ORDINALITY AS x(r, i)
+                JOIN jsonb_array_elements(batch) AS c ON (c ->> 'mid')::bigint = (r ->> 'mid')::bigint
+                ORDER BY x.i;
+            END IF;
+            UPDATE @S@.clients c SET last_mid = greatest(c.last_mid, applied_mid), last_seen = now() WHERE c.client_id = client;
+        END
+        $$
+        """#,
+
+        // Tombstones for pushed deletes: one for each id of `ids` that has no row (a row
+        // deleted by this transaction, or one the server never had), with its change's clock
+        // from `hlcs`. A tombstone the trigger left in this transaction for an id of
+        // `just_deleted` takes the change's clock; one already there otherwise stays as it is.
+        // Runs as the schema's owner; never tombstones a live row.
+        #"""
+        CREATE OR REPLACE FUNCTION @S@._tombstone_ids(entity_name text, ids uuid[], hlcs bigint[], just_deleted uuid[], client uuid)
+        RETURNS void
+        LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+        DECLARE
+            live uuid[] := @S@._live_ids(entity_name, ids);
+        BEGIN
+            INSERT INTO @S@.tombstones AS t (entity, sync_id, _hlc, _origin)
+            SELECT entity_name, d.id, d.hlc, client
+            FROM unnest(ids, hlcs) AS d(id, hlc)
+            WHERE d.id IS NOT NULL AND d.hlc IS NOT NULL AND NOT (d.id = ANY(live))
+            ON CONFLICT (entity, sync_id) DO UPDATE SET _hlc = EXCLUDED._hlc
+                WHERE t._txid = pg_current_xact_id() AND t.sync_id = ANY(just_deleted);
+        END
+        $$
+        """#,
+
+        // The ids among `ids` that have a row in the entity's table, whatever the caller may
+        // see. Row-level security hides rows from the push's reads: a hidden row looks absent,
+        // and an edit or delete of it must be refused as forbidden, never taken for a missing
+        // object (a delete would leave a tombstone that removes the row from every replica).
+        // Runs as the schema's owner, which policies do not restrict unless the table forces
+        // them; reveals only whether an id exists.
+        #"""
+        CREATE OR REPLACE FUNCTION @S@._live_ids(entity_name text, ids uuid[]) RETURNS uuid[]
+        LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+        DECLARE
+            live uuid[];
+        BEGIN
+            IF NOT EXISTS (SELECT 1 FROM @S@.entities e WHERE e.entity = entity_name) THEN
+                RAISE EXCEPTION 'entity "%" is not installed in schema %', entity_name, @SL@ USING ERRCODE = 'CF001';
+            END IF;
+            EXECUTE format('SELECT coalesce(array_agg(sync_id), ''{}'') FROM %I.%I WHERE sync_id = ANY($1)', @SL@, entity_name)
+                INTO live USING ids;
+            RETURN live;
+        END
+        $$
+        """#,
+
+        // Rows a push changes are locked first (`FOR UPDATE`), which needs the UPDATE
+        // privilege: a caller that may only insert (or only read) an entity reads them
+        // unlocked, and its changes of existing rows are rejected as forbidden when they try.
+        // Then the reason a change of a row the caller's policies hide (or do not let it change) is
+        // rejected with.
+        #"""
+        CREATE OR REPLACE FUNCTION @S@._lock_clause(entity_name text) RETURNS text
+        LANGUAGE sql STABLE AS $$
+            SELECT CASE WHEN has_table_privilege(format('%I.%I', @SL@, entity_name), 'UPDATE') THEN ' FOR UPDATE' ELSE '' END
+        $$
+        """#,
+        #"""
+        CREATE OR REPLACE FUNCTION @S@._forbidden(entity_name text, id uuid) RETURNS text
+        LANGUAGE sql STABLE AS $$
+            SELECT format('forbidden: %s may not change %s %s', current_user, entity_name, id)
+        $$
+        """#,
+
         // Applies one change of a push. Returns NULL when applied (or when every field lost
         // its clock comparison), else the reason it was rejected.
         #"""
@@ -617,9 +814,11 @@ enum SyncServerSQL {
                 -- Deletes win: whatever the row's clocks, it goes; the trigger leaves the tombstone.
                 EXECUTE format('DELETE FROM %I.%I WHERE sync_id = $1', @SL@, entity_name) USING id;
                 GET DIAGNOSTICS inserted = ROW_COUNT;
+                IF inserted = 0 AND cardinality(@S@._live_ids(entity_name, ARRAY[id])) = 1 THEN
+                    RETURN @S@._forbidden(entity_name, id);
+                END IF;
                 IF inserted = 0 THEN
-                    INSERT INTO @S@.tombstones (entity, sync_id, _hlc, _origin) VALUES (entity_name, id, hlc, client)
-                        ON CONFLICT DO NOTHING;
+                    PERFORM @S@._tombstone_ids(entity_name, ARRAY[id], ARRAY[hlc], '{}', client);
                 END IF;
                 RETURN NULL;
             ELSIF op <> 'upsert' THEN
@@ -647,10 +846,14 @@ enum SyncServerSQL {
             PERFORM set_config('coffer.hlc', max_hlc::text, true);
 
             FOR attempt IN 1..2 LOOP
-                EXECUTE format('SELECT coalesce(_clocks, ''{}'') FROM %I.%I WHERE sync_id = $1 FOR UPDATE', @SL@, entity_name)
+                EXECUTE format('SELECT coalesce(_clocks, ''{}'') FROM %I.%I WHERE sync_id = $1%s', @SL@, entity_name,
+                               @S@._lock_clause(entity_name))
                     INTO current_clocks USING id;
                 GET DIAGNOSTICS found_rows = ROW_COUNT;
                 IF found_rows = 0 THEN
+                    IF cardinality(@S@._live_ids(entity_name, ARRAY[id])) = 1 THEN
+                        RETURN @S@._forbidden(entity_name, id);
+                    END IF;
                     IF EXISTS (SELECT 1 FROM @S@.tombstones t WHERE t.entity = entity_name AND t.sync_id = id) THEN
                         RETURN 'deleted: the object was deleted, a change does not bring it back';
                     END IF;
@@ -722,8 +925,11 @@ enum SyncServerSQL {
         // Returns [] when applied, else [{"mid", "reason"}]. A model the server lacks (CF001)
         // and transient failures (connection, serialization, resources, shutdown, internal)
         // fail the push, so nothing advances past the change and a retry may get through;
-        // anything else the change caused (a value, a constraint, a trigger, a policy)
-        // rejects it and the batch goes on.
+        // so does a missing identity (CF006 from coffer_user_id(), or class 28 from a policy
+        // of the app's: a policy that cannot tell who pushes must not reject every change
+        // for good). Anything else the change caused (a value, a
+        // constraint, a trigger, a policy's WITH CHECK: `forbidden:`) rejects it and the
+        // batch goes on.
         #"""
         CREATE OR REPLACE FUNCTION @S@._apply_one(client uuid, change jsonb, clock_limit bigint) RETURNS jsonb
         LANGUAGE plpgsql AS $$
@@ -735,10 +941,13 @@ enum SyncServerSQL {
                 reason := @S@._apply(client, change, clock_limit);
             EXCEPTION
                 WHEN OTHERS THEN
-                    IF SQLSTATE = 'CF001' OR left(SQLSTATE, 2) IN ('08', '40', '53', '55', '57', '58', 'XX') THEN
+                    IF SQLSTATE IN ('CF001', 'CF006') OR left(SQLSTATE, 2) IN ('08', '28', '40', '53', '55', '57', '58', 'XX') THEN
                         RAISE;
                     END IF;
-                    IF SQLSTATE = '23505' THEN
+                    IF SQLSTATE = '42501' THEN
+                        -- A policy's WITH CHECK, or a missing privilege.
+                        reason := 'forbidden: ' || SQLERRM;
+                    ELSIF SQLSTATE = '23505' THEN
                         -- The detail names the property and the value: Key (email)=(a@b.c) already exists.
                         GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL;
                         reason := 'unique: ' || coalesce(nullif(detail, ''), SQLERRM);
@@ -836,13 +1045,17 @@ enum SyncServerSQL {
 
             -- The rows the upserts change, locked in one order (fewer deadlocks between pushers).
             EXECUTE format('SELECT coalesce(array_agg(sync_id), ''{}''), coalesce(array_agg(c), ''{}'') FROM '
-                           '(SELECT sync_id, coalesce(_clocks, ''{}'') AS c FROM %s WHERE sync_id = ANY($1) ORDER BY sync_id FOR UPDATE) s',
-                           target)
+                           '(SELECT sync_id, coalesce(_clocks, ''{}'') AS c FROM %s WHERE sync_id = ANY($1) ORDER BY sync_id%s) s',
+                           target, @S@._lock_clause(entity_name))
                 INTO e_ids, e_clocks USING u_ids;
 
             -- Upserts of missing rows: a tombstone means deleted, no creation means missing.
             SELECT coalesce(array_agg(u.id), '{}') INTO missing_ids
             FROM unnest(u_ids) AS u(id) LEFT JOIN unnest(e_ids) AS e(id) ON e.id = u.id WHERE e.id IS NULL;
+            IF cardinality(missing_ids) > 0 AND cardinality(@S@._live_ids(entity_name, missing_ids)) > 0 THEN
+                -- Rows the caller's policies hide: the per-change path rejects each as forbidden.
+                PERFORM @S@._refuse_set('hidden rows');
+            END IF;
             IF cardinality(missing_ids) > 0 THEN
                 SELECT coalesce(array_agg(t.sync_id), '{}') INTO tombstoned_ids
                 FROM @S@.tombstones t WHERE t.entity = entity_name AND t.sync_id = ANY(missing_ids);
@@ -928,14 +1141,11 @@ enum SyncServerSQL {
                 EXECUTE format('WITH d AS (DELETE FROM %s WHERE sync_id = ANY($1) RETURNING sync_id) '
                                'SELECT coalesce(array_agg(sync_id), ''{}'') FROM d', target)
                     INTO deleted_ids USING d_ids;
-                UPDATE @S@.tombstones t SET _hlc = d.hlc
-                FROM unnest(d_ids, d_hlcs) AS d(id, hlc) JOIN unnest(deleted_ids) AS gone(id) ON gone.id = d.id
-                WHERE t.entity = entity_name AND t.sync_id = d.id;
-                INSERT INTO @S@.tombstones (entity, sync_id, _hlc, _origin)
-                SELECT entity_name, d.id, d.hlc, client
-                FROM unnest(d_ids, d_hlcs) AS d(id, hlc) LEFT JOIN unnest(deleted_ids) AS gone(id) ON gone.id = d.id
-                WHERE gone.id IS NULL
-                ON CONFLICT DO NOTHING;
+                IF cardinality(deleted_ids) < cardinality(d_ids) AND cardinality(@S@._live_ids(entity_name,
+                       ARRAY(SELECT d.id FROM unnest(d_ids) AS d(id) EXCEPT SELECT g.id FROM unnest(deleted_ids) AS g(id)))) > 0 THEN
+                    PERFORM @S@._refuse_set('hidden rows');
+                END IF;
+                PERFORM @S@._tombstone_ids(entity_name, d_ids, d_hlcs, deleted_ids, client);
             END IF;
             RETURN rejected;
         END
@@ -972,7 +1182,7 @@ enum SyncServerSQL {
                         CASE WHEN low = 1 AND high = cardinality(chunk) THEN chunk ELSE chunk[low:high] END, clock_limit);
                 EXCEPTION
                     WHEN OTHERS THEN
-                        IF left(SQLSTATE, 2) IN ('08', '40', '53', '55', '57', '58', 'XX') THEN
+                        IF SQLSTATE = 'CF006' OR left(SQLSTATE, 2) IN ('08', '28', '40', '53', '55', '57', '58', 'XX') THEN
                             RAISE;
                         END IF;
                         -- Halve it, the first half first (it is on top of the stack).
@@ -1044,8 +1254,7 @@ enum SyncServerSQL {
                 RAISE EXCEPTION 'mids must be positive and ascend within a batch: % after %', problem.mid, problem.before
                     USING ERRCODE = 'CF003';
             END IF;
-            INSERT INTO @S@.clients (client_id) VALUES (client) ON CONFLICT DO NOTHING;
-            SELECT c.last_mid INTO applied_mid FROM @S@.clients c WHERE c.client_id = client FOR UPDATE;
+            applied_mid := @S@._claim_client(client);
             -- A clock more than five minutes ahead of the server's is pulled back to that.
             clock_limit := ((floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint + 300000) << 16) | 65535;
 
@@ -1100,6 +1309,7 @@ enum SyncServerSQL {
                 SELECT u.entity, array_agg(DISTINCT u.object)
                 FROM unnest(objects, entities) AS u(object, entity)
                 WHERE u.entity = ANY(installed) AND u.object IS NOT NULL
+                  AND @S@._lock_clause(u.entity) <> ''
                 GROUP BY u.entity ORDER BY u.entity
             LOOP
                 EXECUTE format('SELECT count(*) FROM (SELECT 1 FROM %I.%I WHERE sync_id = ANY($1) ORDER BY sync_id FOR UPDATE) l',
@@ -1138,14 +1348,9 @@ enum SyncServerSQL {
 
             IF jsonb_array_length(rejected) > 0 THEN
                 SELECT jsonb_agg(r ORDER BY (r ->> 'mid')::bigint) INTO rejected FROM jsonb_array_elements(rejected) AS r;
-                INSERT INTO @S@.rejections (client_id, mid, entity, sync_id, reason, change)
-                SELECT client, (r ->> 'mid')::bigint, c ->> 'entity', c ->> 'id', r ->> 'reason', c
-                FROM jsonb_array_elements(rejected) WITH ORDINALITY AS x(r, i)
-                JOIN jsonb_array_elements(batch) AS c ON (c ->> 'mid')::bigint = (r ->> 'mid')::bigint
-                ORDER BY x.i;
             END IF;
             applied_mid := greatest(applied_mid, last_mid);
-            UPDATE @S@.clients c SET last_mid = applied_mid, last_seen = now() WHERE c.client_id = client;
+            PERFORM @S@._finish_push(client, applied_mid, rejected, batch);
             RETURN jsonb_build_object('lastMid', applied_mid, 'txid', pg_current_xact_id()::text, 'rejected', rejected);
         END
         $$

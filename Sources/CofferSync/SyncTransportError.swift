@@ -71,7 +71,8 @@ public enum SyncTransportError: Error, Sendable, Equatable, CustomStringConverti
     var keepsConnection: Bool {
         switch self {
         case .schemaBehind: return true
-        case .server: return !isTransient
+        // postgres-nio closes the connection on an error of class 28.
+        case .server(_, let state, _): return !isTransient && !state.hasPrefix("28")
         case .unreachable, .timedOut, .malformedReply, .closed: return false
         }
     }

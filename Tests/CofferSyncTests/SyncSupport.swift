@@ -145,8 +145,9 @@ struct SQLFailure: Error, CustomStringConvertible {
     /// The server's message, or the error as postgres-nio reflects it.
     var message: String { error.serverInfo?[.message] ?? String(reflecting: error) }
 
-    /// The SQLSTATE, e.g. "CF001".
-    var code: String? { error.serverInfo?[.sqlState] }
+    /// The SQLSTATE, e.g. "CF001", also of a server error that made postgres-nio close the
+    /// connection (it does for SQLSTATE class 28).
+    var code: String? { error.serverInfo?[.sqlState] ?? (error.underlying as? PSQLError)?.serverInfo?[.sqlState] }
 
     var description: String { "\(code ?? "-"): \(message) \(error.serverInfo?[.locationContext] ?? "")" }
 }

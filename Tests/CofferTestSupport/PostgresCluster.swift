@@ -89,12 +89,13 @@ package actor PostgresCluster {
         return try started.get()
     }
 
-    /// A new connection to the test database, as the test role. The caller closes it.
-    package func connect() async throws -> PostgresConnection {
+    /// A new connection to the test database, as the test role or as `user` (a role with
+    /// LOGIN that a test created: the cluster trusts loopback logins). The caller closes it.
+    package func connect(as user: String? = nil) async throws -> PostgresConnection {
         let endpoint = try endpoint()
         nextConnectionID += 1
         let configuration = PostgresConnection.Configuration(
-            host: "127.0.0.1", port: endpoint.port, username: endpoint.user, password: nil,
+            host: "127.0.0.1", port: endpoint.port, username: user ?? endpoint.user, password: nil,
             database: endpoint.database, tls: .disable
         )
         return try await PostgresConnection.connect(
@@ -160,7 +161,8 @@ package actor PostgresCluster {
             }
             Cleanup.started(directory: directory)
             let psql = ["-h", "127.0.0.1", "-p", "\(port)", "-U", "postgres", "-d", "postgres", "-v", "ON_ERROR_STOP=1", "-q"]
-            try run(bin + "/psql", psql + ["-c", "CREATE ROLE \(role) LOGIN"], asPostgres: runAsPostgres)
+            // CREATEROLE: row-level security tests create the roles they push as.
+            try run(bin + "/psql", psql + ["-c", "CREATE ROLE \(role) LOGIN CREATEROLE"], asPostgres: runAsPostgres)
             try run(bin + "/psql", psql + ["-c", "CREATE DATABASE \(database) OWNER \(role)"], asPostgres: runAsPostgres)
             return Running(bin: bin, directory: directory, runAsPostgres: runAsPostgres, options: options,
                            endpoint: Endpoint(port: port, database: database, user: role))
@@ -380,14 +382,14 @@ enum Cleanup {
     }
 }
 
-/// Runs `body` with a new connection to the test database and closes it afterwards, also when
-/// `body` throws.
+/// Runs `body` with a new connection to the test database (as the test role, or as `user`)
+/// and closes it afterwards, also when `body` throws.
 ///
 /// ```swift
 /// let count = try await withConnection { try await $0.query("SELECT 1", logger: $0.logger).collect().count }
 /// ```
-package func withConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
-    let connection = try await PostgresCluster.shared.connect()
+package func withConnection<T>(as user: String? = nil, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+    let connection = try await PostgresCluster.shared.connect(as: user)
     do {
         let result = try await body(connection)
         try await connection.close()

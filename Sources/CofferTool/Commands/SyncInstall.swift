@@ -2,6 +2,7 @@ import ArgumentParser
 import Coffer
 import CofferSync
 import Foundation
+import PostgresNIO
 
 /// `coffer sync install DIR --url postgres://...`: creates or updates the server schema of
 /// the store's synced entities (idempotent and additive, like `SyncSchema.install`).
@@ -19,6 +20,9 @@ struct SyncInstall: AsyncParsableCommand {
     @Option(help: "The PostgreSQL schema to install into.")
     var schema = "coffer"
 
+    @Option(help: "A database role that may then sync through the schema under row-level security (repeatable; the README's \"Sharing\").")
+    var grant: [String] = []
+
     @Flag(help: "Print the install script (for psql -v ON_ERROR_STOP=1 -f) instead of connecting.")
     var sql = false
 
@@ -31,12 +35,16 @@ struct SyncInstall: AsyncParsableCommand {
         }
         if sql {
             print(server.installSQL, terminator: "")
+            for role in grant { print(server.grantStatement(to: role) + ";") }
             return
         }
         guard let url else { throw toolFailure("give the server with --url postgres://..., or --sql to print the script") }
         let target = try failing { try PostgresURL(url) }
         try await withServer(target) { connection in
             try await server.install(on: connection, logger: connection.logger)
+            for role in grant {
+                try await connection.query(PostgresQuery(unsafeSQL: server.grantStatement(to: role)), logger: connection.logger)
+            }
         }
         print("Installed schema \"\(schema)\" on \(target.display):")
         for table in server.tables {
@@ -44,5 +52,6 @@ struct SyncInstall: AsyncParsableCommand {
             let note = unique.isEmpty ? "" : ", unique: " + unique.joined(separator: ", ")
             print("  \(table.entity): \(table.columns.count) column\(table.columns.count == 1 ? "" : "s")\(note)")
         }
+        for role in grant { print("Granted role \(role) the use of schema \"\(schema)\".") }
     }
 }
