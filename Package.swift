@@ -11,6 +11,7 @@ let package = Package(
         .executable(name: "coffer-demo", targets: ["CofferDemo"]),
         .executable(name: "coffer", targets: ["CofferTool"]),
         .library(name: "CofferSync", targets: ["CofferSync"]),
+        .executable(name: "coffer-gateway", targets: ["CofferGatewayMain"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swiftlang/swift-syntax.git", "602.0.0"..<"604.0.0"),
@@ -18,6 +19,9 @@ let package = Package(
         // Only CofferSync (and the coffer tool's sync commands) depend on it: apps that do not
         // sync keep today's dependencies.
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        // Only the gateway (coffer-gateway) depends on these.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
     ],
     targets: [
         // The system LMDB (Debian: liblmdb-dev, Homebrew: lmdb).
@@ -63,6 +67,20 @@ let package = Package(
             name: "CofferSync",
             dependencies: ["Coffer", .product(name: "PostgresNIO", package: "postgres-nio")]
         ),
+        // The gateway for public apps: verifies a token per request and calls CofferSync's
+        // SQL functions as the app's role for the token's user. A library, so that the sync
+        // tests run one suite through both transports; the executable only reads its
+        // configuration and runs it.
+        .target(
+            name: "CofferGateway",
+            dependencies: [
+                "CofferSync",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
+        .executableTarget(name: "CofferGatewayMain", dependencies: ["CofferGateway"]),
         .executableTarget(name: "CofferDemo", dependencies: ["Coffer"], plugins: ["CofferPlugin"]),
         // What both test targets share: child processes to kill, the private PostgreSQL
         // cluster, a seeded generator, the synced model of every mapped type. Not a product:
@@ -79,7 +97,12 @@ let package = Package(
             plugins: ["CofferPlugin"]
         ),
         // Runs against a private PostgreSQL cluster that the suite starts (PostgresCluster).
-        .testTarget(name: "CofferSyncTests", dependencies: ["CofferSync", "CofferTestSupport"], plugins: ["CofferPlugin"]),
+        // The gateway tests are here too: the shared-data suite runs through both transports.
+        .testTarget(
+            name: "CofferSyncTests",
+            dependencies: ["CofferSync", "CofferGateway", "CofferTestSupport", .product(name: "JWTKit", package: "jwt-kit")],
+            plugins: ["CofferPlugin"]
+        ),
         .testTarget(
             name: "CofferGeneratorTests",
             dependencies: ["CofferGeneratorCore"],

@@ -69,7 +69,8 @@ public actor PostgresTransport: SyncTransport {
         return try SyncPushReply(json: try await singleText("push", query))
     }
 
-    /// Reads the client's `last_mid` from the schema's `clients` table (0 when absent).
+    /// Calls `coffer_last_mid(client)`: the client's last applied mid (0 when the server never
+    /// saw it). A client id another user pushed with first fails with SQLSTATE `CF005`.
     ///
     /// ```swift
     /// let applied = try await transport.lastMutationId(client: clientId)
@@ -78,7 +79,7 @@ public actor PostgresTransport: SyncTransport {
         var binds = PostgresBindings()
         binds.append(client.uuidString)
         let query = PostgresQuery(
-            unsafeSQL: "SELECT coalesce((SELECT last_mid FROM \(schemaSQL).clients WHERE client_id = $1::uuid), 0)::text",
+            unsafeSQL: "SELECT \(schemaSQL).coffer_last_mid($1::uuid)::text",
             binds: binds)
         let text = try await singleText("read the last mutation id", query)
         guard let value = UInt64(text) else {
@@ -297,6 +298,12 @@ public actor PostgresTransport: SyncTransport {
     /// it was down are lost. Waits between attempts double up to the configured longest, with
     /// jitter.
     static func listen(configuration: Configuration, wake: WakeSignal, logger: Logger) async {
+        await listen(configuration: configuration, logger: logger, signal: wake.signal)
+    }
+
+    /// As ``listen(configuration:wake:logger:)``, calling `signal` for each notification and
+    /// each (re)established LISTEN (the gateway fans them out to its waiting requests).
+    package static func listen(configuration: Configuration, logger: Logger, signal: @escaping @Sendable () -> Void) async {
         let channel = configuration.schema + "_changes"
         var delay = configuration.listenRetry.first
         var attempt = 0
@@ -308,8 +315,8 @@ public actor PostgresTransport: SyncTransport {
                 try await withTaskCancellationHandler {
                     try await connection.listen(on: channel) { notifications in
                         established.withLock { $0 = true }
-                        wake.signal()
-                        for try await _ in notifications { wake.signal() }
+                        signal()
+                        for try await _ in notifications { signal() }
                     }
                 } onCancel: {
                     Self.abandon(connection)

@@ -679,6 +679,25 @@ enum SyncServerSQL {
         $$
         """#,
 
+        // The last mid applied of the caller's client (0 for a client the server never saw),
+        // which a replica checks before it pushes under a client id; CF005 for another user's.
+        // Runs as the schema's owner: the roles that sync cannot read `clients`.
+        #"""
+        CREATE OR REPLACE FUNCTION @S@.coffer_last_mid(client uuid) RETURNS bigint
+        LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+        DECLARE
+            owner_id text;
+            applied bigint;
+        BEGIN
+            SELECT c.last_mid, c.user_id INTO applied, owner_id FROM @S@.clients c WHERE c.client_id = client;
+            IF owner_id IS NOT NULL AND owner_id <> @S@.coffer_user_id() THEN
+                RAISE EXCEPTION 'client % belongs to another user than %', client, @S@.coffer_user_id() USING ERRCODE = 'CF005';
+            END IF;
+            RETURN coalesce(applied, 0);
+        END
+        $$
+        """#,
+
         // The end of a push: records its rejections (with the changes from `batch`) and the
         // client's last mid. Runs as the schema's owner; refuses (CF005) a client that is not
         // the caller's.

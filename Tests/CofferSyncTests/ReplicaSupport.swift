@@ -21,11 +21,12 @@ final class TemporaryStore: Sendable {
 }
 
 /// A transport to the test cluster (or to `port`, a fault proxy in front of it) for `schema`,
-/// with short deadlines so that a stalled call fails within the test's bounds.
-func testTransport(schema: String, port: Int? = nil, timeout: Duration = .seconds(3)) async throws -> PostgresTransport {
+/// as the test role or as `user` (a login role a test made), with short deadlines so that a
+/// stalled call fails within the test's bounds.
+func testTransport(schema: String, port: Int? = nil, user: String? = nil, timeout: Duration = .seconds(3)) async throws -> PostgresTransport {
     let endpoint = try await PostgresCluster.shared.endpoint()
     return PostgresTransport(configuration: .init(
-        host: "127.0.0.1", port: port ?? endpoint.port, username: endpoint.user, password: nil,
+        host: "127.0.0.1", port: port ?? endpoint.port, username: user ?? endpoint.user, password: nil,
         database: endpoint.database, tls: .disable, schema: schema, requestTimeout: timeout, connectTimeout: timeout,
         listenRetry: (.milliseconds(50), .milliseconds(500))))
 }

@@ -1,0 +1,196 @@
+import Foundation
+import Hummingbird
+import NIOCore
+
+extension Gateway {
+    /// A request refused before it reaches the database, or the database's refusal, as the
+    /// HTTP answer it becomes.
+    struct Refusal: Error {
+        let status: HTTPResponse.Status
+        let error: String
+        var sqlState: String?
+        var message: String
+
+        init(_ status: HTTPResponse.Status, _ error: String, _ message: String, sqlState: String? = nil) {
+            self.status = status
+            self.error = error
+            self.message = message
+            self.sqlState = sqlState
+        }
+    }
+
+    func addRoutes(to router: Router<BasicRequestContext>) {
+        router.get("health") { _, _ -> Response in
+            do {
+                _ = try await self.database.client.withConnection { connection in
+                    try await connection.query("SELECT 1", logger: self.logger).collect()
+                }
+                return Self.json(.ok, #"{"status":"ok"}"#)
+            } catch {
+                return Self.json(.serviceUnavailable, #"{"status":"unavailable"}"#)
+            }
+        }
+        router.get("metrics") { _, _ -> Response in
+            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+                     body: .init(byteBuffer: ByteBuffer(string: self.metrics.text(waiting: self.hub.waiting))))
+        }
+        router.post("v1/push") { request, _ -> Response in
+            try await self.answer("push", request) { user, request in
+                let client = try Self.uuid(request, "client")
+                let batch = try await self.body(of: &request)
+                return try await self.call(user, "SELECT \(self.schemaSQL).coffer_push($1::uuid, $2::jsonb)::text", [client, batch])
+            }
+        }
+        router.get("v1/pull") { request, _ -> Response in
+            try await self.answer("pull", request) { user, request in
+                let entity = try Self.entity(request)
+                let cursor = try Self.parameter(request, "cursor", maximumLength: 200)
+                let limit = try Self.integer(request, "limit", 1...100_000)
+                if request.uri.queryParameters["bytes"] != nil {
+                    let bytes = try Self.integer(request, "bytes", 1...(64 << 20))
+                    return try await self.call(user, "SELECT \(self.schemaSQL).coffer_pull($1, $2, $3::integer, $4::bigint)::text",
+                                               [entity, cursor, String(limit), String(bytes)])
+                }
+                return try await self.call(user, "SELECT \(self.schemaSQL).coffer_pull($1, $2, $3::integer)::text",
+                                           [entity, cursor, String(limit)])
+            }
+        }
+        router.post("v1/fetch") { request, _ -> Response in
+            try await self.answer("fetch", request) { user, request in
+                let entity = try Self.entity(request)
+                let ids = try await self.body(of: &request)
+                return try await self.call(
+                    user, "SELECT \(self.schemaSQL).coffer_fetch($1, ARRAY(SELECT jsonb_array_elements_text($2::jsonb))::uuid[])::text",
+                    [entity, ids])
+            }
+        }
+        router.get("v1/last-mid") { request, _ -> Response in
+            try await self.answer("last-mid", request) { user, request in
+                let client = try Self.uuid(request, "client")
+                let mid = try await self.call(user, "SELECT \(self.schemaSQL).coffer_last_mid($1::uuid)::text", [client])
+                return #"{"lastMid":""# + mid + #""}"#
+            }
+        }
+        router.get("v1/wait") { request, _ -> Response in
+            try await self.answer("wait", request) { _, request in
+                let seconds = try Self.integer(request, "timeout", 0...self.configuration.limits.waitSeconds)
+                let after = request.uri.queryParameters["after"].map(String.init)
+                let (changed, generation) = await self.hub.wait(after: after, timeout: .seconds(seconds))
+                return #"{"changed":\#(changed),"generation":"\#(generation)"}"#
+            }
+        }
+    }
+
+    /// Authenticates, rate-limits and runs `body`, turning every refusal into its answer.
+    private func answer(_ route: String, _ request: Request,
+                        _ body: (String, inout Request) async throws -> String) async throws -> Response {
+        let started = ContinuousClock.now
+        var request = request
+        let response: Response
+        do {
+            let user: String
+            do {
+                user = try await authenticator.user(authorization: request.headers[.authorization])
+            } catch let refusal as GatewayAuthenticator.Refusal {
+                logger.info("refused a token", metadata: ["route": "\(route)", "reason": "\(refusal)"])
+                throw Refusal(.unauthorized, "unauthorized", "a valid bearer token is required")
+            }
+            guard limiter.admit(user) else {
+                throw Refusal(.tooManyRequests, "rate limited", "too many requests; try again shortly")
+            }
+            response = Self.json(.ok, try await body(user, &request))
+        } catch let refusal as Refusal {
+            var answer = Self.json(refusal.status, Self.errorJSON(refusal))
+            if refusal.status == .unauthorized { answer.headers[.wwwAuthenticate] = "Bearer" }
+            if refusal.status == .tooManyRequests { answer.headers[.retryAfter] = "1" }
+            response = answer
+        }
+        let elapsed = ContinuousClock.now - started
+        metrics.record(route: route, status: response.status.code,
+                       seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        return response
+    }
+
+    /// Calls the database as the app's role for `user`, mapping its refusals.
+    private func call(_ user: String, _ sql: String, _ values: [String]) async throws -> String {
+        do {
+            return try await database.call(user: user, sql, values)
+        } catch GatewayDatabase.Failure.refused(let state, let message) {
+            let status: HTTPResponse.Status
+            if ["08", "40", "53", "55", "57", "58"].contains(String(state.prefix(2))) {
+                status = .serviceUnavailable
+            } else if state == "CF001" {
+                status = .conflict
+            } else if ["CF005", "CF006", "42501"].contains(state) || state.hasPrefix("28") {
+                status = .forbidden
+            } else {
+                status = .unprocessableContent
+            }
+            throw Refusal(status, status == .serviceUnavailable ? "unavailable" : "refused", message, sqlState: state)
+        } catch GatewayDatabase.Failure.unavailable(let detail) {
+            logger.warning("database unavailable", metadata: ["detail": "\(detail)"])
+            throw Refusal(.serviceUnavailable, "unavailable", "the database cannot be reached", sqlState: "08000")
+        }
+    }
+
+    /// The request's body as text, refusing more than the limit (413) and what is not UTF-8.
+    private func body(of request: inout Request) async throws -> String {
+        let limit = configuration.limits.requestBytes
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+            throw Refusal(.contentTooLarge, "too large", "the body is larger than \(limit) bytes")
+        }
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.collectBody(upTo: limit)
+        } catch is NIOTooManyBytesError {
+            throw Refusal(.contentTooLarge, "too large", "the body is larger than \(limit) bytes")
+        }
+        guard let text = buffer.getString(at: buffer.readerIndex, length: buffer.readableBytes), !text.isEmpty else {
+            throw Refusal(.badRequest, "malformed", "the body must be JSON text")
+        }
+        // The database parses it; what is not JSON at all is refused here.
+        guard (try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])) is [Any] else {
+            throw Refusal(.badRequest, "malformed", "the body must be a JSON array")
+        }
+        return text
+    }
+
+    static func parameter(_ request: Request, _ name: String, maximumLength: Int) throws -> String {
+        guard let value = request.uri.queryParameters[Substring(name)].map(String.init), !value.isEmpty,
+              value.utf8.count <= maximumLength, !value.unicodeScalars.contains(where: { $0.value == 0 }) else {
+            throw Refusal(.badRequest, "malformed", "query parameter \(name) is missing or too long")
+        }
+        return value
+    }
+
+    static func entity(_ request: Request) throws -> String {
+        try parameter(request, "entity", maximumLength: 63)
+    }
+
+    static func uuid(_ request: Request, _ name: String) throws -> String {
+        let text = try parameter(request, name, maximumLength: 36)
+        guard let id = UUID(uuidString: text) else { throw Refusal(.badRequest, "malformed", "\(name) must be a UUID") }
+        return id.uuidString.lowercased()
+    }
+
+    static func integer(_ request: Request, _ name: String, _ range: ClosedRange<Int>) throws -> Int {
+        let text = try parameter(request, name, maximumLength: 20)
+        guard let value = Int(text), range.contains(value) else {
+            throw Refusal(.badRequest, "malformed", "\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return value
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ text: String) -> Response {
+        Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    static func errorJSON(_ refusal: Refusal) -> String {
+        var object: [String: String] = ["error": refusal.error, "message": refusal.message]
+        if let state = refusal.sqlState { object["sqlState"] = state }
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else {
+            return #"{"error":"internal"}"#
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

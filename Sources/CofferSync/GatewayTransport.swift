@@ -1,0 +1,201 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Reaches the server through a `coffer-gateway` over HTTP(S), for public apps that must not
+/// hold a database login: each call carries a bearer token (a JWT your sign-in issues), and
+/// the gateway calls the same SQL functions as ``PostgresTransport`` does, as the token's
+/// user. A replica behaves the same over either transport.
+///
+/// The token is asked for at every call, so a refreshed token is used as soon as the app has
+/// it. Errors map as ``PostgresTransport``'s do: the database's refusals keep their SQLSTATE
+/// (`CF001` is ``SyncTransportError/schemaBehind(operation:message:)``); a refused token is
+/// `.server(sqlState: "28000")`, a request over the gateway's size limit `"54000"`, one over
+/// its rate limit `"53400"` (transient), and an unreachable gateway `.unreachable`.
+///
+/// ```swift
+/// let transport = GatewayTransport(url: URL(string: "https://sync.example.com")!) { try await auth.currentToken() }
+/// let replica = try SyncReplica(store: store, entities: [Todo.self], transport: transport)
+/// ```
+public final class GatewayTransport: SyncTransport, Sendable {
+    /// The gateway's base URL (the routes are under `/v1`).
+    public let url: URL
+    let token: @Sendable () async throws -> String
+    let requestTimeout: Duration
+    let session: URLSession
+    private let state = LockedState(State())
+
+    private struct State {
+        var closed = false
+        var generation: String?
+    }
+
+    /// A transport to the gateway at `url`, asking `token` for the bearer token of each call.
+    /// `requestTimeout` bounds each call (a wait for changes is given its own time on top).
+    ///
+    /// ```swift
+    /// let transport = GatewayTransport(url: URL(string: "http://127.0.0.1:8080")!, requestTimeout: .seconds(30)) { token }
+    /// ```
+    public init(url: URL, requestTimeout: Duration = .seconds(30), token: @escaping @Sendable () async throws -> String) {
+        self.url = url
+        self.token = token
+        self.requestTimeout = requestTimeout
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.httpMaximumConnectionsPerHost = 4
+        session = URLSession(configuration: configuration)
+    }
+
+    /// The gateway's URL: a store keeps its cursors per stream.
+    ///
+    /// ```swift
+    /// transport.stream   // "https://sync.example.com"
+    /// ```
+    public var stream: String { url.absoluteString }
+
+    /// Sends a batch (`POST /v1/push`).
+    ///
+    /// ```swift
+    /// let reply = try await transport.push(client: clientId, batch: batch)
+    /// ```
+    public func push(client: UUID, batch: SyncPushBatch) async throws -> SyncPushReply {
+        let data = try await call("push", "POST", "v1/push", ["client": client.uuidString.lowercased()], body: Data(batch.json.utf8))
+        return try SyncPushReply(json: String(decoding: data, as: UTF8.self))
+    }
+
+    /// The client's last applied mid (`GET /v1/last-mid`).
+    ///
+    /// ```swift
+    /// let applied = try await transport.lastMutationId(client: clientId)
+    /// ```
+    public func lastMutationId(client: UUID) async throws -> UInt64 {
+        let operation = "read the last mutation id"
+        let data = try await call(operation, "GET", "v1/last-mid", ["client": client.uuidString.lowercased()])
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let text = object["lastMid"] as? String, let value = UInt64(text) else {
+            throw SyncTransportError.malformedReply(operation: operation, detail: String(decoding: data.prefix(100), as: UTF8.self))
+        }
+        return value
+    }
+
+    /// One page of changes (`GET /v1/pull`).
+    ///
+    /// ```swift
+    /// let page = try await transport.pull(entity: "Task", cursor: "0", limit: 500)
+    /// ```
+    public func pull(entity: String, cursor: String, limit: Int) async throws -> Data {
+        try await call("pull \(entity)", "GET", "v1/pull", ["entity": entity, "cursor": cursor, "limit": String(limit)])
+    }
+
+    /// One page of changes of about `bytes` at most (`GET /v1/pull`).
+    ///
+    /// ```swift
+    /// let page = try await transport.pull(entity: "Task", cursor: "0", limit: 1000, bytes: 4 << 20)
+    /// ```
+    public func pull(entity: String, cursor: String, limit: Int, bytes: Int) async throws -> Data {
+        try await call("pull \(entity)", "GET", "v1/pull",
+                       ["entity": entity, "cursor": cursor, "limit": String(limit), "bytes": String(bytes)])
+    }
+
+    /// The server's state of chosen objects (`POST /v1/fetch`).
+    ///
+    /// ```swift
+    /// let page = try await transport.fetch(entity: "Task", ids: [rejectedId])
+    /// ```
+    public func fetch(entity: String, ids: [UUID]) async throws -> Data {
+        let body = "[" + ids.map { "\"\($0.uuidString.lowercased())\"" }.joined(separator: ",") + "]"
+        return try await call("fetch \(entity)", "POST", "v1/fetch", ["entity": entity], body: Data(body.utf8))
+    }
+
+    /// Waits on the gateway for a change after the last one this transport saw (`GET
+    /// /v1/wait`); the first call returns true at once.
+    ///
+    /// ```swift
+    /// if try await transport.waitForChanges(timeout: .seconds(25)) { try await replica.syncNow() }
+    /// ```
+    public func waitForChanges(timeout: Duration) async throws -> Bool {
+        let seconds = max(0, min(Int(timeout.components.seconds), 300))
+        var query = ["timeout": String(seconds)]
+        if let generation = state.withLock({ $0.generation }) { query["after"] = generation }
+        let data = try await call("wait for changes", "GET", "v1/wait", query, extraTime: .seconds(seconds))
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let changed = object["changed"] as? Bool, let generation = object["generation"] as? String else {
+            throw SyncTransportError.malformedReply(operation: "wait for changes", detail: String(decoding: data.prefix(100), as: UTF8.self))
+        }
+        state.withLock { $0.generation = generation }
+        return changed
+    }
+
+    /// Stops the transport: later calls fail with ``SyncTransportError/closed``.
+    ///
+    /// ```swift
+    /// await transport.close()
+    /// ```
+    public func close() async {
+        state.withLock { $0.closed = true }
+        session.invalidateAndCancel()
+    }
+
+    private func call(_ operation: String, _ method: String, _ path: String, _ query: [String: String],
+                      body: Data? = nil, extraTime: Duration = .zero) async throws -> Data {
+        guard !state.withLock({ $0.closed }) else { throw SyncTransportError.closed }
+        var components = URLComponents(url: url.appendingPathComponent(path), resolvingAgainstBaseURL: false)
+        components?.queryItems = query.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
+        // '+' is a space in a query string: cursors and names may hold one.
+        let encoded = components?.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
+        components?.percentEncodedQuery = encoded
+        guard let target = components?.url else {
+            throw SyncTransportError.malformedReply(operation: operation, detail: "cannot form a URL from \(url) and \(path)")
+        }
+        var request = URLRequest(url: target)
+        request.httpMethod = method
+        let limit = requestTimeout + extraTime
+        request.timeoutInterval = Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
+        let bearer: String
+        do {
+            bearer = try await token()
+        } catch {
+            throw SyncTransportError.server(operation: operation, sqlState: "28000", message: "no token: \(error)")
+        }
+        request.setValue("Bearer " + bearer, forHTTPHeaderField: "Authorization")
+        if let body {
+            request.httpBody = body
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        let data: Data
+        let response: URLResponse
+        do {
+            (data, response) = try await session.data(for: request)
+        } catch let error as URLError where error.code == .timedOut {
+            throw SyncTransportError.timedOut(operation: operation, after: limit)
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            if state.withLock({ $0.closed }) { throw SyncTransportError.closed }
+            throw SyncTransportError.unreachable(operation: operation, detail: "\(error)")
+        }
+        guard let http = response as? HTTPURLResponse else {
+            throw SyncTransportError.malformedReply(operation: operation, detail: "not an HTTP response")
+        }
+        if http.statusCode == 200 { return data }
+        throw Self.error(operation: operation, status: http.statusCode, body: data)
+    }
+
+    /// A gateway's refusal as the transport error it stands for.
+    static func error(operation: String, status: Int, body: Data) -> SyncTransportError {
+        let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any]
+        let message = object?["message"] as? String ?? String(decoding: body.prefix(200), as: UTF8.self)
+        if let state = object?["sqlState"] as? String {
+            if state == "CF001" { return .schemaBehind(operation: operation, message: message) }
+            return .server(operation: operation, sqlState: state, message: message)
+        }
+        switch status {
+        case 401: return .server(operation: operation, sqlState: "28000", message: "the gateway refused the token: \(message)")
+        case 413: return .server(operation: operation, sqlState: "54000", message: "the gateway's size limit: \(message)")
+        case 429: return .server(operation: operation, sqlState: "53400", message: "the gateway's rate limit: \(message)")
+        case 500...599: return .unreachable(operation: operation, detail: "HTTP \(status): \(message)")
+        default: return .malformedReply(operation: operation, detail: "HTTP \(status): \(message)")
+        }
+    }
+}

@@ -1,0 +1,94 @@
+@testable import CofferGateway
+import CofferSync
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import JWTKit
+import PostgresNIO
+import Testing
+
+/// A `coffer-gateway` running in the test process in front of the test cluster, for one
+/// installed schema: a login role it connects as (trusted as the schema's gateway), an app
+/// role every request runs as (granted the schema), and tokens signed with its secret.
+struct TestGateway {
+    let port: Int
+    let appRole: String
+    let gatewayRole: String
+    let keys: JWTKeyCollection
+    var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    /// A token for `user` that expires `expiresIn` from now (negative: expired).
+    func token(for user: String, expiresIn: TimeInterval = 600) async throws -> String {
+        try await keys.sign(GatewayClaims(sub: .init(value: user), exp: .init(value: Date().addingTimeInterval(expiresIn))))
+    }
+
+    /// A transport to this gateway as `user`.
+    func transport(for user: String, timeout: Duration = .seconds(5)) async throws -> GatewayTransport {
+        let token = try await token(for: user)
+        return GatewayTransport(url: url, requestTimeout: timeout) { token }
+    }
+
+    /// Runs `body` with a gateway for schema `s` (installed over `connection`, which owns
+    /// it), then stops the gateway and drops its roles.
+    static func with(_ connection: PostgresConnection, schema s: String,
+                     limits: GatewayConfiguration.Limits = .init(),
+                     _ body: (TestGateway) async throws -> Void) async throws {
+        try await RowLevelSecurityTests.withRoles(connection, schema: s, ["gateway", "app"], login: true) { roles in
+            let (gatewayRole, appRole) = (roles[0], roles[1])
+            try await connection.run("ALTER ROLE \(appRole) NOLOGIN")
+            try await connection.run("GRANT \(appRole) TO \(gatewayRole)")
+            try await connection.run("SELECT \(s).coffer_trust_gateway('\(gatewayRole)')")
+            let endpoint = try await PostgresCluster.shared.endpoint()
+            var configuration = GatewayConfiguration()
+            configuration.host = "127.0.0.1"
+            configuration.port = 0
+            configuration.database.host = "127.0.0.1"
+            configuration.database.port = endpoint.port
+            configuration.database.user = gatewayRole
+            configuration.database.database = endpoint.database
+            configuration.database.schema = s
+            configuration.database.role = appRole
+            configuration.database.tls = "disable"
+            configuration.database.connections = 4
+            let secret = (0..<48).map { _ in "abcdefghijklmnopqrstuvwxyz0123456789".randomElement()! }.map(String.init).joined()
+            configuration.token.hmacSecret = secret
+            configuration.limits = limits
+            let gateway = try await Gateway(configuration: configuration)
+            let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+            let server = Task { try await gateway.run { port in _ = portContinuation.yield(port) } }
+            var port = 0
+            for await value in ports {
+                port = value
+                break
+            }
+            let keys = JWTKeyCollection()
+            await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+            let test = TestGateway(port: port, appRole: appRole, gatewayRole: gatewayRole, keys: keys)
+            // Its pooled connections are gone before its role is dropped.
+            func stop() async throws {
+                server.cancel()
+                _ = await server.result
+                _ = try await connection.rows("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '\(gatewayRole)'")
+            }
+            do {
+                try await body(test)
+            } catch {
+                try await stop()
+                throw error
+            }
+            try await stop()
+        }
+    }
+
+    /// A raw request to the gateway: the status and the body.
+    func request(_ method: String, _ path: String, token: String?, body: Data? = nil) async throws -> (Int, String) {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/\(path)")!)
+        request.httpMethod = method
+        if let token { request.setValue("Bearer " + token, forHTTPHeaderField: "Authorization") }
+        request.httpBody = body
+        request.timeoutInterval = 10
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+    }
+}

@@ -1,0 +1,109 @@
+@testable import CofferGateway
+import CofferSync
+import Foundation
+import JWTKit
+import PostgresNIO
+import Testing
+
+/// The gateway refuses what it must before anything reaches the database (missing, forged,
+/// expired tokens: 401; malformed requests: 400; oversized: 413; over the rate: 429), answers
+/// health and metrics, and wakes waiting clients after a change.
+@Suite(.timeLimit(.minutes(2))) struct GatewayTests {
+    static func card(_ id: UUID, title: String) -> String {
+        let clock = String(hlcNow(plus: -60_000))
+        return #"[{"mid": 1, "entity": "Card", "id": "\#(id.uuidString.lowercased())", "op": "upsert", "create": true, "#
+            + #""fields": {"title": "\#(title)", "count": 0, "done": false}, "clocks": {"title": "\#(clock)", "count": "\#(clock)", "done": "\#(clock)"}}]"#
+    }
+
+    @Test func refusedRequestsNeverReachTheDatabase() async throws {
+        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
+        let s = schema.schemaName
+        var limits = GatewayConfiguration.Limits()
+        limits.requestBytes = 2048
+        try await withInstalled(schema) { connection in
+            try await TestGateway.with(connection, schema: s, limits: limits) { gateway in
+                let client = UUID().uuidString.lowercased()
+                let body = Data(Self.card(UUID(), title: "x").utf8)
+                let push = "v1/push?client=\(client)"
+
+                // Tokens: none, a forged one, an expired one, one signed with "none".
+                #expect(try await gateway.request("POST", push, token: nil, body: body).0 == 401)
+                let forger = JWTKeyCollection()
+                await forger.add(hmac: HMACKey(from: String(repeating: "f", count: 48)), digestAlgorithm: .sha256)
+                let forged = try await forger.sign(GatewayClaims(sub: .init(value: "mallory"), exp: .init(value: Date().addingTimeInterval(600))))
+                #expect(try await gateway.request("POST", push, token: forged, body: body).0 == 401)
+                let expired = try await gateway.token(for: "alice", expiresIn: -3600)
+                #expect(try await gateway.request("POST", push, token: expired, body: body).0 == 401)
+                let header = Data(#"{"alg":"none","typ":"JWT"}"#.utf8).base64EncodedString()
+                let claims = Data(#"{"sub":"alice","exp":4102444800}"#.utf8).base64EncodedString()
+                #expect(try await gateway.request("POST", push, token: header + "." + claims + ".", body: body).0 == 401)
+                #expect(try await gateway.request("POST", push, token: "not a token", body: body).0 == 401)
+
+                // Malformed and oversized requests with a good token.
+                let token = try await gateway.token(for: "alice")
+                #expect(try await gateway.request("POST", "v1/push?client=nope", token: token, body: body).0 == 400)
+                #expect(try await gateway.request("POST", push, token: token, body: Data("{not json".utf8)).0 == 400)
+                #expect(try await gateway.request("POST", push, token: token, body: Data(#"{"mid": 1}"#.utf8)).0 == 400)
+                #expect(try await gateway.request("GET", "v1/pull?entity=Card&cursor=0&limit=0", token: token).0 == 400)
+                let large = Data(("[" + String(repeating: " ", count: 4096) + "]").utf8)
+                #expect(try await gateway.request("POST", push, token: token, body: large).0 == 413)
+                #expect(try await gateway.request("GET", "v1/nothing", token: token).0 == 404)
+
+                // Nothing of that reached the database.
+                #expect(try await connection.value("SELECT count(*)::text FROM \(s).clients") == "0")
+                #expect(try await connection.value(#"SELECT count(*)::text FROM \#(s)."Card""#) == "0")
+
+                // A good request goes through; health and metrics answer.
+                let (status, reply) = try await gateway.request("POST", push, token: token, body: body)
+                #expect(status == 200, "\(reply)")
+                #expect(try await connection.value("SELECT user_id FROM \(s).clients") == "alice")
+                #expect(try await gateway.request("GET", "health", token: nil).0 == 200)
+                let (metricsStatus, metrics) = try await gateway.request("GET", "metrics", token: nil)
+                #expect(metricsStatus == 200)
+                #expect(metrics.contains(#"coffer_gateway_requests_total{route="push",status="401"} 5"#), "\(metrics)")
+            }
+        }
+    }
+
+    @Test func aUserOverTheRateIsRefusedWhileOthersGoOn() async throws {
+        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
+        var limits = GatewayConfiguration.Limits()
+        limits.requestsPerSecond = 0.01
+        limits.burst = 3
+        try await withInstalled(schema) { connection in
+            try await TestGateway.with(connection, schema: schema.schemaName, limits: limits) { gateway in
+                let (alice, bob) = (try await gateway.token(for: "alice"), try await gateway.token(for: "bob"))
+                let pull = "v1/pull?entity=Card&cursor=0&limit=10"
+                for _ in 0..<3 { #expect(try await gateway.request("GET", pull, token: alice).0 == 200) }
+                #expect(try await gateway.request("GET", pull, token: alice).0 == 429)
+                #expect(try await gateway.request("GET", pull, token: bob).0 == 200)
+            }
+        }
+    }
+
+    @Test func aWaitingClientIsWokenByAnotherUsersPush() async throws {
+        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
+        try await withInstalled(schema) { connection in
+            try await TestGateway.with(connection, schema: schema.schemaName) { gateway in
+                let waiter = try await gateway.transport(for: "alice", timeout: .seconds(10))
+                let pusher = try await gateway.transport(for: "bob")
+                // The first wait has no generation yet: it returns at once.
+                #expect(try await waiter.waitForChanges(timeout: .seconds(5)))
+                // Once the gateway's LISTEN is up (being established, it wakes waiters too)
+                // and nothing happens, a wait ends at its timeout.
+                var quiet = false
+                for _ in 0..<10 where !quiet {
+                    quiet = try await waiter.waitForChanges(timeout: .seconds(1)) == false
+                }
+                #expect(quiet)
+                let woken = Task { try await waiter.waitForChanges(timeout: .seconds(20)) }
+                try await Task.sleep(for: .milliseconds(300))
+                let reply = try await pusher.push(client: UUID(), batch: SyncPushBatch(json: Self.card(UUID(), title: "bob's"), count: 1, lastMid: 1))
+                #expect(reply.rejected.isEmpty)
+                #expect(try await woken.value)
+                await waiter.close()
+                await pusher.close()
+            }
+        }
+    }
+}
