@@ -73,9 +73,12 @@ extension Gateway {
         }
         router.get("v1/wait") { request, _ -> Response in
             try await self.answer("wait", request) { _, request in
-                let seconds = try Self.integer(request, "timeout", 0...self.configuration.limits.waitSeconds)
+                // A longer wait than the gateway holds is shortened, not refused.
+                let seconds = min(try Self.integer(request, "timeout", 0...86_400), self.configuration.limits.waitSeconds)
                 let after = request.uri.queryParameters["after"].map(String.init)
-                let (changed, generation) = await self.hub.wait(after: after, timeout: .seconds(seconds))
+                guard let (changed, generation) = await self.hub.wait(after: after, timeout: .seconds(seconds)) else {
+                    throw Refusal(.serviceUnavailable, "busy", "too many clients wait for changes; try again shortly")
+                }
                 return #"{"changed":\#(changed),"generation":"\#(generation)"}"#
             }
         }
@@ -102,7 +105,7 @@ extension Gateway {
         } catch let refusal as Refusal {
             var answer = Self.json(refusal.status, Self.errorJSON(refusal))
             if refusal.status == .unauthorized { answer.headers[.wwwAuthenticate] = "Bearer" }
-            if refusal.status == .tooManyRequests { answer.headers[.retryAfter] = "1" }
+            if refusal.status == .tooManyRequests || refusal.error == "busy" { answer.headers[.retryAfter] = "1" }
             response = answer
         }
         let elapsed = ContinuousClock.now - started

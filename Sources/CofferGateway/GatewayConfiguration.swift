@@ -9,7 +9,7 @@ import Foundation
 ///  "database": {"host": "db.internal", "port": 5432, "user": "coffer_gateway", "database": "app",
 ///               "schema": "coffer", "role": "app_user", "tls": "require", "connections": 20},
 ///  "token": {"hmacSecret": "…", "issuer": "https://auth.example.com", "audience": "app"},
-///  "limits": {"requestBytes": 8388608, "requestsPerSecond": 20, "burst": 40, "waitSeconds": 25}}
+///  "limits": {"requestBytes": 75497472, "requestsPerSecond": 20, "burst": 40, "waitSeconds": 25}}
 /// ```
 ///
 /// Environment: `COFFER_GATEWAY_HOST`, `COFFER_GATEWAY_PORT`, `COFFER_GATEWAY_DATABASE_PASSWORD`,
@@ -63,8 +63,10 @@ public struct GatewayConfiguration: Sendable, Equatable {
 
     /// Limits per request and per user.
     public struct Limits: Sendable, Equatable {
-        /// Larger request bodies are refused (413) before they are read whole.
-        public var requestBytes = 8 << 20
+        /// Larger request bodies are refused (413) before they are read whole. At least 72
+        /// MiB: a replica sends one change of up to 64 MiB alone in a batch, and a limit it
+        /// cannot get under would hold its queue for good.
+        public var requestBytes = 72 << 20
         /// Each user's sustained request rate; over it, requests are refused with 429.
         public var requestsPerSecond = 20.0
         /// How many requests a user may make at once after a quiet spell.
@@ -75,6 +77,10 @@ public struct GatewayConfiguration: Sendable, Equatable {
         public var waiters = 10_000
         /// The longest a database call may take.
         public var callSeconds = 30
+
+        /// The smallest `requestBytes` the gateway takes: a change of 64 MiB (a replica's
+        /// largest) with the batch's JSON around it.
+        public static let smallestRequestBytes = 72 << 20
     }
     public var limits = Limits()
 
@@ -135,7 +141,11 @@ public struct GatewayConfiguration: Sendable, Equatable {
             throw refuse("token", "takes hmacSecret or publicKeyFile, not both")
         }
         if let secret = token.hmacSecret, secret.utf8.count < 32 { throw refuse("token.hmacSecret", "must be at least 32 bytes long") }
-        guard limits.requestBytes >= 1024 else { throw refuse("limits.requestBytes", "must be at least 1024") }
+        guard limits.requestBytes >= Limits.smallestRequestBytes else {
+            throw refuse("limits.requestBytes", "must be at least \(Limits.smallestRequestBytes) (72 MiB: a replica may send one change of 64 MiB)")
+        }
+        guard limits.waiters >= 0 else { throw refuse("limits.waiters", "must not be negative") }
+        guard (0...3600).contains(token.leewaySeconds) else { throw refuse("token.leewaySeconds", "must be 0 to 3600") }
         guard limits.requestsPerSecond > 0, limits.burst >= 1 else { throw refuse("limits", "requestsPerSecond must be above 0 and burst at least 1") }
         guard (1...300).contains(limits.waitSeconds) else { throw refuse("limits.waitSeconds", "must be 1 to 300") }
         guard (1...600).contains(limits.callSeconds) else { throw refuse("limits.callSeconds", "must be 1 to 600") }
@@ -152,6 +162,9 @@ public struct GatewayConfiguration: Sendable, Equatable {
             throw error
         } catch {
             throw GatewayConfigurationError(member: "the file", reason: "is not JSON: \(error.localizedDescription)")
+        }
+        if let unknown = root.keys.sorted().first(where: { !["listen", "database", "token", "limits"].contains($0) }) {
+            throw GatewayConfigurationError(member: unknown, reason: "is not a setting (listen, database, token, limits)")
         }
         let reader = MemberReader(root: root)
         try reader.section("listen") { r in

@@ -55,8 +55,15 @@ final class GatewayDatabase: Sendable {
     }
 
     /// Runs `sql` (one SELECT returning one text value; `$1`... bound to `values`) as the
-    /// app's role for `user`, in a transaction of its own, and returns the value.
+    /// app's role for `user`, in a transaction of its own, and returns the value. The call
+    /// runs in a task of its own, which a request's cancellation (its client went away) does
+    /// not cancel: a transaction always ends with COMMIT or ROLLBACK before its connection
+    /// goes back to the pool (`statement_timeout` bounds it).
     func call(user: String, _ sql: String, _ values: [String]) async throws -> String {
+        try await Task { try await self.callInTransaction(user: user, sql, values) }.value
+    }
+
+    private func callInTransaction(user: String, _ sql: String, _ values: [String]) async throws -> String {
         do {
             return try await client.withConnection { connection in
                 try await self.transaction(on: connection, user: user, sql, values)

@@ -10,7 +10,12 @@ final class GatewayRateLimiter: Sendable {
         var at: ContinuousClock.Instant
     }
 
-    private let buckets = Mutex<[String: Bucket]>([:])
+    private struct State {
+        var buckets: [String: Bucket] = [:]
+        var lastSweep: ContinuousClock.Instant?
+    }
+
+    private let state = Mutex(State())
     let rate: Double
     let burst: Double
 
@@ -21,22 +26,23 @@ final class GatewayRateLimiter: Sendable {
 
     /// Whether `user` may make a request now (taking one token when so).
     func admit(_ user: String, now: ContinuousClock.Instant = .now) -> Bool {
-        buckets.withLock { buckets in
-            var bucket = buckets[user] ?? Bucket(tokens: burst, at: now)
+        state.withLock { state in
+            var bucket = state.buckets[user] ?? Bucket(tokens: burst, at: now)
             let elapsed = now - bucket.at
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             bucket.tokens = min(burst, bucket.tokens + max(0, seconds) * rate)
             bucket.at = now
             guard bucket.tokens >= 1 else {
-                buckets[user] = bucket
+                state.buckets[user] = bucket
                 return false
             }
             bucket.tokens -= 1
-            buckets[user] = bucket
-            if buckets.count > 100_000 {
-                // Full buckets say nothing a new bucket would not.
+            state.buckets[user] = bucket
+            // Full buckets say nothing a new bucket would not: dropped, at most once a minute.
+            if state.buckets.count > 100_000, state.lastSweep.map({ now - $0 > .seconds(60) }) ?? true {
                 let refill = Duration.seconds(burst / rate)
-                buckets = buckets.filter { now - $0.value.at < refill }
+                state.buckets = state.buckets.filter { now - $0.value.at < refill }
+                state.lastSweep = now
             }
             return true
         }

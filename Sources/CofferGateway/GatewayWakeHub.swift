@@ -5,8 +5,8 @@ import Synchronization
 /// are lost), wakes every request waiting at that moment and moves the generation on. A
 /// client passes the generation its last wait returned, so a change between two of its
 /// waits is not missed: a wait from an older generation (or another run of the gateway)
-/// returns at once. A wait ends with `true` when woken, `false` at its timeout, when
-/// cancelled (the client went away), or at once when too many are waiting already.
+/// returns at once. A wait ends with `true` when woken, `false` at its timeout or when
+/// cancelled (the client went away), and with nil at once when too many wait already.
 final class GatewayWakeHub: Sendable {
     private struct State {
         var waiters: [UInt64: CheckedContinuation<Bool, Never>] = [:]
@@ -44,25 +44,29 @@ final class GatewayWakeHub: Sendable {
 
     /// Whether a change came after generation `after` (nil: the client has none yet), waiting
     /// for the next one at most `timeout`; and the generation to pass next time.
-    func wait(after: String?, timeout: Duration) async -> (changed: Bool, generation: String) {
+    func wait(after: String?, timeout: Duration) async -> (changed: Bool, generation: String)? {
         let seen = state.withLock { $0.generation }
         let current = "\(epoch)-\(seen)"
         if after != current { return (true, current) }
-        let changed = await wait(timeout: timeout, seen: seen)
+        guard let changed = await wait(timeout: timeout, seen: seen) else { return nil }
         return (changed, generation)
     }
 
-    /// Waits for the next signal after generation `seen` (nil: the next one), at most `timeout`.
-    func wait(timeout: Duration, seen: UInt64? = nil) async -> Bool {
+    /// Waits for the next signal after generation `seen` (nil: the next one), at most
+    /// `timeout`; nil at once when `limit` requests wait already.
+    func wait(timeout: Duration, seen: UInt64? = nil) async -> Bool? {
         let id = state.withLock { state -> UInt64? in
             guard state.waiters.count < limit else { return nil }
             state.nextId += 1
             return state.nextId
         }
-        guard let id else { return false }
+        guard let id else { return nil }
         let timer = Task {
-            try? await Task.sleep(for: timeout)
-            self.end(id)
+            // Cancelled when the wait ended otherwise: then there is nothing to end.
+            do {
+                try await Task.sleep(for: timeout)
+                self.end(id)
+            } catch {}
         }
         defer { timer.cancel() }
         return await withTaskCancellationHandler {

@@ -23,16 +23,36 @@ public final class GatewayTransport: SyncTransport, Sendable {
     public let url: URL
     let token: @Sendable () async throws -> String
     let requestTimeout: Duration
-    let session: URLSession
     private let state = LockedState(State())
 
     private struct State {
         var closed = false
         var generation: String?
+        /// Replaced after a call fails on the network: a connection that timed out or broke
+        /// mid-request is never reused (as a PostgresTransport closes its connection).
+        var session: URLSession = GatewayTransport.makeSession()
+    }
+
+    static func makeSession() -> URLSession {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.httpMaximumConnectionsPerHost = 4
+        return URLSession(configuration: configuration)
+    }
+
+    /// Drops `failed` (if it is still the current session) and its connections.
+    private func replace(_ failed: URLSession) {
+        let dropped = state.withLock { state -> URLSession? in
+            guard state.session === failed, !state.closed else { return nil }
+            state.session = Self.makeSession()
+            return failed
+        }
+        dropped?.invalidateAndCancel()
     }
 
     /// A transport to the gateway at `url`, asking `token` for the bearer token of each call.
-    /// `requestTimeout` bounds each call (a wait for changes is given its own time on top).
+    /// `requestTimeout` bounds each call (a wait for changes is given its own time on top); it
+    /// is at least one second (URLSession on Linux timed every call out under shorter ones).
     ///
     /// ```swift
     /// let transport = GatewayTransport(url: URL(string: "http://127.0.0.1:8080")!, requestTimeout: .seconds(30)) { token }
@@ -40,11 +60,7 @@ public final class GatewayTransport: SyncTransport, Sendable {
     public init(url: URL, requestTimeout: Duration = .seconds(30), token: @escaping @Sendable () async throws -> String) {
         self.url = url
         self.token = token
-        self.requestTimeout = requestTimeout
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        configuration.httpMaximumConnectionsPerHost = 4
-        session = URLSession(configuration: configuration)
+        self.requestTimeout = max(requestTimeout, .seconds(1))
     }
 
     /// The gateway's URL: a store keeps its cursors per stream.
@@ -133,7 +149,10 @@ public final class GatewayTransport: SyncTransport, Sendable {
     /// await transport.close()
     /// ```
     public func close() async {
-        state.withLock { $0.closed = true }
+        let session = state.withLock { state -> URLSession in
+            state.closed = true
+            return state.session
+        }
         session.invalidateAndCancel()
     }
 
@@ -165,14 +184,16 @@ public final class GatewayTransport: SyncTransport, Sendable {
         }
         let data: Data
         let response: URLResponse
+        let session = state.withLock { $0.session }
         do {
             (data, response) = try await session.data(for: request)
-        } catch let error as URLError where error.code == .timedOut {
-            throw SyncTransportError.timedOut(operation: operation, after: limit)
-        } catch is CancellationError {
-            throw CancellationError()
         } catch {
+            replace(session)
+            if error is CancellationError { throw error }
             if state.withLock({ $0.closed }) { throw SyncTransportError.closed }
+            if let error = error as? URLError, error.code == .timedOut {
+                throw SyncTransportError.timedOut(operation: operation, after: limit)
+            }
             throw SyncTransportError.unreachable(operation: operation, detail: "\(error)")
         }
         guard let http = response as? HTTPURLResponse else {

@@ -418,11 +418,13 @@ enum SyncServerSQL {
         // Triggers. Every insert and update is stamped with its transaction id, so pulls see
         // plain-SQL writes too; a plain-SQL write also gets the server's HLC on each field it
         // changed (a push sets the clocks itself and marks itself with coffer.origin).
-        // The triggers run as the schema's owner (SECURITY DEFINER): they keep the tombstones,
-        // which the roles that write entity tables may read but not change. Trigger functions
-        // cannot be called directly, and every name in them is qualified.
+        // The tombstone trigger runs as the schema's owner (SECURITY DEFINER, a fixed
+        // search_path): it keeps the tombstones, which the roles that write entity tables may
+        // read but not change. It refuses to run on a table outside the schema, and no role but
+        // the owner may attach it anywhere (EXECUTE is revoked from PUBLIC below; triggers fire
+        // without it). The stamp trigger runs as the caller.
         #"""
-        CREATE OR REPLACE FUNCTION @S@._stamp() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER AS $$
+        CREATE OR REPLACE FUNCTION @S@._stamp() RETURNS trigger LANGUAGE plpgsql AS $$
         DECLARE
             hlc bigint;
             changed jsonb;
@@ -464,7 +466,10 @@ enum SyncServerSQL {
                 -- never inserts an object it sees a tombstone of: it rejects that change.)
                 -- TG_TABLE_NAME is a name (collation "C"): compared as it is, the primary key
                 -- cannot serve the lookup, which would scan every tombstone.
-                IF TG_OP = 'INSERT' THEN
+                -- Only a role that may delete tombstones (the schema's owner) can: for a role
+                -- granted with coffer_grant, such an insert fails (42501).
+                IF TG_OP = 'INSERT' AND EXISTS (SELECT 1 FROM @S@.tombstones t
+                        WHERE t.entity = (TG_TABLE_NAME::text COLLATE "default") AND t.sync_id = NEW.sync_id) THEN
                     DELETE FROM @S@.tombstones t
                     WHERE t.entity = (TG_TABLE_NAME::text COLLATE "default") AND t.sync_id = NEW.sync_id;
                 END IF;
@@ -477,6 +482,10 @@ enum SyncServerSQL {
         CREATE OR REPLACE FUNCTION @S@._tombstone() RETURNS trigger
         LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
         BEGIN
+            IF TG_TABLE_SCHEMA <> @SL@ THEN
+                RAISE EXCEPTION 'the tombstone trigger of schema % does not serve %.%', @SL@, TG_TABLE_SCHEMA, TG_TABLE_NAME
+                    USING ERRCODE = '42501';
+            END IF;
             INSERT INTO @S@.tombstones AS t (entity, sync_id, _txid, _hlc, _origin)
             VALUES (TG_TABLE_NAME, OLD.sync_id, pg_current_xact_id(),
                     coalesce(nullif(current_setting('coffer.hlc', true), '')::bigint, @S@._server_hlc()),
@@ -486,6 +495,9 @@ enum SyncServerSQL {
             RETURN OLD;
         END
         $$
+        """#,
+        #"""
+        REVOKE EXECUTE ON FUNCTION @S@._tombstone(), @S@._stamp() FROM PUBLIC
         """#,
         #"""
         CREATE OR REPLACE FUNCTION @S@._refuse_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -669,7 +681,13 @@ enum SyncServerSQL {
             INSERT INTO @S@.clients (client_id, user_id) VALUES (client, caller) ON CONFLICT DO NOTHING;
             SELECT c.last_mid, c.user_id INTO applied, owner_id FROM @S@.clients c WHERE c.client_id = client FOR UPDATE;
             IF owner_id IS NULL THEN
-                -- Registered before clients had users: the first user to push takes it.
+                -- Registered before clients had users, when only trusted replicas pushed: a
+                -- role with the schema owner's rights takes it; no one else may (client ids
+                -- are not secret: tombstones and rows carry them as origins).
+                IF NOT pg_has_role(session_user, (SELECT n.nspowner FROM pg_namespace n WHERE n.nspname = @SL@), 'MEMBER') THEN
+                    RAISE EXCEPTION 'client % was registered before clients had users; only the schema owner''s roles may push with it', client
+                        USING ERRCODE = 'CF005';
+                END IF;
                 UPDATE @S@.clients c SET user_id = caller WHERE c.client_id = client;
             ELSIF owner_id <> caller THEN
                 RAISE EXCEPTION 'client % belongs to another user than %', client, caller USING ERRCODE = 'CF005';
@@ -724,14 +742,18 @@ enum SyncServerSQL {
         // deleted by this transaction, or one the server never had), with its change's clock
         // from `hlcs`. A tombstone the trigger left in this transaction for an id of
         // `just_deleted` takes the change's clock; one already there otherwise stays as it is.
-        // Runs as the schema's owner; never tombstones a live row.
+        // Runs as the schema's owner, for the caller's own client only (CF005); never
+        // tombstones a live row.
         #"""
         CREATE OR REPLACE FUNCTION @S@._tombstone_ids(entity_name text, ids uuid[], hlcs bigint[], just_deleted uuid[], client uuid)
         RETURNS void
-        LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+        LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET row_security = off AS $$
         DECLARE
             live uuid[] := @S@._live_ids(entity_name, ids);
         BEGIN
+            IF NOT EXISTS (SELECT 1 FROM @S@.clients c WHERE c.client_id = client AND c.user_id = @S@.coffer_user_id()) THEN
+                RAISE EXCEPTION 'client % belongs to another user than %', client, @S@.coffer_user_id() USING ERRCODE = 'CF005';
+            END IF;
             INSERT INTO @S@.tombstones AS t (entity, sync_id, _hlc, _origin)
             SELECT entity_name, d.id, d.hlc, client
             FROM unnest(ids, hlcs) AS d(id, hlc)
@@ -746,11 +768,13 @@ enum SyncServerSQL {
         // see. Row-level security hides rows from the push's reads: a hidden row looks absent,
         // and an edit or delete of it must be refused as forbidden, never taken for a missing
         // object (a delete would leave a tombstone that removes the row from every replica).
-        // Runs as the schema's owner, which policies do not restrict unless the table forces
-        // them; reveals only whether an id exists.
+        // Runs as the schema's owner with row_security off: on a table that forces its policies
+        // on the owner too (FORCE ROW LEVEL SECURITY) it fails (42501) rather than see a
+        // filtered view, so a delete there is refused instead of tombstoning a hidden row.
+        // Reveals only whether an id exists.
         #"""
         CREATE OR REPLACE FUNCTION @S@._live_ids(entity_name text, ids uuid[]) RETURNS uuid[]
-        LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+        LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET row_security = off AS $$
         DECLARE
             live uuid[];
         BEGIN
@@ -772,7 +796,10 @@ enum SyncServerSQL {
         #"""
         CREATE OR REPLACE FUNCTION @S@._lock_clause(entity_name text) RETURNS text
         LANGUAGE sql STABLE AS $$
-            SELECT CASE WHEN has_table_privilege(format('%I.%I', @SL@, entity_name), 'UPDATE') THEN ' FOR UPDATE' ELSE '' END
+            -- Any argument: the caller may evaluate it before it filters out malformed changes.
+            SELECT CASE WHEN entity_name IS NULL OR to_regclass(format('%I.%I', @SL@, entity_name)) IS NULL THEN ''
+                        WHEN has_table_privilege(format('%I.%I', @SL@, entity_name), 'UPDATE') THEN ' FOR UPDATE'
+                        ELSE '' END
         $$
         """#,
         #"""

@@ -8,6 +8,9 @@ import JWTKit
 import PostgresNIO
 import Testing
 
+/// How a test's replicas reach the server: PostgreSQL directly, or through a gateway.
+enum TransportMode: String, CaseIterable, Sendable { case direct, gateway }
+
 /// A `coffer-gateway` running in the test process in front of the test cluster, for one
 /// installed schema: a login role it connects as (trusted as the schema's gateway), an app
 /// role every request runs as (granted the schema), and tokens signed with its secret.
@@ -39,6 +42,9 @@ struct TestGateway {
             try await connection.run("ALTER ROLE \(appRole) NOLOGIN")
             try await connection.run("GRANT \(appRole) TO \(gatewayRole)")
             try await connection.run("SELECT \(s).coffer_trust_gateway('\(gatewayRole)')")
+            // A member of the gateway role is a gateway: the test role, which pushes directly
+            // in some tests, must not be one while the gateway runs.
+            try await connection.run("REVOKE \(gatewayRole) FROM current_user")
             let endpoint = try await PostgresCluster.shared.endpoint()
             var configuration = GatewayConfiguration()
             configuration.host = "127.0.0.1"
@@ -69,6 +75,8 @@ struct TestGateway {
             func stop() async throws {
                 server.cancel()
                 _ = await server.result
+                // Membership again: to end its connections and drop what it owns.
+                try await connection.run("GRANT \(gatewayRole) TO current_user")
                 _ = try await connection.rows("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '\(gatewayRole)'")
             }
             do {

@@ -18,10 +18,8 @@ import Testing
     @Test func refusedRequestsNeverReachTheDatabase() async throws {
         let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
         let s = schema.schemaName
-        var limits = GatewayConfiguration.Limits()
-        limits.requestBytes = 2048
         try await withInstalled(schema) { connection in
-            try await TestGateway.with(connection, schema: s, limits: limits) { gateway in
+            try await TestGateway.with(connection, schema: s) { gateway in
                 let client = UUID().uuidString.lowercased()
                 let body = Data(Self.card(UUID(), title: "x").utf8)
                 let push = "v1/push?client=\(client)"
@@ -45,7 +43,9 @@ import Testing
                 #expect(try await gateway.request("POST", push, token: token, body: Data("{not json".utf8)).0 == 400)
                 #expect(try await gateway.request("POST", push, token: token, body: Data(#"{"mid": 1}"#.utf8)).0 == 400)
                 #expect(try await gateway.request("GET", "v1/pull?entity=Card&cursor=0&limit=0", token: token).0 == 400)
-                let large = Data(("[" + String(repeating: " ", count: 4096) + "]").utf8)
+                var large = Data(repeating: 0x20, count: GatewayConfiguration.Limits.smallestRequestBytes + 2)
+                large[0] = UInt8(ascii: "[")
+                large[large.count - 1] = UInt8(ascii: "]")
                 #expect(try await gateway.request("POST", push, token: token, body: large).0 == 413)
                 #expect(try await gateway.request("GET", "v1/nothing", token: token).0 == 404)
 

@@ -123,11 +123,15 @@ final class ReplicaNode: CardReplica {
     /// whole creation is part of that creation, sent at its clock (and ticks nothing).
     private let creationClocks = LockedState<[UUID: UInt64]>([:])
 
-    init(index: Int, schema: String, log: WriteLog, port: Int? = nil, timeout: Duration = .seconds(3)) async throws {
+    convenience init(index: Int, schema: String, log: WriteLog, port: Int? = nil, timeout: Duration = .seconds(3)) async throws {
+        try self.init(index: index, log: log, transport: try await testTransport(schema: schema, port: port, timeout: timeout))
+    }
+
+    /// A node that reaches the server through `transport` (a gateway's, say).
+    init(index: Int, log: WriteLog, transport: any SyncTransport) throws {
         self.index = index
         self.log = log
         temporary = try TemporaryStore()
-        let transport = try await testTransport(schema: schema, port: port, timeout: timeout)
         replica = try SyncReplica(store: temporary.store, entities: [Replicated.Card.self], transport: transport,
                                   options: .init(pushBatchSize: 7, pullPageSize: 5,
                                                  poll: (.milliseconds(20), .milliseconds(200)),

@@ -19,12 +19,8 @@ import Testing
         ]
     }
 
-    /// How the replicas reach the server: each user a database login of its own, or one
-    /// gateway with a token per user.
-    enum Mode: String, CaseIterable, Sendable { case direct, gateway }
-
     /// Two users' transports in `mode`, with each user's id (what `coffer_user_id()` returns).
-    static func withUsers(_ mode: Mode, _ connection: PostgresConnection, schema s: String,
+    static func withUsers(_ mode: TransportMode, _ connection: PostgresConnection, schema s: String,
                           _ body: (_ users: (String, String), _ transports: (any SyncTransport, any SyncTransport)) async throws -> Void) async throws {
         switch mode {
         case .direct:
@@ -57,8 +53,8 @@ import Testing
         }
     }
 
-    @Test(arguments: Mode.allCases)
-    func eachUserPullsTheirRowsAndAWriteToAnothersIsRejectedWhileTheRestIsApplied(mode: Mode) async throws {
+    @Test(arguments: TransportMode.allCases)
+    func eachUserPullsTheirRowsAndAWriteToAnothersIsRejectedWhileTheRestIsApplied(mode: TransportMode) async throws {
         let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
         let s = schema.schemaName
         try await withInstalled(schema) { connection in

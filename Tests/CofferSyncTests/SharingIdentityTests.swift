@@ -32,8 +32,9 @@ import Testing
                 let app = roles[0]
                 let clock = hlcNow(plus: -60_000)
                 let (kept, gone) = (UUID(), UUID())
+                let client = UUID()
                 try await withConnection(as: app) { user in
-                    let reply = try await user.push(s, client: UUID(), [
+                    let reply = try await user.push(s, client: client, [
                         RLS.creation(1, kept, title: "kept", clock: clock),
                         RLS.creation(2, gone, title: "gone", clock: clock),
                         RLS.edit(3, kept, count: 7, clock: clock + 1),
@@ -55,8 +56,16 @@ import Testing
                     await Self.expectRefused("42501", "reading rejections") {
                         _ = try await user.rows("SELECT count(*) FROM \(s).rejections")
                     }
-                    // The sync functions, called directly, never tombstone a live row.
-                    _ = try await user.rows("SELECT \(s)._tombstone_ids('Card', ARRAY['\(kept)']::uuid[], ARRAY[1]::bigint[], '{}', NULL)")
+                    // The sync functions, called directly, never tombstone a live row, nor serve
+                    // a client that is not the caller's.
+                    _ = try await user.rows("SELECT \(s)._tombstone_ids('Card', ARRAY['\(kept)']::uuid[], ARRAY[1]::bigint[], '{}', '\(client)')")
+                    await Self.expectRefused("CF005", "tombstoning for another client") {
+                        _ = try await user.rows("SELECT \(s)._tombstone_ids('Card', ARRAY[gen_random_uuid()], ARRAY[1]::bigint[], '{}', gen_random_uuid())")
+                    }
+                    // A plain-SQL insert that would bring a deleted object back is the owner's to make.
+                    await Self.expectRefused("42501", "bringing a deleted object back") {
+                        try await user.run(#"INSERT INTO \#(s)."Card" (sync_id, title, count, done) VALUES ('\#(gone)', 'back', 0, false)"#)
+                    }
                 }
                 #expect(try await connection.value("SELECT count(*)::text FROM \(s).tombstones WHERE sync_id = '\(kept)'") == "0")
                 #expect(try await CardState.serverRows(connection, schema: s)[kept]?.count == 7)
