@@ -13,6 +13,7 @@ enum SyncServerSQL {
     /// is lost; installing the newer model fixes it. `CF002`: a malformed change, rejected.
     /// `CF003`: mids that do not ascend. `CF004`: resync needed. `CF005`: a client id another
     /// user pushed with first. `CF006`: a trusted gateway's transaction named no user.
+    /// `CF007`: an entity table forces row-level security on its owner (unsupported).
     static let statements: [String] = [
         // Bookkeeping.
         #"""
@@ -768,10 +769,11 @@ enum SyncServerSQL {
         // see. Row-level security hides rows from the push's reads: a hidden row looks absent,
         // and an edit or delete of it must be refused as forbidden, never taken for a missing
         // object (a delete would leave a tombstone that removes the row from every replica).
-        // Runs as the schema's owner with row_security off: on a table that forces its policies
-        // on the owner too (FORCE ROW LEVEL SECURITY) it fails (42501) rather than see a
-        // filtered view, so a delete there is refused instead of tombstoning a hidden row.
-        // Reveals only whether an id exists.
+        // Runs as the schema's owner, whom the policies do not bind, with row_security off. A
+        // table that forces its policies on the owner too (FORCE ROW LEVEL SECURITY) would
+        // show it a filtered view, and a hidden row would look missing: such a table fails the
+        // push (CF007) until the policies stop binding the owner. Reveals only whether an id
+        // exists.
         #"""
         CREATE OR REPLACE FUNCTION @S@._live_ids(entity_name text, ids uuid[]) RETURNS uuid[]
         LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET row_security = off AS $$
@@ -780,6 +782,10 @@ enum SyncServerSQL {
         BEGIN
             IF NOT EXISTS (SELECT 1 FROM @S@.entities e WHERE e.entity = entity_name) THEN
                 RAISE EXCEPTION 'entity "%" is not installed in schema %', entity_name, @SL@ USING ERRCODE = 'CF001';
+            END IF;
+            IF (SELECT c.relforcerowsecurity FROM pg_class c WHERE c.oid = to_regclass(format('%I.%I', @SL@, entity_name))) THEN
+                RAISE EXCEPTION 'table %.% forces row-level security on its owner, which sync does not support (ALTER TABLE ... NO FORCE ROW LEVEL SECURITY)',
+                    @SL@, entity_name USING ERRCODE = 'CF007';
             END IF;
             EXECUTE format('SELECT coalesce(array_agg(sync_id), ''{}'') FROM %I.%I WHERE sync_id = ANY($1)', @SL@, entity_name)
                 INTO live USING ids;
@@ -987,7 +993,7 @@ enum SyncServerSQL {
                 reason := @S@._apply(client, change, clock_limit);
             EXCEPTION
                 WHEN OTHERS THEN
-                    IF SQLSTATE IN ('CF001', 'CF006') OR left(SQLSTATE, 2) IN ('08', '28', '40', '53', '55', '57', '58', 'XX') THEN
+                    IF SQLSTATE IN ('CF001', 'CF006', 'CF007') OR left(SQLSTATE, 2) IN ('08', '28', '40', '53', '55', '57', '58', 'XX') THEN
                         RAISE;
                     END IF;
                     IF SQLSTATE = '42501' THEN
@@ -1228,7 +1234,7 @@ enum SyncServerSQL {
                         CASE WHEN low = 1 AND high = cardinality(chunk) THEN chunk ELSE chunk[low:high] END, clock_limit);
                 EXCEPTION
                     WHEN OTHERS THEN
-                        IF SQLSTATE = 'CF006' OR left(SQLSTATE, 2) IN ('08', '28', '40', '53', '55', '57', '58', 'XX') THEN
+                        IF SQLSTATE IN ('CF006', 'CF007') OR left(SQLSTATE, 2) IN ('08', '28', '40', '53', '55', '57', '58', 'XX') THEN
                             RAISE;
                         END IF;
                         -- Halve it, the first half first (it is on top of the stack).

@@ -19,6 +19,10 @@ enum Counted {
 /// before pushing, so a change another replica pushed meets its local changes here, and the
 /// merged result is what it pushes.
 @Suite(.timeLimit(.minutes(2))) struct MergeThroughServerTests {
+    /// These tests are about merges, not deadlines: a loaded machine (the whole suite runs at
+    /// once on two cores) may take seconds to answer a pull.
+    static let deadline = Duration.seconds(15)
+
     /// Adds both sides' increments: count = local + remote - base, and the sum is the new base.
     /// `calls` counts the merges.
     static func addIncrements(_ store: Store, calls: LockedState<Int> = LockedState(0)) {
@@ -32,7 +36,7 @@ enum Counted {
     }
 
     func replica(_ temporary: TemporaryStore, schema: String) async throws -> SyncReplica {
-        try SyncReplica(store: temporary.store, entities: [Counted.Tally.self], transport: try await testTransport(schema: schema),
+        try SyncReplica(store: temporary.store, entities: [Counted.Tally.self], transport: try await testTransport(schema: schema, timeout: Self.deadline),
                         options: .init(pushBatchSize: 7, pullPageSize: 5, poll: (.milliseconds(20), .milliseconds(200)),
                                        retry: (.milliseconds(20), .milliseconds(200))))
     }
@@ -194,7 +198,7 @@ enum Counted {
         try await withInstalled(schema) { _ in
             let temporary = try TemporaryStore()
             defer { temporary.cleanUp() }
-            let transport = FlakyPullTransport(try await testTransport(schema: schema.schemaName))
+            let transport = FlakyPullTransport(try await testTransport(schema: schema.schemaName, timeout: Self.deadline))
             let replica = try SyncReplica(store: temporary.store, entities: [Counted.Tally.self], transport: transport)
             Self.addIncrements(temporary.store)
             var tally = Counted.Tally(count: 1, base: 1)

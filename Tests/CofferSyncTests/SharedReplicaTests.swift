@@ -22,33 +22,28 @@ import Testing
     /// Two users' transports in `mode`, with each user's id (what `coffer_user_id()` returns).
     static func withUsers(_ mode: TransportMode, _ connection: PostgresConnection, schema s: String,
                           _ body: (_ users: (String, String), _ transports: (any SyncTransport, any SyncTransport)) async throws -> Void) async throws {
+        // Runs `body` with the two users' transports and closes them afterwards, also when it throws.
+        func run(_ users: (String, String), _ transports: (any SyncTransport, any SyncTransport)) async throws {
+            do {
+                try await body(users, transports)
+            } catch {
+                await transports.0.close()
+                await transports.1.close()
+                throw error
+            }
+            await transports.0.close()
+            await transports.1.close()
+        }
         switch mode {
         case .direct:
             try await RowLevelSecurityTests.withRoles(connection, schema: s, ["alice", "bob"], login: true) { roles in
-                let transports = (try await testTransport(schema: s, user: roles[0]), try await testTransport(schema: s, user: roles[1]))
-                do {
-                    try await body((roles[0], roles[1]), (transports.0, transports.1))
-                } catch {
-                    await transports.0.close()
-                    await transports.1.close()
-                    throw error
-                }
-                await transports.0.close()
-                await transports.1.close()
+                try await run((roles[0], roles[1]), (try await testTransport(schema: s, user: roles[0]),
+                                                     try await testTransport(schema: s, user: roles[1])))
             }
         case .gateway:
             try await TestGateway.with(connection, schema: s) { gateway in
                 let users = ("alice_" + s, "bob_" + s)
-                let transports = (try await gateway.transport(for: users.0), try await gateway.transport(for: users.1))
-                do {
-                    try await body(users, (transports.0, transports.1))
-                } catch {
-                    await transports.0.close()
-                    await transports.1.close()
-                    throw error
-                }
-                await transports.0.close()
-                await transports.1.close()
+                try await run(users, (try await gateway.transport(for: users.0), try await gateway.transport(for: users.1)))
             }
         }
     }

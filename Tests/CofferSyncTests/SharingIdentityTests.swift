@@ -179,4 +179,68 @@ import Testing
             }
         }
     }
+
+    /// The tombstone trigger runs as the schema's owner: no role may attach it to a table of
+    /// its own (where it would leave a tombstone for any id, a live row's included), and it
+    /// refuses to serve a table outside its schema even for a role that could.
+    @Test func theTombstoneTriggerServesOnlyTheSchemasTables() async throws {
+        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
+        let s = schema.schemaName
+        try await withInstalled(schema) { connection in
+            let live = UUID()
+            _ = try await connection.push(s, client: UUID(), [RLS.creation(1, live, title: "live", clock: hlcNow(plus: -60_000))])
+            try await RLS.withRoles(connection, schema: s, ["app"], login: true) { roles in
+                try await withConnection(as: roles[0]) { user in
+                    try await user.run(#"CREATE TEMP TABLE "Card" (sync_id uuid)"#)
+                    await Self.expectRefused("42501", "attaching the tombstone trigger") {
+                        try await user.run(#"CREATE TRIGGER forge AFTER DELETE ON pg_temp."Card" FOR EACH ROW EXECUTE FUNCTION \#(s)._tombstone()"#)
+                    }
+                }
+            }
+            // The owner may attach it, and it refuses to run there.
+            try await connection.run(#"CREATE TABLE public."Card_\#(s)" (sync_id uuid)"#)
+            try await connection.run(#"CREATE TRIGGER forge AFTER DELETE ON public."Card_\#(s)" FOR EACH ROW EXECUTE FUNCTION \#(s)._tombstone()"#)
+            try await connection.run(#"INSERT INTO public."Card_\#(s)" VALUES ('\#(live)')"#)
+            await Self.expectRefused("42501", "a tombstone from another schema's table") {
+                _ = try await connection.rows(#"DELETE FROM public."Card_\#(s)""#)
+            }
+            try await connection.run(#"DROP TABLE public."Card_\#(s)""#)
+            #expect(try await connection.value("SELECT count(*)::text FROM \(s).tombstones") == "0")
+        }
+    }
+
+    /// On a table whose policies bind its owner too (FORCE ROW LEVEL SECURITY), the check that
+    /// tells a hidden row from a missing one cannot look past them: a push that needs it fails
+    /// whole (CF007) instead of tombstoning a hidden row, until the table stops forcing.
+    @Test func aTableThatForcesItsPoliciesOnTheOwnerFailsThePush() async throws {
+        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
+        let s = schema.schemaName
+        try await withInstalled(schema) { connection in
+            for statement in RLS.policies(s) { try await connection.run(statement) }
+            let card = UUID()
+            try await RLS.withRoles(connection, schema: s, ["alice", "bob"], login: true) { roles in
+                let clock = hlcNow(plus: -60_000)
+                let client = UUID()
+                try await withConnection(as: roles[1]) { bob in
+                    let reply = try await bob.push(s, client: UUID(), [RLS.creation(1, card, title: roles[1] + " card", clock: clock)])
+                    #expect(RLS.reasons(reply).isEmpty)
+                }
+                try await connection.run(#"ALTER TABLE \#(s)."Card" FORCE ROW LEVEL SECURITY"#)
+                let delete = [RLS.delete(1, card, clock: clock + 1)]
+                try await withConnection(as: roles[0]) { alice in
+                    await Self.expectRefused("CF007", "a delete on a forced table") {
+                        _ = try await alice.push(s, client: client, delete)
+                    }
+                }
+                #expect(try await connection.value("SELECT count(*)::text FROM \(s).tombstones") == "0")
+                try await connection.run(#"ALTER TABLE \#(s)."Card" NO FORCE ROW LEVEL SECURITY"#)
+                try await withConnection(as: roles[0]) { alice in
+                    let reply = try await alice.push(s, client: client, delete)
+                    #expect(RLS.reasons(reply)[1]?.hasPrefix("forbidden: ") == true, "\(reply)")
+                }
+            }
+            #expect(try await connection.value("SELECT count(*)::text FROM \(s).tombstones") == "0")
+            #expect(try await CardState.serverRows(connection, schema: s)[card] != nil)
+        }
+    }
 }
