@@ -808,6 +808,14 @@ enum SyncServerSQL {
                         ELSE '' END
         $$
         """#,
+        // Whether row-level security filters what the caller reads of the entity's table: only
+        // then can a row the caller does not find exist, and only then is _live_ids asked.
+        #"""
+        CREATE OR REPLACE FUNCTION @S@._hides_rows(entity_name text) RETURNS boolean
+        LANGUAGE sql STABLE AS $$
+            SELECT row_security_active(format('%I.%I', @SL@, entity_name))
+        $$
+        """#,
         #"""
         CREATE OR REPLACE FUNCTION @S@._forbidden(entity_name text, id uuid) RETURNS text
         LANGUAGE sql STABLE AS $$
@@ -866,7 +874,7 @@ enum SyncServerSQL {
                 -- Deletes win: whatever the row's clocks, it goes; the trigger leaves the tombstone.
                 EXECUTE format('DELETE FROM %I.%I WHERE sync_id = $1', @SL@, entity_name) USING id;
                 GET DIAGNOSTICS inserted = ROW_COUNT;
-                IF inserted = 0 AND cardinality(@S@._live_ids(entity_name, ARRAY[id])) = 1 THEN
+                IF inserted = 0 AND @S@._hides_rows(entity_name) AND cardinality(@S@._live_ids(entity_name, ARRAY[id])) = 1 THEN
                     RETURN @S@._forbidden(entity_name, id);
                 END IF;
                 IF inserted = 0 THEN
@@ -903,7 +911,7 @@ enum SyncServerSQL {
                     INTO current_clocks USING id;
                 GET DIAGNOSTICS found_rows = ROW_COUNT;
                 IF found_rows = 0 THEN
-                    IF cardinality(@S@._live_ids(entity_name, ARRAY[id])) = 1 THEN
+                    IF @S@._hides_rows(entity_name) AND cardinality(@S@._live_ids(entity_name, ARRAY[id])) = 1 THEN
                         RETURN @S@._forbidden(entity_name, id);
                     END IF;
                     IF EXISTS (SELECT 1 FROM @S@.tombstones t WHERE t.entity = entity_name AND t.sync_id = id) THEN
@@ -1104,7 +1112,7 @@ enum SyncServerSQL {
             -- Upserts of missing rows: a tombstone means deleted, no creation means missing.
             SELECT coalesce(array_agg(u.id), '{}') INTO missing_ids
             FROM unnest(u_ids) AS u(id) LEFT JOIN unnest(e_ids) AS e(id) ON e.id = u.id WHERE e.id IS NULL;
-            IF cardinality(missing_ids) > 0 AND cardinality(@S@._live_ids(entity_name, missing_ids)) > 0 THEN
+            IF cardinality(missing_ids) > 0 AND @S@._hides_rows(entity_name) AND cardinality(@S@._live_ids(entity_name, missing_ids)) > 0 THEN
                 -- Rows the caller's policies hide: the per-change path rejects each as forbidden.
                 PERFORM @S@._refuse_set('hidden rows');
             END IF;
@@ -1193,7 +1201,7 @@ enum SyncServerSQL {
                 EXECUTE format('WITH d AS (DELETE FROM %s WHERE sync_id = ANY($1) RETURNING sync_id) '
                                'SELECT coalesce(array_agg(sync_id), ''{}'') FROM d', target)
                     INTO deleted_ids USING d_ids;
-                IF cardinality(deleted_ids) < cardinality(d_ids) AND cardinality(@S@._live_ids(entity_name,
+                IF cardinality(deleted_ids) < cardinality(d_ids) AND @S@._hides_rows(entity_name) AND cardinality(@S@._live_ids(entity_name,
                        ARRAY(SELECT d.id FROM unnest(d_ids) AS d(id) EXCEPT SELECT g.id FROM unnest(deleted_ids) AS g(id)))) > 0 THEN
                     PERFORM @S@._refuse_set('hidden rows');
                 END IF;
@@ -1361,9 +1369,10 @@ enum SyncServerSQL {
                 SELECT u.entity, array_agg(DISTINCT u.object)
                 FROM unnest(objects, entities) AS u(object, entity)
                 WHERE u.entity = ANY(installed) AND u.object IS NOT NULL
-                  AND @S@._lock_clause(u.entity) <> ''
                 GROUP BY u.entity ORDER BY u.entity
             LOOP
+                -- Once per entity, not per change: a role without UPDATE reads its rows unlocked.
+                CONTINUE WHEN @S@._lock_clause(entity_name) = '';
                 EXECUTE format('SELECT count(*) FROM (SELECT 1 FROM %I.%I WHERE sync_id = ANY($1) ORDER BY sync_id FOR UPDATE) l',
                                @SL@, entity_name)
                     USING lock_ids;
