@@ -46,6 +46,18 @@ extension Gateway {
                 let entity = try Self.entity(request)
                 let cursor = try Self.parameter(request, "cursor", maximumLength: 200)
                 let limit = try Self.integer(request, "limit", 1...100_000)
+                if request.uri.queryParameters["scope"] != nil {
+                    let scope = try Self.parameter(request, "scope", maximumLength: 200)
+                    let parameters = request.uri.queryParameters["parameters"].map(String.init) ?? "{}"
+                    guard parameters.utf8.count <= 4096,
+                          (try? JSONSerialization.jsonObject(with: Data(parameters.utf8))) is [String: Any] else {
+                        throw Refusal(.badRequest, "malformed", "query parameter parameters must be a JSON object of at most 4096 bytes")
+                    }
+                    let bytes = try Self.integer(request, "bytes", 1...(64 << 20))
+                    return try await self.call(
+                        user, "SELECT \(self.schemaSQL).coffer_pull($1, $2, $3::integer, $4::bigint, $5, $6::jsonb)::text",
+                        [entity, cursor, String(limit), String(bytes), scope, parameters])
+                }
                 if request.uri.queryParameters["bytes"] != nil {
                     let bytes = try Self.integer(request, "bytes", 1...(64 << 20))
                     return try await self.call(user, "SELECT \(self.schemaSQL).coffer_pull($1, $2, $3::integer, $4::bigint)::text",
@@ -62,6 +74,17 @@ extension Gateway {
                 return try await self.call(
                     user, "SELECT \(self.schemaSQL).coffer_fetch($1, ARRAY(SELECT jsonb_array_elements_text($2::jsonb))::uuid[])::text",
                     [entity, ids])
+            }
+        }
+        router.post("v1/scope-ids") { request, _ -> Response in
+            try await self.answer("scope-ids", request) { user, request in
+                let entity = try Self.entity(request)
+                let limit = try Self.integer(request, "limit", 1...100_000)
+                let after = request.uri.queryParameters["after"] == nil ? "" : try Self.uuid(request, "after")
+                let subscriptions = try await self.body(of: &request)
+                return try await self.call(
+                    user, "SELECT \(self.schemaSQL).coffer_scope_ids($1, $2::jsonb, nullif($3, '')::uuid, $4::integer)::text",
+                    [entity, subscriptions, after, String(limit)])
             }
         }
         router.get("v1/last-mid") { request, _ -> Response in

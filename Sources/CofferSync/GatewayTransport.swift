@@ -114,6 +114,32 @@ public final class GatewayTransport: SyncTransport, Sendable {
                        ["entity": entity, "cursor": cursor, "limit": String(limit), "bytes": String(bytes)])
     }
 
+    /// One page of a subscription's scope (`GET /v1/pull` with `scope` and `parameters`).
+    ///
+    /// ```swift
+    /// let page = try await transport.pull(subscription: mine, cursor: "0", limit: 1000, bytes: 4 << 20)
+    /// ```
+    public func pull(subscription: SyncSubscription, cursor: String, limit: Int, bytes: Int) async throws -> Data {
+        guard !subscription.isWholeTable else {
+            return try await pull(entity: subscription.entity, cursor: cursor, limit: limit, bytes: bytes)
+        }
+        return try await call("pull \(subscription)", "GET", "v1/pull",
+                              ["entity": subscription.entity, "cursor": cursor, "limit": String(limit), "bytes": String(bytes),
+                               "scope": subscription.scope, "parameters": subscription.parametersJSON])
+    }
+
+    /// The ids of the rows of `entity` in any of `subscriptions` (`POST /v1/scope-ids`).
+    ///
+    /// ```swift
+    /// let listing = try await transport.scopeIds(entity: "Message", subscriptions: [mine], after: nil, limit: 10_000)
+    /// ```
+    public func scopeIds(entity: String, subscriptions: [SyncSubscription], after: UUID?, limit: Int) async throws -> Data {
+        var query = ["entity": entity, "limit": String(limit)]
+        if let after { query["after"] = after.uuidString.lowercased() }
+        return try await call("list the ids of \(entity)'s scopes", "POST", "v1/scope-ids", query,
+                              body: Data(SyncSubscription.wireJSON(subscriptions).utf8))
+    }
+
     /// The server's state of chosen objects (`POST /v1/fetch`).
     ///
     /// ```swift

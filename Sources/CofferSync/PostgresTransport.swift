@@ -118,6 +118,41 @@ public actor PostgresTransport: SyncTransport {
         return Data(try await singleText("pull \(entity)", query).utf8)
     }
 
+    /// Calls `coffer_pull(entity, cursor, limit, bytes, scope, parameters)`: a page of the
+    /// subscription's scope.
+    ///
+    /// ```swift
+    /// let page = try await transport.pull(subscription: mine, cursor: "0", limit: 1000, bytes: 4 << 20)
+    /// ```
+    public func pull(subscription: SyncSubscription, cursor: String, limit: Int, bytes: Int) async throws -> Data {
+        var binds = PostgresBindings()
+        binds.append(subscription.entity)
+        binds.append(cursor)
+        binds.append(limit)
+        binds.append(bytes)
+        binds.append(subscription.scope)
+        binds.append(subscription.parametersJSON)
+        let query = PostgresQuery(
+            unsafeSQL: "SELECT \(schemaSQL).coffer_pull($1, $2, $3::integer, $4::bigint, $5, $6::jsonb)::text", binds: binds)
+        return Data(try await singleText("pull \(subscription)", query).utf8)
+    }
+
+    /// Calls `coffer_scope_ids(entity, subscriptions, after, limit)`.
+    ///
+    /// ```swift
+    /// let listing = try await transport.scopeIds(entity: "Message", subscriptions: [mine], after: nil, limit: 10_000)
+    /// ```
+    public func scopeIds(entity: String, subscriptions: [SyncSubscription], after: UUID?, limit: Int) async throws -> Data {
+        var binds = PostgresBindings()
+        binds.append(entity)
+        binds.append(SyncSubscription.wireJSON(subscriptions))
+        binds.append(after?.uuidString ?? "")
+        binds.append(limit)
+        let query = PostgresQuery(
+            unsafeSQL: "SELECT \(schemaSQL).coffer_scope_ids($1, $2::jsonb, nullif($3, '')::uuid, $4::integer)::text", binds: binds)
+        return Data(try await singleText("list the ids of \(entity)'s scopes", query).utf8)
+    }
+
     /// Calls `coffer_fetch(entity, ids)` and returns its JSON text as bytes.
     ///
     /// ```swift

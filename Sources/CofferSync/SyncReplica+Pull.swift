@@ -49,44 +49,103 @@ extension SyncReplica {
     }
 
     /// Brings one entity to the server's horizon: first the server's state of objects whose
-    /// changes it refused, then the pages after the cursor. When the server has collected
+    /// changes it refused, then the pages of each of its subscriptions (the whole table
+    /// unless the replica subscribed to scopes, see ``subscribe(_:)``), then, when a page
+    /// said rows moved or the subscriptions changed, the comparison of the ids the replica
+    /// holds with the scopes' (``reconcile(_:_:)``).
+    func pullEntity(_ entity: String) async throws {
+        try await fetchRefusedObjects(entity)
+        let entries = try subscriptionEntries(of: entity)
+        for entry in entries {
+            if entry.key.isEmpty {
+                try await pullWholeTable(entity)
+            } else {
+                try await pullScope(entry.subscription, stream: scopeStream(entry.key))
+            }
+        }
+        if try scopeState().reconcile.contains(entity) {
+            try await reconcile(entity, entries.map(\.subscription))
+        }
+    }
+
+    /// Pulls the whole table from its stored cursor. When the server has collected
     /// tombstones past the cursor (CF004) the entity resyncs: the cursor goes back to "0",
     /// every page records the sync ids it brings, and at the end the server's state of each
     /// local object it did not bring (and that has no unacknowledged change) is fetched and
     /// applied, which removes the objects the server no longer has. The resync's marker and
     /// seen ids are stored with the pages, so an interrupted resync resumes.
+    private func pullWholeTable(_ entity: String) async throws {
+        let stream = transport.stream
+        var resyncing = try store.isResyncing(entity: entity, stream: stream)
+        let (transport, limit, bytes) = (transport, options.pullPageSize, options.pullPageBytes)
+        try await pullPages(entity, stream: stream, request: { cursor in
+            PendingCall { try await transport.pull(entity: entity, cursor: cursor, limit: limit, bytes: bytes) }
+        }, onResync: {
+            try store.beginSyncResync(entity: entity, stream: stream)
+            channel.update { $0.resyncs += 1 }
+            resyncing = true
+        })
+        if resyncing {
+            let unseen = try store.syncResyncCandidates(entity: entity, stream: stream)
+            var pages: [Data] = []
+            for start in stride(from: 0, to: unseen.count, by: Self.fetchLimit) {
+                let ids = Array(unseen[start..<min(start + Self.fetchLimit, unseen.count)])
+                pages += try await fetchPages(entity, ids: ids).map(\.page)
+            }
+            let summary = try store.finishSyncResync(entity: entity, stream: stream, fetched: pages)
+            channel.update { $0.pulled += summary.upserted + summary.deleted }
+            reportOversized(summary, entity: entity)
+        }
+    }
+
+    /// Pulls one scope from its own cursor. When the server has collected tombstones past it
+    /// (CF004), the scope is pulled again from "0" and the ids are compared after, which
+    /// removes the objects the server no longer has.
+    private func pullScope(_ subscription: SyncSubscription, stream: String) async throws {
+        let (transport, limit, bytes) = (transport, options.pullPageSize, options.pullPageBytes)
+        try await pullPages(subscription.entity, stream: stream, request: { cursor in
+            PendingCall { try await transport.pull(subscription: subscription, cursor: cursor, limit: limit, bytes: bytes) }
+        }, onResync: {
+            channel.update { $0.resyncs += 1 }
+            try markForReconciliation(subscription.entity)
+        })
+    }
+
+    /// Pulls pages of `entity` from the cursor stored under `stream` until the server has no
+    /// more, each applied with its cursor in one LMDB transaction, so an interruption
+    /// anywhere resumes from the last applied page. A page that says rows moved marks the
+    /// entity for comparison before it is applied (a crash between the two then compares
+    /// once too often, never once too few). CF004 at a cursor past "0" runs `onResync` and
+    /// starts again from "0".
     ///
     /// Pages are pipelined: once a page is parsed its cursor is known, so the next page is
     /// requested before this one is applied, and the server's work overlaps the store's.
     /// Pages are still applied one at a time, in order, each with its cursor; a page that
-    /// fails to apply ends the entity's pull and the page fetched ahead is dropped (the next
-    /// pass asks for it again from the stored cursor).
-    func pullEntity(_ entity: String) async throws {
-        let stream = transport.stream
-        try await fetchRefusedObjects(entity)
+    /// fails to apply ends the pull and the page fetched ahead is dropped (the next pass asks
+    /// for it again from the stored cursor).
+    private func pullPages(_ entity: String, stream: String, request: @escaping @Sendable (String) -> PendingCall<Data>,
+                           onResync: () throws -> Void) async throws {
         var cursor = try store.syncCursor(entity: entity, stream: stream)
-        var resyncing = try store.isResyncing(entity: entity, stream: stream)
-        var ahead: PendingCall<Data>? = requestPage(entity, after: cursor)
+        var ahead: PendingCall<Data>? = request(cursor)
         do {
-            while let request = ahead {
+            while let call = ahead {
                 try Task.checkCancellation()
                 ahead = nil
                 let page: Data
                 do {
-                    page = try await request.value
+                    page = try await call.value
                 } catch let error as SyncTransportError where error.requiresResync && cursor != "0" {
-                    try store.beginSyncResync(entity: entity, stream: stream)
-                    channel.update { $0.resyncs += 1 }
+                    try onResync()
                     cursor = "0"
-                    resyncing = true
-                    ahead = requestPage(entity, after: cursor)
+                    ahead = request(cursor)
                     continue
                 }
                 let parsed = try store.parsePulledPage(page, entity: entity)
                 // The next page goes out now, unless this one ends the pull or is refused below.
                 if parsed.more && parsed.cursor != cursor {
-                    ahead = requestPage(entity, after: parsed.cursor)
+                    ahead = request(parsed.cursor)
                 }
+                if parsed.moved { try markForReconciliation(entity) }
                 let summary = try store.applyPulledPage(parsed, stream: stream)
                 channel.update { status in
                     status.pulled += summary.upserted + summary.deleted
@@ -106,21 +165,10 @@ extension SyncReplica {
             await ahead?.drop()
             throw error
         }
-        if resyncing {
-            let unseen = try store.syncResyncCandidates(entity: entity, stream: stream)
-            var pages: [Data] = []
-            for start in stride(from: 0, to: unseen.count, by: Self.fetchLimit) {
-                let ids = Array(unseen[start..<min(start + Self.fetchLimit, unseen.count)])
-                pages += try await fetchPages(entity, ids: ids).map(\.page)
-            }
-            let summary = try store.finishSyncResync(entity: entity, stream: stream, fetched: pages)
-            channel.update { $0.pulled += summary.upserted + summary.deleted }
-            reportOversized(summary, entity: entity)
-        }
     }
 
     /// Lists the rows a page or a fetch left out as too large in ``SyncStatus/oversizedRows``.
-    private func reportOversized(_ summary: SyncPullSummary, entity: String) {
+    func reportOversized(_ summary: SyncPullSummary, entity: String) {
         guard !summary.oversized.isEmpty else { return }
         let now = Date()
         let rows = summary.oversized.map { SyncOversizedRow(entity: entity, syncId: $0.syncId, bytes: $0.bytes, seenAt: now) }
@@ -128,12 +176,6 @@ extension SyncReplica {
             status.oversizedCount += rows.count
             status.oversizedRows = Array((status.oversizedRows + rows).suffix(100))
         }
-    }
-
-    /// Starts the pull of `entity`'s page after `cursor`.
-    private func requestPage(_ entity: String, after cursor: String) -> PendingCall<Data> {
-        let (transport, limit, bytes) = (transport, options.pullPageSize, options.pullPageBytes)
-        return PendingCall { try await transport.pull(entity: entity, cursor: cursor, limit: limit, bytes: bytes) }
     }
 
     /// Fetches and applies the server's state of the objects of `entity` whose changes the
@@ -158,7 +200,7 @@ extension SyncReplica {
     /// it, down to single ids, so no set of large rows keeps the replica from ever taking the
     /// server's state; an error on one id, or one that is not the server's, is thrown (the
     /// pass is retried).
-    private func fetchPages(_ entity: String, ids: [UUID]) async throws -> [(ids: [UUID], page: Data)] {
+    func fetchPages(_ entity: String, ids: [UUID]) async throws -> [(ids: [UUID], page: Data)] {
         try Task.checkCancellation()
         do {
             return [(ids, try await transport.fetch(entity: entity, ids: ids))]

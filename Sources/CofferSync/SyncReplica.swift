@@ -264,6 +264,18 @@ public enum SyncReplicaError: Error, Equatable, CustomStringConvertible {
     /// SyncReplicaError.pushNotApplied(sent: 40, applied: 12)
     /// ```
     case pushNotApplied(sent: UInt64, applied: UInt64)
+    /// A subscription names an entity this replica does not sync.
+    ///
+    /// ```swift
+    /// SyncReplicaError.unknownEntity("Plain")
+    /// ```
+    case unknownEntity(String)
+    /// A subscription the server could not take.
+    ///
+    /// ```swift
+    /// SyncReplicaError.invalidSubscription("Message/conversation{...}", reason: "parameter \"id\" holds NUL")
+    /// ```
+    case invalidSubscription(String, reason: String)
 
     /// The message.
     ///
@@ -274,6 +286,8 @@ public enum SyncReplicaError: Error, Equatable, CustomStringConvertible {
         switch self {
         case .notSynced(let name): return "\(name) is not declared @Sync: it cannot be replicated"
         case .duplicateEntity(let name): return "two entity types are stored as \"\(name)\""
+        case .unknownEntity(let name): return "\(name) is not one of this replica's entities: it cannot be subscribed to"
+        case .invalidSubscription(let subscription, let reason): return "cannot subscribe to \(subscription): \(reason)"
         case .pushNotApplied(let sent, let applied):
             return "the server acknowledged mid \(applied) for a batch through \(sent); nothing was acknowledged locally"
         }

@@ -32,13 +32,20 @@ public struct SyncSchema: Sendable {
     /// ```
     public let tables: [SyncTable]
 
+    /// The scopes installed with the tables (partial replication), in the order given.
+    ///
+    /// ```swift
+    /// try SyncSchema([Message.self], scopes: [byConversation]).scopes.count   // 1
+    /// ```
+    public let scopes: [SyncScope]
+
     /// Names the server uses for its own tables in the schema: no entity may be stored under
     /// one of them.
     ///
     /// ```swift
     /// SyncSchema.reservedTableNames.contains("tombstones")   // true
     /// ```
-    public static let reservedTableNames: Set<String> = ["meta", "entities", "fields", "tombstones", "clients", "rejections"]
+    public static let reservedTableNames: Set<String> = ["meta", "entities", "fields", "tombstones", "clients", "rejections", "scopes", "moves"]
 
     /// Builds the server schema of `entities` (their stored names become table names, their
     /// stored property names column names).
@@ -47,11 +54,13 @@ public struct SyncSchema: Sendable {
     /// (longer than 63 bytes, or taken by the server's own tables and columns), or when two
     /// entities share a stored name.
     ///
+    /// `scopes` are defined after the tables (see ``SyncScope``); an install redefines them.
+    ///
     /// ```swift
     /// let schema = try SyncSchema([Person.self], schema: "coffer")
     /// ```
-    public init(_ entities: [any Entity.Type], schema: String = "coffer") throws {
-        try self.init(schemas: entities.map { $0._cofferSchema }, schema: schema)
+    public init(_ entities: [any Entity.Type], schema: String = "coffer", scopes: [SyncScope] = []) throws {
+        try self.init(schemas: entities.map { $0._cofferSchema }, schema: schema, scopes: scopes)
     }
 
     /// Builds the server schema of the entities `store`'s catalog marks as synced (`@Sync`
@@ -72,7 +81,7 @@ public struct SyncSchema: Sendable {
     /// ```swift
     /// let schema = try SyncSchema(schemas: [Person._cofferSchema], schema: "coffer")
     /// ```
-    public init(schemas entities: [EntitySchema], schema: String = "coffer") throws {
+    public init(schemas entities: [EntitySchema], schema: String = "coffer", scopes: [SyncScope] = []) throws {
         try Self.checkIdentifier(schema, what: "schema")
         // The wake-up channel `<schema>_changes` must fit in a PostgreSQL name too.
         guard schema.utf8.count + "_changes".utf8.count <= 63 else {
@@ -87,8 +96,12 @@ public struct SyncSchema: Sendable {
             }
             tables.append(table)
         }
+        for scope in scopes where !seen.contains(scope.entity) {
+            throw SyncSchemaError.scopeOfUnknownEntity(scope: scope.name, entity: scope.entity)
+        }
         schemaName = schema
         self.tables = tables
+        self.scopes = scopes
     }
 
     /// The statements that install the schema, in order. Run them in one transaction (as
@@ -113,6 +126,7 @@ public struct SyncSchema: Sendable {
         for table in tables {
             statements += table.installStatements(schema: quoted, schemaLiteral: literal)
         }
+        statements += scopes.map { $0.defineStatement(schema: quoted) }
         // Roles granted the use of the schema get the tables this install added.
         statements.append("""
             SELECT \(quoted).coffer_grant(substr(m.key, 9)) FROM \(quoted).meta m
@@ -186,6 +200,12 @@ public enum SyncSchemaError: Error, Equatable, CustomStringConvertible {
     /// SyncSchemaError.duplicateEntity("Person")
     /// ```
     case duplicateEntity(String)
+    /// A scope names an entity the schema does not hold.
+    ///
+    /// ```swift
+    /// SyncSchemaError.scopeOfUnknownEntity(scope: "conversation", entity: "Message")
+    /// ```
+    case scopeOfUnknownEntity(scope: String, entity: String)
 
     /// The message, naming the entity or property and the way out.
     ///
@@ -200,6 +220,8 @@ public enum SyncSchemaError: Error, Equatable, CustomStringConvertible {
             return "\"\(name)\" in \(entity) is reserved by the sync schema; store it under another name (@StoredAs or @Name)"
         case .duplicateEntity(let name):
             return "two entities are stored as \"\(name)\"; sync them through one type"
+        case .scopeOfUnknownEntity(let scope, let entity):
+            return "scope \"\(scope)\" is of \(entity), which this schema does not hold; add the entity or drop the scope"
         }
     }
 }

@@ -14,6 +14,7 @@ enum SyncServerSQL {
     /// `CF003`: mids that do not ascend. `CF004`: resync needed. `CF005`: a client id another
     /// user pushed with first. `CF006`: a trusted gateway's transaction named no user.
     /// `CF007`: an entity table forces row-level security on its owner (unsupported).
+    /// `CF008`: a pull or an id listing names a scope the entity does not have.
     static let statements: [String] = [
         // Bookkeeping.
         #"""
@@ -82,6 +83,47 @@ enum SyncServerSQL {
             reason text NOT NULL,
             change jsonb NOT NULL,
             rejected_at timestamptz NOT NULL DEFAULT now()
+        )
+        """#,
+
+        // Scopes (partial replication): a named filter of an entity's rows, the predicate a
+        // SQL boolean expression over the row `r` and the subscription's parameters
+        // `scope.parameters` (jsonb), which a pull adds to the caller's row-level security.
+        // The scope named '' is the whole table (no predicate); it only lists what moves rows
+        // in or out of the caller's view. `columns` (of the entity's table) and `tables`
+        // (qualified names) are what can move a row into or out of the scope without the row
+        // changing itself; their triggers write `moves`.
+        // An entity installed as "scopes" or "moves" before those names were reserved would
+        // be taken for them: the install stops instead.
+        #"""
+        DO $$
+        BEGIN
+            IF EXISTS (SELECT 1 FROM @S@.entities e WHERE e.entity IN ('scopes', 'moves')) THEN
+                RAISE EXCEPTION 'schema % holds an entity stored as "scopes" or "moves", names the sync schema now uses; store it under another name first',
+                    @SL@ USING ERRCODE = '42P07';
+            END IF;
+        END
+        $$
+        """#,
+        #"""
+        CREATE TABLE IF NOT EXISTS @S@.scopes (
+            entity text NOT NULL REFERENCES @S@.entities,
+            name text NOT NULL,
+            predicate text,
+            columns text[] NOT NULL DEFAULT '{}',
+            tables text[] NOT NULL DEFAULT '{}',
+            PRIMARY KEY (entity, name)
+        )
+        """#,
+        // One row per transaction that may have moved rows of an entity into or out of a
+        // scope (or a caller's view), stamped like rows: a pull whose span holds one says
+        // "moved", and the replica compares the ids it holds with the scope's.
+        #"""
+        CREATE TABLE IF NOT EXISTS @S@.moves (
+            entity text NOT NULL,
+            _txid xid8 NOT NULL DEFAULT pg_current_xact_id(),
+            moved_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (entity, _txid)
         )
         """#,
 
@@ -508,6 +550,24 @@ enum SyncServerSQL {
         $$
         """#,
 
+        // A move: the trigger of a watched column or table (coffer_define_scope) records that
+        // the transaction may have moved rows of the entity TG_ARGV[0] into or out of scopes,
+        // and wakes the replicas. Runs as the schema's owner (the writers of a watched table
+        // cannot write `moves`); only the owner may attach it (EXECUTE revoked from PUBLIC).
+        #"""
+        CREATE OR REPLACE FUNCTION @S@._moved() RETURNS trigger
+        LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+        BEGIN
+            INSERT INTO @S@.moves (entity, _txid) VALUES (TG_ARGV[0], pg_current_xact_id()) ON CONFLICT DO NOTHING;
+            PERFORM pg_notify(@SL@ || '_changes', TG_ARGV[0]);
+            RETURN NULL;
+        END
+        $$
+        """#,
+        #"""
+        REVOKE EXECUTE ON FUNCTION @S@._moved() FROM PUBLIC
+        """#,
+
         // Wake-ups: every statement that writes an entity table (a push or plain SQL), and
         // every tombstone left or renewed, notifies channel `<schema>_changes` with the
         // entity's name. PostgreSQL delivers them at commit, once per distinct payload.
@@ -551,6 +611,10 @@ enum SyncServerSQL {
             SELECT value::xid8 INTO current_floor FROM @S@.meta WHERE key = 'gc_floor' FOR UPDATE;
             WITH gone AS (DELETE FROM @S@.tombstones t WHERE t.deleted_at < now() - retention RETURNING t._txid)
             SELECT count(*), max(gone._txid) INTO removed, newest FROM gone;
+            -- Moves go with the same retention and raise the floor the same way: a replica
+            -- that had not pulled past a removed move resyncs, which compares its ids again.
+            WITH gone AS (DELETE FROM @S@.moves mv WHERE mv.moved_at < now() - retention RETURNING mv._txid)
+            SELECT greatest(newest, max(gone._txid)) INTO newest FROM gone;
             IF newest IS NOT NULL AND (newest::text::numeric + 1) > current_floor::text::numeric THEN
                 current_floor := (newest::text::numeric + 1)::text::xid8;
                 UPDATE @S@.meta SET value = current_floor::text WHERE key = 'gc_floor';
@@ -657,11 +721,95 @@ enum SyncServerSQL {
                 RAISE EXCEPTION 'only the owner of schema % may grant its use', @SL@ USING ERRCODE = '42501';
             END IF;
             EXECUTE format('GRANT USAGE ON SCHEMA %I TO %I', @SL@, grantee);
-            EXECUTE format('GRANT SELECT ON %1$I.meta, %1$I.entities, %1$I.fields, %1$I.tombstones TO %2$I', @SL@, grantee);
+            EXECUTE format('GRANT SELECT ON %1$I.meta, %1$I.entities, %1$I.fields, %1$I.tombstones, %1$I.scopes, %1$I.moves TO %2$I',
+                           @SL@, grantee);
             FOR entity_name IN SELECT e.entity FROM @S@.entities e ORDER BY e.entity LOOP
                 EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON %I.%I TO %I', @SL@, entity_name, grantee);
             END LOOP;
             INSERT INTO @S@.meta (key, value) VALUES ('grantee:' || grantee, 'sync') ON CONFLICT (key) DO NOTHING;
+        END
+        $$
+        """#,
+
+        // Defines (or redefines) the scope `scope_name` of `entity_name`: `predicate` filters
+        // the rows its subscribers pull (NULL for the whole-table scope ''), `watched_columns`
+        // (of the entity's table) and `watched_tables` (any tables, e.g. a membership table the
+        // predicate or a policy reads) get triggers that record a move whenever they change.
+        // The predicate is planned once here, so a syntax error or an unknown column fails the
+        // definition instead of every pull. Only roles that may create triggers on the watched
+        // tables (the owner) can define scopes.
+        #"""
+        CREATE OR REPLACE FUNCTION @S@.coffer_define_scope(entity_name text, scope_name text, predicate text,
+                                                          watched_columns text[], watched_tables text[]) RETURNS void
+        LANGUAGE plpgsql AS $$
+        DECLARE
+            suffix text := substr(md5(entity_name || '/' || coalesce(scope_name, '')), 1, 16);
+            column_name text;
+            condition text := '';
+            watched text;
+            qualified text;
+            resolved text[] := '{}';
+        BEGIN
+            IF NOT EXISTS (SELECT 1 FROM @S@.entities e WHERE e.entity = entity_name) THEN
+                RAISE EXCEPTION 'entity "%" is not installed in schema %', entity_name, @SL@ USING ERRCODE = 'CF001';
+            END IF;
+            IF scope_name IS NULL OR (scope_name = '') <> (predicate IS NULL) THEN
+                RAISE EXCEPTION 'scope "%" of %: the whole-table scope (named by the empty string) takes no predicate, and every other scope needs one',
+                    scope_name, entity_name USING ERRCODE = '22023';
+            END IF;
+            IF predicate IS NOT NULL THEN
+                EXECUTE format('SELECT 1 FROM %I.%I r WHERE EXISTS (SELECT 1 FROM (SELECT NULL::jsonb AS parameters) scope WHERE (%s)) LIMIT 0',
+                               @SL@, entity_name, predicate);
+            END IF;
+            PERFORM @S@.coffer_drop_scope(entity_name, scope_name);
+            FOREACH column_name IN ARRAY coalesce(watched_columns, '{}') LOOP
+                IF NOT EXISTS (SELECT 1 FROM @S@.fields f WHERE f.entity = entity_name AND f.field = column_name) THEN
+                    RAISE EXCEPTION 'entity "%" has no field "%" to watch', entity_name, column_name USING ERRCODE = '42703';
+                END IF;
+                condition := condition || CASE WHEN condition = '' THEN '' ELSE ' OR ' END
+                             || format('OLD.%1$I IS DISTINCT FROM NEW.%1$I', column_name);
+            END LOOP;
+            IF condition <> '' THEN
+                EXECUTE format('CREATE TRIGGER %I AFTER UPDATE ON %I.%I FOR EACH ROW WHEN (%s) EXECUTE FUNCTION %I._moved(%L)',
+                               '_coffer_moves_' || suffix, @SL@, entity_name, condition, @SL@, entity_name);
+            END IF;
+            FOREACH watched IN ARRAY coalesce(watched_tables, '{}') LOOP
+                SELECT format('%I.%I', n.nspname, c.relname) INTO qualified
+                FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+                WHERE c.oid = watched::regclass;
+                IF qualified = ANY(resolved) THEN
+                    CONTINUE;
+                END IF;
+                EXECUTE format('CREATE TRIGGER %I AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION %I._moved(%L)',
+                               '_coffer_movet_' || suffix, qualified, @SL@, entity_name);
+                resolved := resolved || qualified;
+            END LOOP;
+            INSERT INTO @S@.scopes (entity, name, predicate, columns, tables)
+            VALUES (entity_name, scope_name, predicate, coalesce(watched_columns, '{}'), resolved);
+        END
+        $$
+        """#,
+        // Drops a scope and its triggers (nothing when it does not exist). A replica that
+        // still pulls it fails with CF008 until it unsubscribes.
+        #"""
+        CREATE OR REPLACE FUNCTION @S@.coffer_drop_scope(entity_name text, scope_name text) RETURNS void
+        LANGUAGE plpgsql AS $$
+        DECLARE
+            suffix text := substr(md5(entity_name || '/' || coalesce(scope_name, '')), 1, 16);
+            old_tables text[];
+            watched text;
+        BEGIN
+            SELECT s.tables INTO old_tables FROM @S@.scopes s WHERE s.entity = entity_name AND s.name = scope_name;
+            IF NOT FOUND THEN
+                RETURN;
+            END IF;
+            EXECUTE format('DROP TRIGGER IF EXISTS %I ON %I.%I', '_coffer_moves_' || suffix, @SL@, entity_name);
+            FOREACH watched IN ARRAY old_tables LOOP
+                IF to_regclass(watched) IS NOT NULL THEN
+                    EXECUTE format('DROP TRIGGER IF EXISTS %I ON %s', '_coffer_movet_' || suffix, watched);
+                END IF;
+            END LOOP;
+            DELETE FROM @S@.scopes s WHERE s.entity = entity_name AND s.name = scope_name;
         END
         $$
         """#,
@@ -1439,9 +1587,13 @@ enum SyncServerSQL {
         // alone, and that change,
         // if it fails too, goes as a marker.
         #"""
-        CREATE OR REPLACE FUNCTION @S@.coffer_pull(entity text, from_cursor text, page_limit integer, page_bytes bigint) RETURNS jsonb
+        CREATE OR REPLACE FUNCTION @S@.coffer_pull(entity text, from_cursor text, page_limit integer, page_bytes bigint,
+                                                  scope_name text, scope_parameters jsonb) RETURNS jsonb
         LANGUAGE plpgsql STABLE SET extra_float_digits = 3 SET enable_bitmapscan = off SET enable_sort = off AS $$
         DECLARE
+            scope_predicate text;
+            scope_filter text := '';
+            moved boolean := false;
             horizon xid8 := pg_snapshot_xmin(pg_current_snapshot());
             after_txid xid8;
             after_id uuid;
@@ -1466,6 +1618,16 @@ enum SyncServerSQL {
             budget := least(greatest(coalesce(page_bytes, largest), 1), largest);
             IF NOT EXISTS (SELECT 1 FROM @S@.entities e WHERE e.entity = coffer_pull.entity) THEN
                 RAISE EXCEPTION 'entity "%" is not installed in schema %', entity, @SL@ USING ERRCODE = 'CF001';
+            END IF;
+            -- A scope's rows: its predicate, with the subscription's parameters as $8, on top of
+            -- the caller's policies. Tombstones are not filtered (a deleted row has no values
+            -- to test); a replica ignores deletes of objects it does not hold.
+            IF coalesce(scope_name, '') <> '' THEN
+                SELECT s.predicate INTO scope_predicate FROM @S@.scopes s WHERE s.entity = coffer_pull.entity AND s.name = scope_name;
+                IF scope_predicate IS NULL THEN
+                    RAISE EXCEPTION 'entity "%" has no scope "%" in schema %', entity, scope_name, @SL@ USING ERRCODE = 'CF008';
+                END IF;
+                scope_filter := format(' AND EXISTS (SELECT 1 FROM (SELECT $8::jsonb AS parameters) scope WHERE (%s))', scope_predicate);
             END IF;
             IF from_cursor ~ '@[0-9]{1,20}$' THEN
                 base_floor := substring(from_cursor FROM '@([0-9]{1,20})$')::xid8;
@@ -1529,7 +1691,7 @@ enum SyncServerSQL {
                                     SELECT r.*, %s AS _coffer_bytes
                                     FROM %I.%I r
                                     WHERE r._txid < $1 AND CASE WHEN $3::uuid IS NULL THEN r._txid >= $2
-                                                                ELSE (r._txid, r.sync_id) > ($2, $3::uuid) END
+                                                                ELSE (r._txid, r.sync_id) > ($2, $3::uuid) END %s
                                     ORDER BY r._txid, r.sync_id
                                     LIMIT $4
                                 ) v
@@ -1550,11 +1712,11 @@ enum SyncServerSQL {
                         LIMIT $4
                     ) m
                 ) p
-            $q$, encoded, sized, @SL@, entity, @SL@);
+            $q$, encoded, sized, @SL@, entity, scope_filter, @SL@);
 
             BEGIN
                 EXECUTE page_query INTO changes, kept, total
-                USING horizon, after_txid, after_id, page_limit + 1, entity, budget, largest;
+                USING horizon, after_txid, after_id, page_limit + 1, entity, budget, largest, scope_parameters;
                 IF pg_column_size(changes) > 2 * largest THEN
                     RAISE EXCEPTION 'page too large' USING ERRCODE = 'program_limit_exceeded';
                 END IF;
@@ -1562,7 +1724,7 @@ enum SyncServerSQL {
                 -- The first change alone; and when even that cannot be encoded, a marker.
                 BEGIN
                     EXECUTE page_query INTO changes, kept, total
-                    USING horizon, after_txid, after_id, 2, entity, 1, largest;
+                    USING horizon, after_txid, after_id, 2, entity, 1, largest, scope_parameters;
                     IF pg_column_size(changes) > 2 * largest THEN
                         RAISE EXCEPTION 'row too large' USING ERRCODE = 'program_limit_exceeded';
                     END IF;
@@ -1573,12 +1735,12 @@ enum SyncServerSQL {
                                    'hlc', r._hlc::text, 'origin', r._origin, 'bytes', greatest(%s, $4 + 1)))
                         FROM %I.%I r
                         WHERE r._txid < $1 AND CASE WHEN $3::uuid IS NULL THEN r._txid >= $2
-                                                    ELSE (r._txid, r.sync_id) > ($2, $3::uuid) END
+                                                    ELSE (r._txid, r.sync_id) > ($2, $3::uuid) END %s
                         ORDER BY r._txid, r.sync_id
                         LIMIT 1
-                    $q$, sized, @SL@, entity)
+                    $q$, sized, @SL@, entity, scope_filter)
                     INTO changes
-                    USING horizon, after_txid, after_id, largest;
+                    USING horizon, after_txid, after_id, largest, NULL::text, NULL::bigint, NULL::bigint, scope_parameters;
                     kept := 1;
                     total := 2;
                 END;
@@ -1604,10 +1766,26 @@ enum SyncServerSQL {
             IF base_floor IS NOT NULL THEN
                 next_cursor := next_cursor || '@' || base_floor::text;
             END IF;
+            -- Moves in this page's span (from the cursor to the horizon): rows may have entered
+            -- or left the scope without a change of their own. The first page of a pull from
+            -- "0" reflects every move below its horizon already. Spans of successive pages
+            -- overlap and leave no gap, so every move is reported by a page whose snapshot
+            -- has it committed, and the comparison that follows sees it.
+            IF after_txid <> '0'::xid8 OR after_id IS NOT NULL THEN
+                moved := EXISTS (SELECT 1 FROM @S@.moves mv
+                                 WHERE mv.entity = coffer_pull.entity AND mv._txid >= after_txid AND mv._txid < horizon);
+            END IF;
             -- The server's clock, which a replica whose clock is slow catches up with.
             RETURN jsonb_build_object('changes', changes, 'cursor', next_cursor, 'more', more,
-                                      'clock', @S@._server_hlc()::text);
+                                      'clock', @S@._server_hlc()::text, 'moved', moved);
         END
+        $$
+        """#,
+        // The pull of the whole table (as the caller's policies show it).
+        #"""
+        CREATE OR REPLACE FUNCTION @S@.coffer_pull(entity text, from_cursor text, page_limit integer, page_bytes bigint) RETURNS jsonb
+        LANGUAGE sql STABLE AS $$
+            SELECT @S@.coffer_pull(entity, from_cursor, page_limit, page_bytes, NULL, NULL)
         $$
         """#,
         // The pull of a replica that gives no byte budget: pages of at most 4 MiB.
@@ -1670,6 +1848,70 @@ enum SyncServerSQL {
             USING ids, entity;
             RETURN jsonb_build_object('changes', present || absent, 'cursor', '0', 'more', false,
                                       'clock', @S@._server_hlc()::text);
+        END
+        $$
+        """#,
+
+        // The ids of the rows of `entity` that the caller sees and that match any of
+        // `subscriptions` (`[{"scope": "<name>" | "", "parameters": {...}}, ...]`; the scope ''
+        // is the whole table), after `after_id` in id order, at most `page_limit`:
+        // `{"ids": [...], "more": bool}`. A replica compares them with the ids it holds: it
+        // removes what is no longer there and fetches what entered.
+        #"""
+        CREATE OR REPLACE FUNCTION @S@.coffer_scope_ids(entity text, subscriptions jsonb, after_id uuid, page_limit integer) RETURNS jsonb
+        LANGUAGE plpgsql STABLE AS $$
+        DECLARE
+            item jsonb;
+            position integer := 0;
+            scope_predicate text;
+            filters text := '';
+            parameters jsonb := '[]';
+            ids jsonb;
+            total integer;
+        BEGIN
+            IF NOT EXISTS (SELECT 1 FROM @S@.entities e WHERE e.entity = coffer_scope_ids.entity) THEN
+                RAISE EXCEPTION 'entity "%" is not installed in schema %', entity, @SL@ USING ERRCODE = 'CF001';
+            END IF;
+            IF page_limit IS NULL OR page_limit < 1 OR page_limit > 100000 THEN
+                RAISE EXCEPTION 'page_limit must be 1 to 100000, not %', page_limit;
+            END IF;
+            IF jsonb_typeof(subscriptions) IS DISTINCT FROM 'array' THEN
+                RAISE EXCEPTION 'subscriptions must be a JSON array, not %', left(subscriptions::text, 100) USING ERRCODE = 'CF002';
+            END IF;
+            FOR item IN SELECT e.value FROM jsonb_array_elements(subscriptions) e LOOP
+                IF jsonb_typeof(item) IS DISTINCT FROM 'object' OR coalesce(jsonb_typeof(item -> 'scope'), 'string') <> 'string'
+                   OR coalesce(jsonb_typeof(item -> 'parameters'), 'object') NOT IN ('object', 'null') THEN
+                    RAISE EXCEPTION 'not a subscription: %', left(item::text, 100) USING ERRCODE = 'CF002';
+                END IF;
+                IF coalesce(item ->> 'scope', '') = '' THEN
+                    filters := filters || ' OR true';
+                ELSE
+                    SELECT s.predicate INTO scope_predicate FROM @S@.scopes s
+                    WHERE s.entity = coffer_scope_ids.entity AND s.name = item ->> 'scope';
+                    IF scope_predicate IS NULL THEN
+                        RAISE EXCEPTION 'entity "%" has no scope "%" in schema %', entity, item ->> 'scope', @SL@ USING ERRCODE = 'CF008';
+                    END IF;
+                    filters := filters || format(' OR EXISTS (SELECT 1 FROM (SELECT $3 -> %s AS parameters) scope WHERE (%s))',
+                                                 position, scope_predicate);
+                END IF;
+                parameters := parameters || jsonb_build_array(coalesce(item -> 'parameters', 'null'::jsonb));
+                position := position + 1;
+            END LOOP;
+            IF filters = '' THEN
+                RETURN jsonb_build_object('ids', '[]'::jsonb, 'more', false);
+            END IF;
+            EXECUTE format($q$
+                SELECT coalesce(jsonb_agg(p.sync_id ORDER BY p.sync_id), '[]'), count(*)
+                FROM (SELECT r.sync_id FROM %I.%I r
+                      WHERE ($1::uuid IS NULL OR r.sync_id > $1::uuid) AND (false %s)
+                      ORDER BY r.sync_id LIMIT $2) p
+            $q$, @SL@, entity, filters)
+            INTO ids, total
+            USING after_id, page_limit + 1, parameters;
+            IF total > page_limit THEN
+                RETURN jsonb_build_object('ids', ids - page_limit, 'more', true);
+            END IF;
+            RETURN jsonb_build_object('ids', ids, 'more', false);
         END
         $$
         """#,

@@ -154,6 +154,14 @@ public struct SyncStatus: Sendable {
     /// status.resyncs   // 1
     /// ```
     public var resyncs = 0
+    /// Objects removed because they left this replica's subscriptions (an unsubscribe, or
+    /// the server moved them out of a scope or out of what the user may see). The server
+    /// still has them; they come back if they enter again.
+    ///
+    /// ```swift
+    /// print("\(status.leftScope) objects left the scopes")
+    /// ```
+    public var leftScope = 0
     /// The failure of the last pass, nil once a pass succeeds. Usually a
     /// ``SyncTransportError``; the replica retries it.
     ///

@@ -59,6 +59,28 @@ public protocol SyncTransport: Sendable {
     /// ```
     func pull(entity: String, cursor: String, limit: Int, bytes: Int) async throws -> Data
 
+    /// One page of the rows of `subscription`'s scope that changed after `cursor` (with
+    /// every tombstone of its entity), in the format of
+    /// ``pull(entity:cursor:limit:bytes:)``, plus `"moved": true` when rows may have entered
+    /// or left the scope in the page's span without a change of their own (the replica then
+    /// compares its ids with ``scopeIds(entity:subscriptions:after:limit:)``). The server
+    /// refuses a scope it does not define (SQLSTATE CF008). A transport without scopes pulls
+    /// the whole table and refuses the others.
+    ///
+    /// ```swift
+    /// let page = try await transport.pull(subscription: mine, cursor: "0", limit: 1000, bytes: 4 << 20)
+    /// ```
+    func pull(subscription: SyncSubscription, cursor: String, limit: Int, bytes: Int) async throws -> Data
+
+    /// The ids of `entity`'s rows the caller sees that match any of `subscriptions`, after
+    /// `after` in id order, at most `limit` (1 to 100,000), as the JSON text
+    /// `coffer_scope_ids` returns: `{"ids": ["<uuid>", ...], "more": false}`.
+    ///
+    /// ```swift
+    /// let listing = try await transport.scopeIds(entity: "Message", subscriptions: [mine], after: nil, limit: 10_000)
+    /// ```
+    func scopeIds(entity: String, subscriptions: [SyncSubscription], after: UUID?, limit: Int) async throws -> Data
+
     /// The server's current state of the objects `ids` of `entity` (at most 10,000), as the
     /// JSON text `coffer_fetch` returns: a page in the pull format with an upsert for each
     /// object the server has and a delete for each it has not. The replica applies it without
@@ -94,5 +116,32 @@ extension SyncTransport {
     /// ```
     public func pull(entity: String, cursor: String, limit: Int, bytes: Int) async throws -> Data {
         try await pull(entity: entity, cursor: cursor, limit: limit)
+    }
+
+    /// The whole table through ``pull(entity:cursor:limit:bytes:)``; a transport without
+    /// scopes refuses the others (SQLSTATE 0A000, not supported).
+    ///
+    /// ```swift
+    /// let page = try await transport.pull(subscription: .wholeTable(Task.self), cursor: "0", limit: 1000, bytes: 1 << 20)
+    /// ```
+    public func pull(subscription: SyncSubscription, cursor: String, limit: Int, bytes: Int) async throws -> Data {
+        guard subscription.isWholeTable else { throw SyncTransportError.scopesUnsupported(operation: "pull \(subscription)") }
+        return try await pull(entity: subscription.entity, cursor: cursor, limit: limit, bytes: bytes)
+    }
+
+    /// Refused (SQLSTATE 0A000): this transport has no scopes.
+    ///
+    /// ```swift
+    /// _ = try await transport.scopeIds(entity: "Message", subscriptions: [mine], after: nil, limit: 10_000)   // throws
+    /// ```
+    public func scopeIds(entity: String, subscriptions: [SyncSubscription], after: UUID?, limit: Int) async throws -> Data {
+        throw SyncTransportError.scopesUnsupported(operation: "list the ids of \(entity)'s scopes")
+    }
+}
+
+extension SyncTransportError {
+    /// A transport that does not implement scopes was asked for one.
+    static func scopesUnsupported(operation: String) -> SyncTransportError {
+        .server(operation: operation, sqlState: "0A000", message: "this transport does not support scopes")
     }
 }

@@ -68,6 +68,23 @@ final class InterceptingTransport: SyncTransport {
         return page
     }
 
+    func pull(subscription: SyncSubscription, cursor: String, limit: Int, bytes: Int) async throws -> Data {
+        hook(.beforePull(entity: subscription.entity, cursor: cursor))
+        let page: Data
+        do {
+            page = try await inner.pull(subscription: subscription, cursor: cursor, limit: limit, bytes: bytes)
+        } catch {
+            hook(.pullFailed(entity: subscription.entity, cursor: cursor, error: error))
+            throw error
+        }
+        hook(.afterPull(entity: subscription.entity, cursor: cursor, page: page))
+        return page
+    }
+
+    func scopeIds(entity: String, subscriptions: [SyncSubscription], after: UUID?, limit: Int) async throws -> Data {
+        try await inner.scopeIds(entity: entity, subscriptions: subscriptions, after: after, limit: limit)
+    }
+
     func fetch(entity: String, ids: [UUID]) async throws -> Data {
         hook(.beforeFetch(entity: entity, ids: ids))
         let page = try await inner.fetch(entity: entity, ids: ids)

@@ -7,7 +7,7 @@ import Foundation
 /// {"changes": [{"op": "upsert", "id": "<uuid>", "txid": "812", "hlc": "<hlc>", "origin": "<uuid>" | null,
 ///               "clocks": {"title": [<hlc>, "<uuid>" | null]}, "fields": {"title": "Write", ...}},
 ///              {"op": "delete", "id": "<uuid>", "txid": "813", "hlc": "<hlc>", "origin": null}],
-///  "cursor": "813", "more": false, "clock": "<the server's hlc>"}
+///  "cursor": "813", "more": false, "clock": "<the server's hlc>", "moved": false}
 /// ```
 ///
 /// Clocks are unsigned 64-bit integers, as JSON integers or decimal strings; a missing or
@@ -66,6 +66,10 @@ struct PulledPage {
     let oversized: [Oversized]
     let cursor: String
     let more: Bool
+    /// Whether the server says rows may have moved into or out of the pulled scope in this
+    /// page's span without changing themselves (`"moved"`; false when the page does not say):
+    /// the replica then compares the ids it holds with the scope's.
+    let moved: Bool
     /// The highest clock of the page (0 for an empty page), for the replica's clock.
     let highestClock: UInt64
     /// The server's clock when it answered (`"clock"`; 0 when the page does not give it), which
@@ -94,6 +98,12 @@ struct PulledPage {
         case .bool(let flag)?: more = flag
         case let other?: throw refuse("\"more\" must be true or false, not \(other.text.prefix(100))")
         }
+        var moved = false
+        switch members["moved"] {
+        case nil, .null?: moved = false
+        case .bool(let flag)?: moved = flag
+        case let other?: throw refuse("\"moved\" must be true or false, not \(other.text.prefix(100))")
+        }
         var serverClock: UInt64 = 0
         switch members["clock"] {
         case nil, .null?: break
@@ -118,6 +128,7 @@ struct PulledPage {
         self.oversized = oversized
         self.cursor = cursor
         self.more = more
+        self.moved = moved
         highestClock = highest
         self.serverClock = serverClock
     }

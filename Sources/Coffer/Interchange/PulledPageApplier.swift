@@ -35,6 +35,8 @@ struct PulledPageApplier {
 
     private(set) var upserted = 0
     private(set) var deleted = 0
+    /// Objects removed because they left the replica's scope (``leave(_:)``).
+    private(set) var left = 0
     private(set) var unchanged = 0
     private(set) var skipped = 0
     private(set) var fieldsKeptLocal = 0
@@ -91,6 +93,24 @@ struct PulledPageApplier {
             try transaction.dropUntakenEntries(mine.untakenMids, of: syncId)
             local[syncId]?.untakenMids = []
         }
+    }
+
+    /// Removes the object `syncId` because it left the replica's scope, not because it was
+    /// deleted: the server still has it. An object with unacknowledged local changes stays
+    /// (returns true: it leaves at a later reconciliation, once they are acknowledged).
+    /// Otherwise the links synced objects hold into it are parked as pending, so they come back
+    /// when it enters again, the links it waits for are dropped, and it is removed as a pulled
+    /// delete removes (nothing is sent).
+    mutating func leave(_ syncId: UUID) throws -> Bool {
+        if local[syncId] != nil { return true }
+        if hasParkedConflicts { _ = try transaction.dropSyncConflict(entityId: binding.entityId, syncId: syncId) }
+        guard let id = try transaction.localId(of: syncId, in: tables) else { return false }
+        try transaction.parkLinks(to: id, syncId: syncId, targetName: schema.storedName)
+        for (position, property) in schema.properties.enumerated() where property.flags.contains(.relation) {
+            try transaction.dropPendingLinks(ownerEntityId: binding.entityId, owner: id, field: binding.storedIds[position])
+        }
+        if try transaction.removeObject(id, binding: binding) { left += 1 }
+        return false
     }
 
     /// What a change sets a property to.

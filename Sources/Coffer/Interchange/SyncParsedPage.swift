@@ -22,4 +22,13 @@ public struct SyncParsedPage {
     /// if !parsed.more { print("in step after this page") }
     /// ```
     public var more: Bool { page.more }
+
+    /// Whether rows may have moved into or out of the pulled scope without changing (a
+    /// membership the scope depends on changed): the replica compares its ids with the
+    /// scope's after applying the page.
+    ///
+    /// ```swift
+    /// if parsed.moved { needsReconciliation = true }
+    /// ```
+    public var moved: Bool { page.moved }
 }

@@ -171,6 +171,15 @@ extension Catalog {
         }
     }
 
+    /// Deletes `key` (nothing when it is absent).
+    static func deleteRaw(key: String, dbi: MDB_dbi, in transaction: Transaction) throws {
+        try withKey(key) { keyVal in
+            let rc = mdb_del(transaction.txn, dbi, &keyVal, nil)
+            if rc == MDB_NOTFOUND { return }
+            try transaction.check(rc, "deleting catalog entry \(key)")
+        }
+    }
+
     /// Calls `body` with `key`'s UTF-8 bytes as an LMDB key: a native string's own storage
     /// (LMDB never writes through a key), or a copy for one that has none.
     @inline(__always)

@@ -72,13 +72,18 @@ extension Transaction {
 /// `sync/cursor/<entity>\n<stream>` (a stream longer than a key allows is named by a hash).
 extension Transaction {
     static func syncCursorKey(entity: String, stream: String) -> String {
-        let plain = "sync/cursor/\(entity)\n\(stream)"
+        syncKey("cursor", entity: entity, stream: stream)
+    }
+
+    /// `sync/<kind>/<entity>\n<stream>`, with a stream longer than a key allows named by a hash.
+    static func syncKey(_ kind: String, entity: String, stream: String) -> String {
+        let plain = "sync/\(kind)/\(entity)\n\(stream)"
         if plain.utf8.count <= 400 { return plain }
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a: stable across runs and builds
         for byte in stream.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         var entityPart = ""
         for character in entity where (entityPart + String(character)).utf8.count <= 300 { entityPart.append(character) }
-        return "sync/cursor/\(entityPart)\n#\(String(hash, radix: 16))/\(stream.utf8.count)"
+        return "sync/\(kind)/\(entityPart)\n#\(String(hash, radix: 16))/\(stream.utf8.count)"
     }
 
     /// The cursor stored for (stream, entity), or nil.
@@ -89,6 +94,14 @@ extension Transaction {
             throw CofferError.damagedStore(part: .sync, reason: "the pull cursor of \(entity) for \(stream) is not text (\(bytes.count) bytes)")
         }
         return text
+    }
+
+    /// Forgets the cursor of (stream, entity): the next pull starts from the beginning.
+    func dropSyncCursor(entity: String, stream: String) throws {
+        guard let catalog = store.catalogDatabase else {
+            throw CofferError.readOnly(path: store.path, operation: "drop a pull cursor")
+        }
+        try Catalog.deleteRaw(key: Self.syncCursorKey(entity: entity, stream: stream), dbi: catalog, in: self)
     }
 
     func setSyncCursor(_ cursor: String, entity: String, stream: String) throws {

@@ -1,0 +1,34 @@
+import Foundation
+
+/// Objects leaving a replica's scope (a subscription ended, or the server moved them out of
+/// what the replica may or asked to see): the server still has them, so the links into them
+/// are kept as pending links instead of being lost with the object.
+extension Transaction {
+    /// Parks every link a synced object holds into the object `id` (stored as `targetName`,
+    /// sync id `syncId`) as a pending link, so that it is set again when the object arrives
+    /// again. Parked at clock 0 with the nil origin: any later local edit of the field wins.
+    /// Links from entities that are not synced are cleared with the object, as for a removal
+    /// (they have no server copy to come back from).
+    func parkLinks(to id: Id, syncId: UUID, targetName: String) throws {
+        let incoming = try store.incomingLinks(to: targetName, in: self)
+        guard !incoming.toOne.isEmpty || !incoming.manyToMany.isEmpty, let catalog = store.catalogDatabase else { return }
+        var synced: [String: UInt32] = [:]
+        for entity in try Catalog.entities(dbi: catalog, in: self) where entity.synced == true { synced[entity.name] = entity.id }
+        if let key = IndexKey.encode(.unsigned(id), type: .uint64) {
+            for link in incoming.toOne {
+                guard let ownerEntityId = synced[link.ownerName] else { continue }
+                for (owner, _) in try indexEntries(link.index, prefix: key, entity: link.ownerName) {
+                    try addPendingLink(.init(ownerEntityId: ownerEntityId, owner: owner, field: link.index.storedId, target: syncId),
+                                       clock: 0, origin: PulledPage.nilOrigin)
+                }
+            }
+        }
+        for tables in incoming.manyToMany {
+            guard let ownerEntityId = synced[tables.owner] else { continue }
+            for owner in try relatedIds(tables.reverse, of: id, owner: tables.owner) {
+                try addPendingLink(.init(ownerEntityId: ownerEntityId, owner: owner, field: tables.field, target: syncId),
+                                   clock: 0, origin: PulledPage.nilOrigin)
+            }
+        }
+    }
+}

@@ -1,0 +1,97 @@
+@_spi(CofferGenerated) import Coffer
+import Foundation
+
+/// A scope the server defines for partial replication: the rows of an entity a
+/// subscription with parameters holds (``SyncSubscription``), on top of the caller's
+/// row-level security. Installed with the schema (``SyncSchema/init(_:schema:scopes:)``),
+/// or in SQL with `coffer_define_scope`.
+///
+/// The predicate is a SQL boolean expression over the row `r` (the entity's table, columns
+/// named as the stored properties) and the subscription's parameters `scope.parameters`
+/// (jsonb, every value text). Every role that syncs must be able to read what it reads.
+///
+/// Rows enter and leave a scope by changing themselves (a pull brings them, or tells the
+/// replica they moved); list what else can move them: `watching` columns whose change
+/// moves a row without the predicate's own columns changing, and `tables` the predicate (or a
+/// policy) reads, such as a membership table. A change of either marks a move, and each
+/// replica subscribed to a scope of the entity compares its ids with the server's.
+///
+/// ```swift
+/// let byConversation = SyncScope(Message.self, name: "conversation",
+///                                where: "r.conversation = (scope.parameters ->> 'id')::uuid",
+///                                watching: ["conversation"], tables: ["public.members"])
+/// let schema = try SyncSchema([Message.self], scopes: [byConversation])
+/// ```
+public struct SyncScope: Sendable, Hashable {
+    /// The entity's stored name.
+    ///
+    /// ```swift
+    /// byConversation.entity   // "Message"
+    /// ```
+    public let entity: String
+    /// The scope's name (`""`: the whole table).
+    ///
+    /// ```swift
+    /// byConversation.name   // "conversation"
+    /// ```
+    public let name: String
+    /// The SQL filter (nil for the whole table).
+    ///
+    /// ```swift
+    /// byConversation.predicate   // "r.conversation = (scope.parameters ->> 'id')::uuid"
+    /// ```
+    public let predicate: String?
+    /// Columns of the entity's table whose change moves a row into or out of the scope.
+    ///
+    /// ```swift
+    /// byConversation.watchedColumns   // ["conversation"]
+    /// ```
+    public let watchedColumns: [String]
+    /// Other tables (qualified names) whose change may move rows into or out of the scope.
+    ///
+    /// ```swift
+    /// byConversation.watchedTables   // ["public.members"]
+    /// ```
+    public let watchedTables: [String]
+
+    /// The scope `name` of `type`'s rows that match `predicate`.
+    ///
+    /// ```swift
+    /// SyncScope(Message.self, name: "conversation", where: "r.conversation = (scope.parameters ->> 'id')::uuid",
+    ///           watching: ["conversation"])
+    /// ```
+    public init<E: Entity>(_ type: E.Type, name: String, where predicate: String, watching columns: [String] = [], tables: [String] = []) {
+        self.init(entity: type._cofferSchema.storedName, name: name, predicate: predicate, watchedColumns: columns, watchedTables: tables)
+    }
+
+    /// What moves rows of `type`'s whole table into or out of what a user may see: the
+    /// columns and tables the row-level security policies read. Replicas that pull the whole
+    /// table then remove the rows a user may no longer see.
+    ///
+    /// ```swift
+    /// SyncScope.wholeTable(Note.self, watching: ["owner"], tables: ["public.shares"])
+    /// ```
+    public static func wholeTable<E: Entity>(_ type: E.Type, watching columns: [String] = [], tables: [String] = []) -> SyncScope {
+        SyncScope(entity: type._cofferSchema.storedName, name: "", predicate: nil, watchedColumns: columns, watchedTables: tables)
+    }
+
+    /// A scope by stored names (as `coffer sync` tools, with no Swift types, use it).
+    ///
+    /// ```swift
+    /// SyncScope(entity: "Message", name: "conversation", predicate: "r.conversation = (scope.parameters ->> 'id')::uuid")
+    /// ```
+    public init(entity: String, name: String, predicate: String?, watchedColumns: [String] = [], watchedTables: [String] = []) {
+        self.entity = entity
+        self.name = name
+        self.predicate = predicate
+        self.watchedColumns = watchedColumns
+        self.watchedTables = watchedTables
+    }
+
+    /// The statement that defines this scope in `schema` (quoted identifier).
+    func defineStatement(schema quoted: String) -> String {
+        let array = { (items: [String]) in "ARRAY[" + items.map(SQLText.literal).joined(separator: ", ") + "]::text[]" }
+        return "SELECT \(quoted).coffer_define_scope(\(SQLText.literal(entity)), \(SQLText.literal(name)), "
+            + (predicate.map(SQLText.literal) ?? "NULL") + ", \(array(watchedColumns)), \(array(watchedTables)))"
+    }
+}
