@@ -68,7 +68,7 @@ import Testing
             do {
                 #expect(try await connection.value("""
                     SELECT string_agg(table_name, ',' ORDER BY table_name) FROM information_schema.tables
-                    WHERE table_schema = '\(schema)' AND table_name NOT IN ('meta', 'entities', 'fields', 'tombstones', 'clients', 'rejections')
+                    WHERE table_schema = '\(schema)' AND table_name NOT IN ('meta', 'entities', 'fields', 'tombstones', 'clients', 'rejections', 'scopes', 'moves')
                     """) == "Chore", "only the synced entity")
                 #expect(try await connection.value("SELECT count(*)::text FROM pg_indexes WHERE schemaname = '\(schema)' AND indexname = 'Chore_code_unique'") == "1")
                 let t = hlcNow()

@@ -4,6 +4,9 @@ import Foundation
 /// what the replica may or asked to see): the server still has them, so the links into them
 /// are kept as pending links instead of being lost with the object.
 extension Transaction {
+    /// The origin of a write with no replica behind it (plain SQL): the nil UUID.
+    private static let plainSQLOrigin = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+
     /// Parks every link a synced object holds into the object `id` (stored as `targetName`,
     /// sync id `syncId`) as a pending link, so that it is set again when the object arrives
     /// again. Parked at clock 0 with the nil origin: any later local edit of the field wins.
@@ -19,7 +22,7 @@ extension Transaction {
                 guard let ownerEntityId = synced[link.ownerName] else { continue }
                 for (owner, _) in try indexEntries(link.index, prefix: key, entity: link.ownerName) {
                     try addPendingLink(.init(ownerEntityId: ownerEntityId, owner: owner, field: link.index.storedId, target: syncId),
-                                       clock: 0, origin: PulledPage.nilOrigin)
+                                       clock: 0, origin: Self.plainSQLOrigin)
                 }
             }
         }
@@ -27,7 +30,7 @@ extension Transaction {
             guard let ownerEntityId = synced[tables.owner] else { continue }
             for owner in try relatedIds(tables.reverse, of: id, owner: tables.owner) {
                 try addPendingLink(.init(ownerEntityId: ownerEntityId, owner: owner, field: tables.field, target: syncId),
-                                   clock: 0, origin: PulledPage.nilOrigin)
+                                   clock: 0, origin: Self.plainSQLOrigin)
             }
         }
     }
