@@ -22,7 +22,7 @@ extension Gateway {
     func addRoutes(to router: Router<BasicRequestContext>) {
         router.get("health") { _, _ -> Response in
             do {
-                _ = try await self.database.client.withConnection { connection in
+                _ = try await self.database.withLease { connection in
                     try await connection.query("SELECT 1", logger: self.logger).collect()
                 }
                 return Self.json(.ok, #"{"status":"ok"}"#)

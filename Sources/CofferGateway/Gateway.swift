@@ -54,7 +54,8 @@ public final class Gateway: Sendable {
         try configuration.check()
         self.configuration = configuration
         self.logger = logger
-        database = try GatewayDatabase(configuration.database, callSeconds: configuration.limits.callSeconds, logger: logger)
+        database = try GatewayDatabase(configuration.database, callSeconds: configuration.limits.callSeconds,
+                                       connectSeconds: configuration.limits.connectSeconds, logger: logger)
         authenticator = try await GatewayAuthenticator.make(configuration.token)
         limiter = GatewayRateLimiter(rate: configuration.limits.requestsPerSecond, burst: configuration.limits.burst)
         hub = GatewayWakeHub(limit: configuration.limits.waiters)

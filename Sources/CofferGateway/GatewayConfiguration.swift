@@ -44,6 +44,13 @@ public struct GatewayConfiguration: Sendable, Equatable {
         public var tls = "require"
         /// The most connections the gateway keeps open (besides the one that listens).
         public var connections = 20
+
+        /// The defaults.
+        ///
+        /// ```swift
+        /// configuration.database = .init()
+        /// ```
+        public init() {}
     }
     public var database = Database()
 
@@ -58,6 +65,13 @@ public struct GatewayConfiguration: Sendable, Equatable {
         public var audience: String?
         /// How long past `exp` a token is still taken, for clocks that differ.
         public var leewaySeconds = 30
+
+        /// The defaults.
+        ///
+        /// ```swift
+        /// configuration.token = .init()
+        /// ```
+        public init() {}
     }
     public var token = Token()
 
@@ -77,10 +91,20 @@ public struct GatewayConfiguration: Sendable, Equatable {
         public var waiters = 10_000
         /// The longest a database call may take.
         public var callSeconds = 30
+        /// The longest a request waits for a database connection (all in use, or the
+        /// database unreachable) before it is answered 503.
+        public var connectSeconds = 5
 
         /// The smallest `requestBytes` the gateway takes: a change of 64 MiB (a replica's
         /// largest) with the batch's JSON around it.
         public static let smallestRequestBytes = 72 << 20
+
+        /// The defaults.
+        ///
+        /// ```swift
+        /// var limits = GatewayConfiguration.Limits()
+        /// ```
+        public init() {}
     }
     public var limits = Limits()
 
@@ -149,6 +173,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
         guard limits.requestsPerSecond > 0, limits.burst >= 1 else { throw refuse("limits", "requestsPerSecond must be above 0 and burst at least 1") }
         guard (1...300).contains(limits.waitSeconds) else { throw refuse("limits.waitSeconds", "must be 1 to 300") }
         guard (1...600).contains(limits.callSeconds) else { throw refuse("limits.callSeconds", "must be 1 to 600") }
+        guard (1...120).contains(limits.connectSeconds) else { throw refuse("limits.connectSeconds", "must be 1 to 120") }
     }
 
     private mutating func read(_ data: Data) throws {
@@ -196,6 +221,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
             try r.int("waitSeconds") { limits.waitSeconds = $0 }
             try r.int("waiters") { limits.waiters = $0 }
             try r.int("callSeconds") { limits.callSeconds = $0 }
+            try r.int("connectSeconds") { limits.connectSeconds = $0 }
         }
     }
 

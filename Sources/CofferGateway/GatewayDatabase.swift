@@ -12,9 +12,10 @@ final class GatewayDatabase: Sendable {
     let client: PostgresClient
     let configuration: GatewayConfiguration.Database
     let callSeconds: Int
+    let connectSeconds: Int
     let logger: Logger
 
-    init(_ configuration: GatewayConfiguration.Database, callSeconds: Int, logger: Logger) throws {
+    init(_ configuration: GatewayConfiguration.Database, callSeconds: Int, connectSeconds: Int, logger: Logger) throws {
         var options = PostgresClient.Configuration.Options()
         options.maximumConnections = configuration.connections
         options.minimumConnections = 0
@@ -27,6 +28,7 @@ final class GatewayDatabase: Sendable {
         self.client = PostgresClient(configuration: withOptions, backgroundLogger: logger)
         self.configuration = configuration
         self.callSeconds = callSeconds
+        self.connectSeconds = connectSeconds
         self.logger = logger
     }
 
@@ -60,14 +62,8 @@ final class GatewayDatabase: Sendable {
     /// not cancel: a transaction always ends with COMMIT or ROLLBACK before its connection
     /// goes back to the pool (`statement_timeout` bounds it).
     func call(user: String, _ sql: String, _ values: [String]) async throws -> String {
-        try await Task { try await self.callInTransaction(user: user, sql, values) }.value
-    }
-
-    private func callInTransaction(user: String, _ sql: String, _ values: [String]) async throws -> String {
         do {
-            return try await client.withConnection { connection in
-                try await self.transaction(on: connection, user: user, sql, values)
-            }
+            return try await withLease { connection in try await self.transaction(on: connection, user: user, sql, values) }
         } catch let failure as Failure {
             throw failure
         } catch let error as PSQLError {
@@ -76,6 +72,59 @@ final class GatewayDatabase: Sendable {
             throw Failure.unavailable("\(error)")
         }
     }
+
+    /// Runs `body` on a pooled connection, in a task of its own: cancelling the caller (a
+    /// client that hung up) never cuts a transaction short. The wait for the connection is
+    /// bounded by `connectSeconds` (the pool waits for ever while the database is
+    /// unreachable): past it the request fails as unavailable, and a connection that comes
+    /// later is handed back unused. Once leased, `body` runs to its end.
+    func withLease<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        let lease = LockedState(Lease.waiting)
+        let outcome = LockedState<CheckedContinuation<T, any Error>?>(nil)
+        let finish: @Sendable (Result<T, any Error>) -> Void = { result in
+            outcome.withLock { continuation in
+                continuation?.resume(with: result)
+                continuation = nil
+            }
+        }
+        return try await withCheckedThrowingContinuation { continuation in
+            outcome.withLock { $0 = continuation }
+            let seconds = connectSeconds
+            let leasing = LockedState<Task<Void, Never>?>(nil)
+            let watchdog = Task {
+                do { try await Task.sleep(for: .seconds(seconds)) } catch { return }
+                let abandoned = lease.withLock { state in
+                    guard state == .waiting else { return false }
+                    state = .abandoned
+                    return true
+                }
+                guard abandoned else { return }
+                leasing.withLock { $0 }?.cancel()
+                finish(.failure(Failure.unavailable("no database connection within \(seconds) s")))
+            }
+            let work = Task {
+                defer { watchdog.cancel() }
+                do {
+                    let value = try await self.client.withConnection { connection in
+                        let taken = lease.withLock { state in
+                            guard state == .waiting else { return false }
+                            state = .leased
+                            return true
+                        }
+                        guard taken else { throw Failure.unavailable("the connection came after the request was answered") }
+                        return try await body(connection)
+                    }
+                    finish(.success(value))
+                } catch {
+                    finish(.failure(error))
+                }
+            }
+            leasing.withLock { $0 = work }
+        }
+    }
+
+    /// Where a request's wait for a connection stands.
+    enum Lease: Sendable { case waiting, leased, abandoned }
 
     private func transaction(on connection: PostgresConnection, user: String, _ sql: String, _ values: [String]) async throws -> String {
         try await connection.query("BEGIN", logger: logger)

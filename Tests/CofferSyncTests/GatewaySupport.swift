@@ -35,7 +35,7 @@ struct TestGateway {
     /// Runs `body` with a gateway for schema `s` (installed over `connection`, which owns
     /// it), then stops the gateway and drops its roles.
     static func with(_ connection: PostgresConnection, schema s: String,
-                     limits: GatewayConfiguration.Limits = .init(),
+                     limits: GatewayConfiguration.Limits = .init(), connections: Int = 4,
                      _ body: (TestGateway) async throws -> Void) async throws {
         try await RowLevelSecurityTests.withRoles(connection, schema: s, ["gateway", "app"], login: true) { roles in
             let (gatewayRole, appRole) = (roles[0], roles[1])
@@ -56,7 +56,7 @@ struct TestGateway {
             configuration.database.schema = s
             configuration.database.role = appRole
             configuration.database.tls = "disable"
-            configuration.database.connections = 4
+            configuration.database.connections = connections
             let secret = (0..<48).map { _ in "abcdefghijklmnopqrstuvwxyz0123456789".randomElement()! }.map(String.init).joined()
             configuration.token.hmacSecret = secret
             configuration.limits = limits

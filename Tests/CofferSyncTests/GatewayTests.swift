@@ -1,5 +1,6 @@
 @testable import CofferGateway
 import CofferSync
+import CofferTestSupport
 import Foundation
 import JWTKit
 import PostgresNIO
@@ -105,5 +106,52 @@ import Testing
                 await pusher.close()
             }
         }
+    }
+
+    /// With the database unreachable (nothing listens on its port), health and every call are
+    /// answered 503 within `limits.connectSeconds` instead of waiting for a connection for ever,
+    /// and the transport reports that as transient.
+    @Test func anUnreachableDatabaseIsAnswered503InTime() async throws {
+        let closedPort = try PostgresCluster.freePort()
+        var configuration = GatewayConfiguration()
+        configuration.host = "127.0.0.1"
+        configuration.port = 0
+        configuration.database.host = "127.0.0.1"
+        configuration.database.port = closedPort
+        configuration.database.user = "nobody"
+        configuration.database.database = "nowhere"
+        configuration.database.tls = "disable"
+        configuration.limits.connectSeconds = 1
+        let secret = String(repeating: "s", count: 40)
+        configuration.token.hmacSecret = secret
+        let gateway = try await Gateway(configuration: configuration)
+        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+        let server = Task { try await gateway.run { port in _ = portContinuation.yield(port) } }
+        defer { server.cancel() }
+        var port = 0
+        for await value in ports {
+            port = value
+            break
+        }
+        let keys = JWTKeyCollection()
+        await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+        let test = TestGateway(port: port, appRole: "app", gatewayRole: "nobody", keys: keys)
+        // Each request gives up after 10 s: a gateway waiting for a connection for ever fails them.
+        let (health, _) = try await test.request("GET", "health", token: nil)
+        #expect(health == 503)
+        let token = try await test.token(for: "someone")
+        let (pull, body) = try await test.request("GET", "v1/pull?entity=Card&cursor=0&limit=10", token: token)
+        #expect(pull == 503, "\(body)")
+        #expect(body.contains("08000"))
+        let transport = try await test.transport(for: "someone")
+        do {
+            _ = try await transport.pull(entity: "Card", cursor: "0", limit: 10)
+            Issue.record("a pull through a gateway without its database succeeded")
+        } catch let error as SyncTransportError {
+            #expect(error.isTransient, "\(error)")
+        }
+        await transport.close()
+        server.cancel()
+        _ = await server.result
     }
 }

@@ -1,5 +1,6 @@
 @_spi(CofferSync) import Coffer
 @testable import CofferSync
+import CofferGateway
 import Foundation
 import PostgresNIO
 import Testing
@@ -28,8 +29,14 @@ import Glibc
               let schema = environment["COFFER_SYNC_SCHEMA"]
         else { return }
         let store = try Store(directory: directory, options: StoreOptions(durability: .noSync))
-        let direct = PostgresTransport(configuration: .init(
-            host: "127.0.0.1", port: port, username: user, password: nil, database: database, tls: .disable, schema: schema))
+        // Through the parent's gateway when it runs one, else to PostgreSQL directly.
+        let direct: any SyncTransport
+        if let gateway = environment["COFFER_SYNC_GATEWAY"].flatMap(URL.init(string:)), let token = environment["COFFER_SYNC_TOKEN"] {
+            direct = GatewayTransport(url: gateway, requestTimeout: .seconds(5)) { token }
+        } else {
+            direct = PostgresTransport(configuration: .init(
+                host: "127.0.0.1", port: port, username: user, password: nil, database: database, tls: .disable, schema: schema))
+        }
         let hit = Int(environment["COFFER_CRASH_HIT"] ?? "") ?? 1
         let failPushes = environment["COFFER_FAIL_PUSHES"] != nil
         let transport: any SyncTransport = if let point = environment["COFFER_CRASH_POINT"].flatMap(CrashPoint.init(rawValue:)) {
@@ -66,9 +73,12 @@ import Glibc
         return scripted
     }
 
-    @Test func killedReplicaLosesNoWriteAndDuplicatesNone() async throws {
+    /// Directly to PostgreSQL, and through a gateway (as a user with a token; fewer runs,
+    /// each call crossing HTTP too).
+    @Test(arguments: TransportMode.allCases)
+    func killedReplicaLosesNoWriteAndDuplicatesNone(mode: TransportMode) async throws {
         var random = SplitMix64(state: 0xC4A5_11)
-        try await Self.forEachRun(runsVariable: "COFFER_CRASH_RUNS", byDefault: 50) { crash, run, progress in
+        try await Self.forEachRun(runsVariable: "COFFER_CRASH_RUNS", byDefault: mode == .direct ? 50 : 20, mode: mode) { crash, run, progress in
             // Rows for the child to pull while it is killed.
             try await crash.insertServerRows(4, counting: &progress.inserted)
             progress.record(try ChildProcess.killAtRandomMoment(
@@ -133,6 +143,14 @@ import Glibc
         let schema: String
         let directory: String
         let endpoint: PostgresCluster.Endpoint
+        /// The gateway the child syncs through, and the token of its user (nil: directly).
+        var gateway: (server: TestGateway, user: String, token: String)?
+
+        /// A transport as the child's user: through the gateway, or directly.
+        func transport() async throws -> any SyncTransport {
+            if let gateway { return try await gateway.server.transport(for: gateway.user) }
+            return try await testTransport(schema: schema)
+        }
 
         /// Inserts `count` cards by plain SQL ("s<n>", count -n), numbered on from `inserted`.
         func insertServerRows(_ count: Int, counting inserted: inout Int) async throws {
@@ -144,8 +162,13 @@ import Glibc
 
         /// The child's environment: the cluster, the schema, and its first card number.
         func childEnvironment(first: Int) -> [String: String] {
-            ["COFFER_SYNC_PORT": String(endpoint.port), "COFFER_SYNC_USER": endpoint.user,
-             "COFFER_SYNC_DATABASE": endpoint.database, "COFFER_SYNC_SCHEMA": schema, "COFFER_SYNC_FIRST": String(first)]
+            var environment = ["COFFER_SYNC_PORT": String(endpoint.port), "COFFER_SYNC_USER": endpoint.user,
+                               "COFFER_SYNC_DATABASE": endpoint.database, "COFFER_SYNC_SCHEMA": schema, "COFFER_SYNC_FIRST": String(first)]
+            if let gateway {
+                environment["COFFER_SYNC_GATEWAY"] = gateway.server.url.absoluteString
+                environment["COFFER_SYNC_TOKEN"] = gateway.token
+            }
+            return environment
         }
 
         /// Runs the child until it kills itself at the named `point` (with `environment`
@@ -161,10 +184,10 @@ import Glibc
             return ChildProcess.committedNumbers(in: child.lines)
         }
 
-        /// ``ReplicaCrashTests/drainAndCheck(directory:schema:connection:committed:sqlRows:run:)`` of the child's store.
+        /// ``ReplicaCrashTests/drainAndCheck(directory:schema:connection:committed:sqlRows:run:transport:)`` of the child's store.
         func drainAndCheck(_ progress: Progress, sqlRows: Int, run: Int) async throws {
             try await ReplicaCrashTests.drainAndCheck(directory: directory, schema: schema, connection: connection,
-                                                      committed: progress.committed, sqlRows: sqlRows, run: run)
+                                                      committed: progress.committed, sqlRows: sqlRows, run: run, transport: transport)
         }
     }
 
@@ -186,19 +209,19 @@ import Glibc
     /// In the parent only (a child returns at once): runs `body` as many times as the
     /// environment variable `runsVariable` says (`byDefault` without it), on one fresh schema
     /// of cards with one child store, with the progress of the runs so far.
-    static func forEachRun(runsVariable: String, byDefault: Int,
+    static func forEachRun(runsVariable: String, byDefault: Int, mode: TransportMode = .direct,
                            _ body: (ChildSchema, Int, inout Progress) async throws -> Void) async throws {
         let environment = ProcessInfo.processInfo.environment
         guard environment[ChildProcess.roleVariable] == nil else { return }
         let runs = Int(environment[runsVariable] ?? "") ?? byDefault
-        try await withChildSchema { crash in
+        try await withChildSchema(mode: mode) { crash in
             var progress = Progress()
             for run in 0..<runs { try await body(crash, run, &progress) }
         }
     }
 
     /// Runs `body` with a fresh schema of cards installed and a directory for the child's store.
-    static func withChildSchema(_ body: (ChildSchema) async throws -> Void) async throws {
+    static func withChildSchema(mode: TransportMode = .direct, _ body: (ChildSchema) async throws -> Void) async throws {
         let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
         let endpoint = try await PostgresCluster.shared.endpoint()
         let directory = NSTemporaryDirectory() + "coffer-sync-tests/" + UUID().uuidString
@@ -206,7 +229,22 @@ import Glibc
             do { try FileManager.default.removeItem(atPath: directory) } catch { Issue.record("removing \(directory): \(error)") }
         }
         try await withInstalled(schema) { connection in
-            try await body(ChildSchema(connection: connection, schema: schema.schemaName, directory: directory, endpoint: endpoint))
+            var crash = ChildSchema(connection: connection, schema: schema.schemaName, directory: directory, endpoint: endpoint)
+            switch mode {
+            case .direct:
+                try await body(crash)
+            case .gateway:
+                // The child syncs after every second write, faster than a device should: the
+                // user's rate limit is raised so that it is never what stops a run.
+                var limits = GatewayConfiguration.Limits()
+                limits.requestsPerSecond = 10_000
+                limits.burst = 10_000
+                try await TestGateway.with(connection, schema: schema.schemaName, limits: limits) { gateway in
+                    let user = "crash_" + schema.schemaName
+                    crash.gateway = (gateway, user, try await gateway.token(for: user))
+                    try await body(crash)
+                }
+            }
         }
     }
 
@@ -241,10 +279,11 @@ import Glibc
 
     /// Syncs `store` until nothing is pending and it holds as many cards as the server;
     /// returns whether it got there, and the server's titles at the last look.
-    static func syncUntilInStep(_ store: Store, schema: String, connection: PostgresConnection) async throws
+    static func syncUntilInStep(_ store: Store, schema: String, connection: PostgresConnection,
+                                transport makeTransport: (() async throws -> any SyncTransport)? = nil) async throws
         -> (settled: Bool, serverTitles: [String])
     {
-        let transport = try await testTransport(schema: schema)
+        let transport: any SyncTransport = if let makeTransport { try await makeTransport() } else { try await testTransport(schema: schema) }
         let replica = try SyncReplica(store: store, entities: [Replicated.Card.self], transport: transport)
         let cards = store.box(for: Replicated.Card.self)
         var serverTitles: [String] = []
@@ -260,13 +299,14 @@ import Glibc
     /// Opens the store the child left, syncs it until in step with the server, and checks that
     /// nothing is lost or doubled on either side.
     static func drainAndCheck(directory: String, schema: String, connection: PostgresConnection,
-                              committed: Set<Int>, sqlRows: Int, run: Int) async throws {
+                              committed: Set<Int>, sqlRows: Int, run: Int,
+                              transport: @escaping () async throws -> any SyncTransport) async throws {
         let store = try Store(directory: directory, options: StoreOptions(durability: .noSync))
         defer {
             do { try store.close() } catch { Issue.record("closing the store: \(error)") }
         }
         let cards = store.box(for: Replicated.Card.self)
-        let (settled, serverTitles) = try await syncUntilInStep(store, schema: schema, connection: connection)
+        let (settled, serverTitles) = try await syncUntilInStep(store, schema: schema, connection: connection, transport: transport)
         #expect(settled, "run \(run): the store did not reach the server's rows")
         let localTitles = try cards.all().map(\.title)
         #expect(Set(serverTitles).count == serverTitles.count, "run \(run): a row is on the server twice")

@@ -218,7 +218,7 @@ package actor PostgresCluster {
     }
 
     /// A loopback port nobody listens on now (the kernel's choice for port 0).
-    private static func freePort() throws -> Int {
+    package static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw PostgresClusterError.startFailed("socket: errno \(errno)") }
         defer { close(fd) }
