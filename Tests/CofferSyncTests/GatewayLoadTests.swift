@@ -9,7 +9,7 @@ import Testing
 /// PostgreSQL on loopback: each subscribes to its room (ten members each, row-level security
 /// by membership), writes posts at random moments while every replica runs, and must end
 /// holding exactly its room's posts, with nothing pending. The suite runs 24 devices;
-/// `COFFER_GATEWAY_LOAD=1000` runs the measured load (`Benchmarks/gateway-load.sh`), which
+/// `Benchmarks/gateway-load.sh` runs it at a measured size (1,000 devices by default), which
 /// prints throughput and latencies: speed is reported, never asserted.
 @Suite(.timeLimit(.minutes(10))) struct GatewayLoadTests {
     struct Device {
