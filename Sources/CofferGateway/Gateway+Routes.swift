@@ -53,7 +53,7 @@ extension Gateway {
                           (try? JSONSerialization.jsonObject(with: Data(parameters.utf8))) is [String: Any] else {
                         throw Refusal(.badRequest, "malformed", "query parameter parameters must be a JSON object of at most 4096 bytes")
                     }
-                    let bytes = try Self.integer(request, "bytes", 1...(64 << 20))
+                    let bytes = request.uri.queryParameters["bytes"] == nil ? 4 << 20 : try Self.integer(request, "bytes", 1...(64 << 20))
                     return try await self.call(
                         user, "SELECT \(self.schemaSQL).coffer_pull($1, $2, $3::integer, $4::bigint, $5, $6::jsonb)::text",
                         [entity, cursor, String(limit), String(bytes), scope, parameters])

@@ -241,6 +241,8 @@ public final class GatewayTransport: SyncTransport, Sendable {
         case 401: return .server(operation: operation, sqlState: "28000", message: "the gateway refused the token: \(message)")
         case 413: return .server(operation: operation, sqlState: "54000", message: "the gateway's size limit: \(message)")
         case 429: return .server(operation: operation, sqlState: "53400", message: "the gateway's rate limit: \(message)")
+        // A route the gateway does not have: it is older than this client.
+        case 404: return .server(operation: operation, sqlState: "0A000", message: "the gateway does not support this call: \(message)")
         case 500...599: return .unreachable(operation: operation, detail: "HTTP \(status): \(message)")
         default: return .malformedReply(operation: operation, detail: "HTTP \(status): \(message)")
         }

@@ -106,18 +106,19 @@ extension SyncReplica {
     /// acknowledged.
     func reconcile(_ entity: String, _ subscriptions: [SyncSubscription]) async throws {
         var inScope = Set<UUID>()
-        var after: UUID?
-        while !subscriptions.isEmpty {
-            try Task.checkCancellation()
-            let reply = try await transport.scopeIds(entity: entity, subscriptions: subscriptions, after: after, limit: Self.scopeIdsPageSize)
-            let listing = try Self.parseListing(reply, entity: entity)
-            inScope.formUnion(listing.ids)
-            guard listing.more else { break }
-            guard let last = listing.ids.last, last != after else {
-                throw SyncTransportError.malformedReply(operation: "list the ids of \(entity)'s scopes",
-                                                        detail: "the listing says there is more but did not move past \(after?.uuidString ?? "the start")")
+        do {
+            // At most 100 subscriptions per listing: each is a condition of its query.
+            for start in stride(from: 0, to: subscriptions.count, by: 100) {
+                let some = Array(subscriptions[start..<min(start + 100, subscriptions.count)])
+                inScope.formUnion(try await listIds(entity, some))
             }
-            after = last
+        } catch let error as SyncTransportError where error.isScopesUnsupported && subscriptions.allSatisfy(\.isWholeTable) {
+            // A transport (or an older gateway) that cannot list ids: the whole table is
+            // pulled again from the start instead, which removes what the user no longer sees.
+            try store.beginSyncResync(entity: entity, stream: transport.stream)
+            channel.update { $0.resyncs += 1 }
+            try clearReconciliation(entity)
+            return
         }
         let held = try store.syncIds(entity: entity)
         let heldSet = Set(held)
@@ -132,11 +133,32 @@ extension SyncReplica {
                 reportOversized(summary, entity: entity)
             }
         }
-        if result.kept == 0 {
-            var state = try scopeState()
-            state.reconcile.remove(entity)
-            try store.setSyncScopeState(try Self.encode(state), stream: transport.stream)
+        if result.kept == 0 { try clearReconciliation(entity) }
+    }
+
+    /// The ids of `entity`'s rows in any of `subscriptions` on the server, page by page.
+    private func listIds(_ entity: String, _ subscriptions: [SyncSubscription]) async throws -> Set<UUID> {
+        var ids = Set<UUID>()
+        var after: UUID?
+        while true {
+            try Task.checkCancellation()
+            let reply = try await transport.scopeIds(entity: entity, subscriptions: subscriptions, after: after, limit: Self.scopeIdsPageSize)
+            let listing = try Self.parseListing(reply, entity: entity)
+            ids.formUnion(listing.ids)
+            guard listing.more else { return ids }
+            guard let last = listing.ids.last, last != after else {
+                throw SyncTransportError.malformedReply(operation: "list the ids of \(entity)'s scopes",
+                                                        detail: "the listing says there is more but did not move past \(after?.uuidString ?? "the start")")
+            }
+            after = last
         }
+    }
+
+    /// The comparison of `entity` is done.
+    private func clearReconciliation(_ entity: String) throws {
+        var state = try scopeState()
+        guard state.reconcile.remove(entity) != nil else { return }
+        try store.setSyncScopeState(try Self.encode(state), stream: transport.stream)
     }
 
     /// Marks `entity` for comparison with the server's ids (stored, so a restart still does it).
@@ -175,6 +197,13 @@ extension SyncReplica {
 
     private func check(_ subscription: SyncSubscription) throws {
         guard entityNames.contains(subscription.entity) else { throw SyncReplicaError.unknownEntity(subscription.entity) }
+        // What the gateway takes (and far more than a scope needs).
+        guard subscription.scope.utf8.count <= 200 else {
+            throw SyncReplicaError.invalidSubscription(subscription.description, reason: "the scope's name is longer than 200 bytes")
+        }
+        guard subscription.parametersJSON.utf8.count <= 4096 else {
+            throw SyncReplicaError.invalidSubscription(subscription.description, reason: "the parameters take more than 4096 bytes as JSON")
+        }
         for (name, value) in subscription.parameters where name.contains("\0") || value.contains("\0") {
             throw SyncReplicaError.invalidSubscription(subscription.description, reason: "parameter \(name.debugDescription) holds NUL, which PostgreSQL's JSON cannot")
         }
@@ -195,6 +224,14 @@ extension SyncReplica {
             throw SyncTransportError.malformedReply(operation: "list the ids of \(entity)'s scopes",
                                                     detail: "not {\"ids\": [...], \"more\": ...}: \(error)")
         }
+    }
+}
+
+extension SyncTransportError {
+    /// The transport does not implement scopes (SQLSTATE 0A000).
+    var isScopesUnsupported: Bool {
+        if case .server(_, "0A000", _) = self { return true }
+        return false
     }
 }
 

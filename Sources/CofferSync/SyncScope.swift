@@ -10,11 +10,12 @@ import Foundation
 /// named as the stored properties) and the subscription's parameters `scope.parameters`
 /// (jsonb, every value text). Every role that syncs must be able to read what it reads.
 ///
-/// Rows enter and leave a scope by changing themselves (a pull brings them, or tells the
-/// replica they moved); list what else can move them: `watching` columns whose change
-/// moves a row without the predicate's own columns changing, and `tables` the predicate (or a
-/// policy) reads, such as a membership table. A change of either marks a move, and each
-/// replica subscribed to a scope of the entity compares its ids with the server's.
+/// A row that comes to match the predicate is pulled like any change. A row that stops
+/// matching is not in the scope's pages any more, so nothing tells its replicas unless a
+/// move is recorded: list every column of the entity the predicate reads in `watching` (a
+/// change of one records a move), and every other table the predicate or a policy reads in
+/// `tables` (any write to one records a move), such as a membership table. After a move,
+/// each replica that pulls the entity compares the ids it holds with the server's.
 ///
 /// ```swift
 /// let byConversation = SyncScope(Message.self, name: "conversation",

@@ -743,7 +743,7 @@ enum SyncServerSQL {
                                                           watched_columns text[], watched_tables text[]) RETURNS void
         LANGUAGE plpgsql AS $$
         DECLARE
-            suffix text := substr(md5(entity_name || '/' || coalesce(scope_name, '')), 1, 16);
+            suffix text := substr(md5(length(entity_name) || ':' || entity_name || '/' || coalesce(scope_name, '')), 1, 16);
             column_name text;
             condition text := '';
             watched text;
@@ -761,6 +761,23 @@ enum SyncServerSQL {
                 EXECUTE format('SELECT 1 FROM %I.%I r WHERE EXISTS (SELECT 1 FROM (SELECT NULL::jsonb AS parameters) scope WHERE (%s)) LIMIT 0',
                                @SL@, entity_name, predicate);
             END IF;
+            FOREACH watched IN ARRAY coalesce(watched_tables, '{}') LOOP
+                SELECT format('%I.%I', n.nspname, c.relname) INTO qualified
+                FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+                WHERE c.oid = watched::regclass;
+                IF NOT qualified = ANY(resolved) THEN
+                    resolved := resolved || qualified;
+                END IF;
+            END LOOP;
+            -- The same definition again (every install repeats it): nothing changes, and
+            -- nothing moves.
+            IF EXISTS (SELECT 1 FROM @S@.scopes s WHERE s.entity = entity_name AND s.name = scope_name
+                       AND s.predicate IS NOT DISTINCT FROM coffer_define_scope.predicate AND s.columns = coalesce(watched_columns, '{}')
+                       AND s.tables = resolved) THEN
+                RETURN;
+            END IF;
+            -- A changed definition moves rows in and out of the scope: dropping the old one
+            -- records a move, so its subscribers compare.
             PERFORM @S@.coffer_drop_scope(entity_name, scope_name);
             FOREACH column_name IN ARRAY coalesce(watched_columns, '{}') LOOP
                 IF NOT EXISTS (SELECT 1 FROM @S@.fields f WHERE f.entity = entity_name AND f.field = column_name) THEN
@@ -773,29 +790,22 @@ enum SyncServerSQL {
                 EXECUTE format('CREATE TRIGGER %I AFTER UPDATE ON %I.%I FOR EACH ROW WHEN (%s) EXECUTE FUNCTION %I._moved(%L)',
                                '_coffer_moves_' || suffix, @SL@, entity_name, condition, @SL@, entity_name);
             END IF;
-            FOREACH watched IN ARRAY coalesce(watched_tables, '{}') LOOP
-                SELECT format('%I.%I', n.nspname, c.relname) INTO qualified
-                FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-                WHERE c.oid = watched::regclass;
-                IF qualified = ANY(resolved) THEN
-                    CONTINUE;
-                END IF;
+            FOREACH qualified IN ARRAY resolved LOOP
                 EXECUTE format('CREATE TRIGGER %I AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION %I._moved(%L)',
                                '_coffer_movet_' || suffix, qualified, @SL@, entity_name);
-                resolved := resolved || qualified;
             END LOOP;
             INSERT INTO @S@.scopes (entity, name, predicate, columns, tables)
             VALUES (entity_name, scope_name, predicate, coalesce(watched_columns, '{}'), resolved);
         END
         $$
         """#,
-        // Drops a scope and its triggers (nothing when it does not exist). A replica that
-        // still pulls it fails with CF008 until it unsubscribes.
+        // Drops a scope and its triggers (nothing when it does not exist), recording a move of
+        // the entity. A replica that still pulls it fails with CF008 until it unsubscribes.
         #"""
         CREATE OR REPLACE FUNCTION @S@.coffer_drop_scope(entity_name text, scope_name text) RETURNS void
         LANGUAGE plpgsql AS $$
         DECLARE
-            suffix text := substr(md5(entity_name || '/' || coalesce(scope_name, '')), 1, 16);
+            suffix text := substr(md5(length(entity_name) || ':' || entity_name || '/' || coalesce(scope_name, '')), 1, 16);
             old_tables text[];
             watched text;
         BEGIN
@@ -810,6 +820,9 @@ enum SyncServerSQL {
                 END IF;
             END LOOP;
             DELETE FROM @S@.scopes s WHERE s.entity = entity_name AND s.name = scope_name;
+            -- Its rows may leave (or enter, when it is defined again differently).
+            INSERT INTO @S@.moves (entity, _txid) VALUES (entity_name, pg_current_xact_id()) ON CONFLICT DO NOTHING;
+            PERFORM pg_notify(@SL@ || '_changes', entity_name);
         END
         $$
         """#,
@@ -1875,8 +1888,8 @@ enum SyncServerSQL {
             IF page_limit IS NULL OR page_limit < 1 OR page_limit > 100000 THEN
                 RAISE EXCEPTION 'page_limit must be 1 to 100000, not %', page_limit;
             END IF;
-            IF jsonb_typeof(subscriptions) IS DISTINCT FROM 'array' THEN
-                RAISE EXCEPTION 'subscriptions must be a JSON array, not %', left(subscriptions::text, 100) USING ERRCODE = 'CF002';
+            IF jsonb_typeof(subscriptions) IS DISTINCT FROM 'array' OR jsonb_array_length(subscriptions) > 1000 THEN
+                RAISE EXCEPTION 'subscriptions must be a JSON array of at most 1000, not %', left(subscriptions::text, 100) USING ERRCODE = 'CF002';
             END IF;
             FOR item IN SELECT e.value FROM jsonb_array_elements(subscriptions) e LOOP
                 IF jsonb_typeof(item) IS DISTINCT FROM 'object' OR coalesce(jsonb_typeof(item -> 'scope'), 'string') <> 'string'

@@ -224,6 +224,89 @@ import Testing
         #expect(try store.store.pendingSyncCount() == 1)
     }
 
+    /// A changed definition moves rows: its subscribers compare and drop what it no longer
+    /// holds. The same definition again (as every install repeats it) records no move.
+    @Test func redefiningAScopeMovesItsRowsAndRepeatingItDoesNot() async throws {
+        let schema = try SyncSchema([Scoped.Topic.self, Scoped.Post.self], schema: uniqueSchemaName(), scopes: Scoped.scopes)
+        let s = schema.schemaName
+        try await withInstalled(schema) { connection in
+            for body in ["a", "b"] { try await Self.post(connection, s, room: "r1", body: body) }
+            let transport = try await testTransport(schema: s)
+            defer { Task { await transport.close() } }
+            let store = try TemporaryStore()
+            defer { store.cleanUp() }
+            let replica = try SyncReplica(store: store.store, entities: [Scoped.Post.self], transport: transport)
+            try await replica.subscribe(Scoped.room("r1"))
+            #expect(try await Self.converges(replica, to: ["a", "b"]))
+            let moves = { try await connection.rows("SELECT count(*)::text FROM \(s).moves").first?.first ?? nil }
+            let before = try await moves()
+            try await schema.install(on: connection, logger: connection.logger)
+            #expect(try await moves() == before, "repeating a definition recorded a move")
+            try await connection.run("""
+                SELECT \(s).coffer_define_scope('Post', 'room', 'r.room = scope.parameters ->> ''room'' AND r.body <> ''b''', ARRAY['room'], '{}')
+                """)
+            #expect(try await Self.converges(replica, to: ["a"]))
+        }
+    }
+
+    /// A transport that cannot list ids (no `scopeIds`, as an older gateway) resyncs the
+    /// whole table when rows moved, which removes what the user no longer sees.
+    @Test func aTransportWithoutIdListingsResyncsWhenRowsMove() async throws {
+        let schema = try SyncSchema([Scoped.Topic.self, Scoped.Post.self], schema: uniqueSchemaName(), scopes: Scoped.scopes)
+        let s = schema.schemaName
+        try await withInstalled(schema) { connection in
+            try await Self.setUp(connection, schema: s)
+            try await RowLevelSecurityTests.withRoles(connection, schema: s, ["alice"], login: true) { roles in
+                let alice = roles[0]
+                for room in ["r1", "r2"] { try await Self.member(connection, s, alice, of: room, true) }
+                for (room, body) in [("r1", "a"), ("r2", "b")] { try await Self.post(connection, s, room: room, body: body) }
+                let direct = try await testTransport(schema: s, user: alice)
+                let transport = ScriptedTransport(direct)   // forwards pulls; lists no ids
+                let store = try TemporaryStore()
+                defer { store.cleanUp() }
+                let replica = try SyncReplica(store: store.store, entities: [Scoped.Post.self], transport: transport)
+                #expect(try await Self.converges(replica, to: ["a", "b"]))
+                try await Self.member(connection, s, alice, of: "r2", false)
+                #expect(try await Self.converges(replica, to: ["a"]))
+                #expect(replica.currentStatus.resyncs >= 1)
+                await direct.close()
+            }
+        }
+    }
+
+    /// An object that links to one leaving, with a change the server has not acknowledged,
+    /// keeps the target here: the pusher reads its values when it sends them, and would send
+    /// the link cleared. Once the change is acknowledged, the target leaves and the link
+    /// waits, with nothing sent.
+    @Test func aTargetOfAnUnpushedLinkStaysUntilTheLinkIsAcknowledged() throws {
+        let store = try TemporaryStore()
+        defer { store.cleanUp() }
+        let (topics, posts) = (store.store.box(for: Scoped.Topic.self), store.store.box(for: Scoped.Post.self))
+        var topic = Scoped.Topic(name: "lobby")
+        try topics.put(&topic)
+        var post = Scoped.Post(room: "r1", body: "hello")
+        try posts.put(&post)
+        func acknowledgeEverything() throws {
+            let taken = try store.store.takeSyncChanges(limit: 1000)
+            if let last = taken.last?.mid { try store.store.acknowledgeSyncChanges(through: last) }
+            #expect(try store.store.pendingSyncCount() == 0)
+        }
+        try acknowledgeEverything()
+        post.topic.targetId = topic.id
+        try posts.put(&post)   // unacknowledged
+        let topicId = try #require(try topics.syncId(of: topic.id))
+        let held = try store.store.leaveSyncObjects([topicId], entity: "Topic")
+        #expect(held.left == 0 && held.kept == 1)
+        #expect(try posts.get(post.id)?.topic.targetId == topic.id)
+
+        try acknowledgeEverything()
+        let gone = try store.store.leaveSyncObjects([topicId], entity: "Topic")
+        #expect(gone.left == 1 && gone.kept == 0)
+        #expect(try topics.count() == 0)
+        #expect(try posts.get(post.id)?.topic.targetId == nil)
+        #expect(try store.store.pendingSyncCount() == 0, "a leave sends nothing")
+    }
+
     /// What the server refuses: a scope it does not define, a predicate that does not plan,
     /// a watched column the entity lacks, a subscription of an entity the replica lacks.
     @Test func unknownScopesAndBadDefinitionsAreRefused() async throws {

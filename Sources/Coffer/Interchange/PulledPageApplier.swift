@@ -37,6 +37,9 @@ struct PulledPageApplier {
     private(set) var deleted = 0
     /// Objects removed because they left the replica's scope (``leave(_:)``).
     private(set) var left = 0
+    /// The identity tables and unacknowledged changes of the entities owning links into
+    /// objects that leave, read once per entity.
+    private var ownerChanges: [UInt32: (tables: SyncIdTables, changes: [UUID: Transaction.UnacknowledgedChanges])] = [:]
     private(set) var unchanged = 0
     private(set) var skipped = 0
     private(set) var fieldsKeptLocal = 0
@@ -103,14 +106,32 @@ struct PulledPageApplier {
     /// delete removes (nothing is sent).
     mutating func leave(_ syncId: UUID) throws -> Bool {
         if local[syncId] != nil { return true }
-        if hasParkedConflicts { _ = try transaction.dropSyncConflict(entityId: binding.entityId, syncId: syncId) }
         guard let id = try transaction.localId(of: syncId, in: tables) else { return false }
-        try transaction.parkLinks(to: id, syncId: syncId, targetName: schema.storedName)
+        let links = try transaction.syncedLinks(into: id, syncId: syncId, targetName: schema.storedName)
+        // An owner of a link into it with changes the server has not acknowledged would push
+        // its values as they are when the pusher reads them, the link cleared: the object stays
+        // until those changes are acknowledged.
+        for link in links where try ownerHasUnacknowledgedChanges(link) { return true }
+        if hasParkedConflicts { _ = try transaction.dropSyncConflict(entityId: binding.entityId, syncId: syncId) }
+        for link in links { try transaction.park(link.link) }
         for (position, property) in schema.properties.enumerated() where property.flags.contains(.relation) {
             try transaction.dropPendingLinks(ownerEntityId: binding.entityId, owner: id, field: binding.storedIds[position])
         }
         if try transaction.removeObject(id, binding: binding) { left += 1 }
         return false
+    }
+
+    /// Whether the owner of `link` has changes the server has not acknowledged.
+    private mutating func ownerHasUnacknowledgedChanges(_ link: Transaction.SyncedLink) throws -> Bool {
+        let entityId = link.link.ownerEntityId
+        if ownerChanges[entityId] == nil {
+            guard try transaction.databaseExists(SyncIdTables.names(entity: entityId).syncIds) else { return false }
+            let tables = try SyncIdTables.listed(entityId: entityId, entity: link.ownerName, in: transaction)
+            ownerChanges[entityId] = (tables, try transaction.unacknowledgedChanges(entityId: entityId))
+        }
+        guard let (tables, changes) = ownerChanges[entityId], !changes.isEmpty,
+              let ownerSyncId = try transaction.syncId(of: link.link.owner, in: tables) else { return false }
+        return changes[ownerSyncId] != nil
     }
 
     /// What a change sets a property to.
