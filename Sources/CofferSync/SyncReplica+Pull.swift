@@ -183,10 +183,15 @@ extension SyncReplica {
     /// removed, refused values are replaced); the refused values stay in
     /// `store.syncRejections()`.
     private func fetchRefusedObjects(_ entity: String) async throws {
-        let refused = try store.syncObjectsAwaitingServerState(entity: entity)
-        for start in stride(from: 0, to: refused.count, by: Self.fetchLimit) {
-            let ids = Array(refused[start..<min(start + Self.fetchLimit, refused.count)])
-            for fetched in try await fetchPages(entity, ids: ids) {
+        try await fetchAndApply(entity, ids: try store.syncObjectsAwaitingServerState(entity: entity))
+    }
+
+    /// Fetches the server's state of `ids` of `entity` (``fetchLimit`` per call) and applies
+    /// each answer in a transaction of its own.
+    func fetchAndApply(_ entity: String, ids: [UUID]) async throws {
+        for start in stride(from: 0, to: ids.count, by: Self.fetchLimit) {
+            let some = Array(ids[start..<min(start + Self.fetchLimit, ids.count)])
+            for fetched in try await fetchPages(entity, ids: some) {
                 let summary = try store.applyFetchedObjects(fetched.page, entity: entity, requested: fetched.ids)
                 channel.update { $0.pulled += summary.upserted + summary.deleted }
                 reportOversized(summary, entity: entity)

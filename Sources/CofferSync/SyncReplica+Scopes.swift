@@ -124,15 +124,7 @@ extension SyncReplica {
         let heldSet = Set(held)
         let result = try store.leaveSyncObjects(held.filter { !inScope.contains($0) }, entity: entity)
         channel.update { $0.leftScope += result.left }
-        let entering = inScope.filter { !heldSet.contains($0) }.sorted { $0.uuidString < $1.uuidString }
-        for start in stride(from: 0, to: entering.count, by: Self.fetchLimit) {
-            let ids = Array(entering[start..<min(start + Self.fetchLimit, entering.count)])
-            for fetched in try await fetchPages(entity, ids: ids) {
-                let summary = try store.applyFetchedObjects(fetched.page, entity: entity, requested: fetched.ids)
-                channel.update { $0.pulled += summary.upserted + summary.deleted }
-                reportOversized(summary, entity: entity)
-            }
-        }
+        try await fetchAndApply(entity, ids: inScope.filter { !heldSet.contains($0) }.sorted { $0.uuidString < $1.uuidString })
         if result.kept == 0 { try clearReconciliation(entity) }
     }
 

@@ -57,20 +57,8 @@ struct TestGateway {
             configuration.database.role = appRole
             configuration.database.tls = "disable"
             configuration.database.connections = connections
-            let secret = (0..<48).map { _ in "abcdefghijklmnopqrstuvwxyz0123456789".randomElement()! }.map(String.init).joined()
-            configuration.token.hmacSecret = secret
             configuration.limits = limits
-            let gateway = try await Gateway(configuration: configuration)
-            let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-            let server = Task { try await gateway.run { port in _ = portContinuation.yield(port) } }
-            var port = 0
-            for await value in ports {
-                port = value
-                break
-            }
-            let keys = JWTKeyCollection()
-            await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
-            let test = TestGateway(port: port, appRole: appRole, gatewayRole: gatewayRole, keys: keys)
+            let (test, server) = try await start(configuration, appRole: appRole, gatewayRole: gatewayRole)
             // Its pooled connections are gone before its role is dropped.
             func stop() async throws {
                 server.cancel()
@@ -87,6 +75,27 @@ struct TestGateway {
             }
             try await stop()
         }
+    }
+
+    /// Starts a gateway with `configuration` and a random token secret; returns it and the
+    /// task it runs in (cancel it to stop the gateway).
+    static func start(_ configuration: GatewayConfiguration, appRole: String, gatewayRole: String) async throws
+        -> (TestGateway, Task<Void, any Error>)
+    {
+        var configuration = configuration
+        let secret = (0..<48).map { _ in "abcdefghijklmnopqrstuvwxyz0123456789".randomElement()! }.map(String.init).joined()
+        configuration.token.hmacSecret = secret
+        let gateway = try await Gateway(configuration: configuration)
+        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+        let server = Task { try await gateway.run { port in _ = portContinuation.yield(port) } }
+        var port = 0
+        for await value in ports {
+            port = value
+            break
+        }
+        let keys = JWTKeyCollection()
+        await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+        return (TestGateway(port: port, appRole: appRole, gatewayRole: gatewayRole, keys: keys), server)
     }
 
     /// A raw request to the gateway: the status and the body.

@@ -122,20 +122,8 @@ import Testing
         configuration.database.database = "nowhere"
         configuration.database.tls = "disable"
         configuration.limits.connectSeconds = 1
-        let secret = String(repeating: "s", count: 40)
-        configuration.token.hmacSecret = secret
-        let gateway = try await Gateway(configuration: configuration)
-        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-        let server = Task { try await gateway.run { port in _ = portContinuation.yield(port) } }
+        let (test, server) = try await TestGateway.start(configuration, appRole: "app", gatewayRole: "nobody")
         defer { server.cancel() }
-        var port = 0
-        for await value in ports {
-            port = value
-            break
-        }
-        let keys = JWTKeyCollection()
-        await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
-        let test = TestGateway(port: port, appRole: "app", gatewayRole: "nobody", keys: keys)
         // Each request gives up after 10 s: a gateway waiting for a connection for ever fails them.
         let (health, _) = try await test.request("GET", "health", token: nil)
         #expect(health == 503)

@@ -20,6 +20,19 @@ import Testing
         try await connection.run("SELECT \(s).coffer_define_scope('Post', '', NULL, '{}', ARRAY['\(s).members'])")
     }
 
+    /// Runs `body` with a fresh schema set up as ``setUp(_:schema:)`` does and a login role
+    /// for Alice (connection, schema, Alice's user id).
+    static func withAlice(_ body: (PostgresConnection, String, String) async throws -> Void) async throws {
+        let schema = try SyncSchema([Scoped.Topic.self, Scoped.Post.self], schema: uniqueSchemaName(), scopes: Scoped.scopes)
+        let s = schema.schemaName
+        try await withInstalled(schema) { connection in
+            try await setUp(connection, schema: s)
+            try await RowLevelSecurityTests.withRoles(connection, schema: s, ["alice"], login: true) { roles in
+                try await body(connection, s, roles[0])
+            }
+        }
+    }
+
     /// A post written by plain SQL (as another service would); returns its sync id.
     @discardableResult
     static func post(_ connection: PostgresConnection, _ s: String, room: String, body: String, topic: UUID? = nil) async throws -> UUID {
@@ -150,12 +163,8 @@ import Testing
     @Test func randomMovesMembershipsAndSubscriptionsMatchAModel() async throws {
         let seed = UInt64.random(in: 1...UInt64.max)
         var random = SplitMix64(state: seed)
-        let schema = try SyncSchema([Scoped.Topic.self, Scoped.Post.self], schema: uniqueSchemaName(), scopes: Scoped.scopes)
-        let s = schema.schemaName
-        try await withInstalled(schema) { connection in
-            try await Self.setUp(connection, schema: s)
-            try await RowLevelSecurityTests.withRoles(connection, schema: s, ["alice"], login: true) { roles in
-                let alice = roles[0]
+        try await Self.withAlice { connection, s, alice in
+            do {
                 let transport = try await testTransport(schema: s, user: alice)
                 let store = try TemporaryStore()
                 defer { store.cleanUp() }
@@ -252,12 +261,8 @@ import Testing
     /// A transport that cannot list ids (no `scopeIds`, as an older gateway) resyncs the
     /// whole table when rows moved, which removes what the user no longer sees.
     @Test func aTransportWithoutIdListingsResyncsWhenRowsMove() async throws {
-        let schema = try SyncSchema([Scoped.Topic.self, Scoped.Post.self], schema: uniqueSchemaName(), scopes: Scoped.scopes)
-        let s = schema.schemaName
-        try await withInstalled(schema) { connection in
-            try await Self.setUp(connection, schema: s)
-            try await RowLevelSecurityTests.withRoles(connection, schema: s, ["alice"], login: true) { roles in
-                let alice = roles[0]
+        try await Self.withAlice { connection, s, alice in
+            do {
                 for room in ["r1", "r2"] { try await Self.member(connection, s, alice, of: room, true) }
                 for (room, body) in [("r1", "a"), ("r2", "b")] { try await Self.post(connection, s, room: room, body: body) }
                 let direct = try await testTransport(schema: s, user: alice)

@@ -96,14 +96,21 @@ package enum ChildProcess {
                                  timeout: Double) throws -> Outcome {
         let (child, pipe) = try start(filter: filter, role: role, directory: directory, environment: environment)
         let lines = LineCollector()
-        pipe.fileHandleForReading.readabilityHandler = { handle in lines.feed(handle.availableData) }
+        // One blocking read to the end of the output, on a thread of its own, waited for
+        // below: a readability handler could still be feeding the last line (the one a
+        // child writes just before it kills itself) when the lines are read.
+        let reading = DispatchGroup()
+        reading.enter()
+        DispatchQueue.global().async {
+            lines.feed(pipe.fileHandleForReading.readDataToEndOfFile())
+            reading.leave()
+        }
         let deadline = Date().addingTimeInterval(timeout)
         while child.isRunning, Date() < deadline { usleep(1_000) }
         let timedOut = child.isRunning
         if timedOut { kill(child.processIdentifier, SIGKILL) }
         child.waitUntilExit()
-        pipe.fileHandleForReading.readabilityHandler = nil
-        lines.feed(pipe.fileHandleForReading.readDataToEndOfFile())
+        reading.wait()
         let killed = child.terminationReason == .uncaughtSignal && child.terminationStatus == SIGKILL
         return Outcome(lines: lines.all, killed: killed, timedOut: timedOut)
     }
