@@ -81,7 +81,7 @@ import Glibc
         try await Self.forEachRun(runsVariable: "COFFER_CRASH_RUNS", byDefault: mode == .direct ? 50 : 20, mode: mode) { crash, run, progress in
             // Rows for the child to pull while it is killed.
             try await crash.insertServerRows(4, counting: &progress.inserted)
-            progress.record(try ChildProcess.killAtRandomMoment(
+            progress.record(try await ChildProcess.killAtRandomMoment(
                 filter: "replicaCrashChild", role: Self.role, directory: crash.directory,
                 environment: crash.childEnvironment(first: progress.next),
                 maximumDelay: 300_000, using: &random))
@@ -100,7 +100,7 @@ import Glibc
         try await Self.forEachRun(runsVariable: "COFFER_CRASH_POINT_RUNS", byDefault: 10) { crash, run, progress in
             // Rows for the child to pull: more than a page, so that a pull has two.
             try await crash.insertServerRows(5, counting: &progress.inserted)
-            progress.record(try crash.runChildToItsDeath(at: point.rawValue, first: progress.next, run: run,
+            progress.record(try await crash.runChildToItsDeath(at: point.rawValue, first: progress.next, run: run,
                                                          environment: ["COFFER_CRASH_HIT": String(1 + run % 3)]))
             try await crash.drainAndCheck(progress, sqlRows: progress.inserted, run: run)
         }
@@ -121,7 +121,7 @@ import Glibc
             try await crash.insertServerRows(5, counting: &progress.inserted)
             let ghosts = try await Self.goOffline(directory: crash.directory, schema: crash.schema, connection: crash.connection, run: run)
             deleted.formUnion(ghosts)
-            progress.record(try crash.runChildToItsDeath(
+            progress.record(try await crash.runChildToItsDeath(
                 at: point.rawValue, first: progress.next, run: run,
                 environment: ["COFFER_CRASH_HIT": String(point == .betweenResyncPages ? 1 + run % 2 : 1), "COFFER_FAIL_PUSHES": "1"]))
             let sqlRows = Set((1...progress.inserted).map { "s\($0)" }).subtracting(deleted)
@@ -174,8 +174,8 @@ import Glibc
         /// Runs the child until it kills itself at the named `point` (with `environment`
         /// added), expects it to have died there of SIGKILL, and returns the card numbers it
         /// reported committed.
-        func runChildToItsDeath(at point: String, first: Int, run: Int, environment: [String: String]) throws -> Set<Int> {
-            let child = try ChildProcess.runToEnd(
+        func runChildToItsDeath(at point: String, first: Int, run: Int, environment: [String: String]) async throws -> Set<Int> {
+            let child = try await ChildProcess.runToEnd(
                 filter: "replicaCrashChild", role: ReplicaCrashTests.role, directory: directory,
                 environment: childEnvironment(first: first).merging(["COFFER_CRASH_POINT": point]) { $1 }.merging(environment) { $1 },
                 timeout: 30)

@@ -54,9 +54,34 @@ package enum ChildProcess {
     /// Starts the child test `filter` (which prints "committed N" after each commit it makes),
     /// kills it with SIGKILL at a random moment (up to `maximumDelay` microseconds) after its
     /// first line, and returns the numbers it reported committed before it died.
+    ///
+    /// Runs on a thread of its own: its waits block a thread for as long as the child runs,
+    /// and blocking the cooperative pool (one thread per core) would stall every other test's
+    /// tasks, servers and deadlines in this process meanwhile.
     package static func killAtRandomMoment(filter: String, role: String, directory: String,
                                            environment: [String: String] = [:], maximumDelay: UInt32 = 40_000,
-                                           using random: inout SplitMix64) throws -> Set<Int> {
+                                           using random: inout SplitMix64) async throws -> Set<Int> {
+        let state = random.state
+        let (numbers, after) = try await offPool {
+            var generator = SplitMix64(state: state)
+            let numbers = try blockingKillAtRandomMoment(filter: filter, role: role, directory: directory, environment: environment,
+                                                         maximumDelay: maximumDelay, using: &generator)
+            return (numbers, generator.state)
+        }
+        random = SplitMix64(state: after)
+        return numbers
+    }
+
+    /// Runs `body` on a new thread and returns what it returns.
+    private static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    private static func blockingKillAtRandomMoment(filter: String, role: String, directory: String,
+                                                   environment: [String: String], maximumDelay: UInt32,
+                                                   using random: inout SplitMix64) throws -> Set<Int> {
         let (child, pipe) = try start(filter: filter, role: role, directory: directory, environment: environment)
         let lines = LineCollector()
         pipe.fileHandleForReading.readabilityHandler = { handle in lines.feed(handle.availableData) }
@@ -91,9 +116,17 @@ package enum ChildProcess {
     }
 
     /// Starts the child test `filter` and waits for it to end by itself (a child that kills
-    /// itself at a chosen point), for at most `timeout` seconds, after which it is killed.
+    /// itself at a chosen point), for at most `timeout` seconds, after which it is killed. On a
+    /// thread of its own, as ``killAtRandomMoment(filter:role:directory:environment:maximumDelay:using:)``.
     package static func runToEnd(filter: String, role: String, directory: String, environment: [String: String] = [:],
-                                 timeout: Double) throws -> Outcome {
+                                 timeout: Double) async throws -> Outcome {
+        try await offPool {
+            try blockingRunToEnd(filter: filter, role: role, directory: directory, environment: environment, timeout: timeout)
+        }
+    }
+
+    private static func blockingRunToEnd(filter: String, role: String, directory: String, environment: [String: String],
+                                         timeout: Double) throws -> Outcome {
         let (child, pipe) = try start(filter: filter, role: role, directory: directory, environment: environment)
         let lines = LineCollector()
         // One blocking read to the end of the output, on a thread of its own, waited for

@@ -48,7 +48,7 @@ import Testing
         #expect(try IndexProbe.isConsistent(store, Indexed.Note.self))
     }
 
-    @Test func killedWriterLosesNoCommitAndLeavesNoPartialTransaction() throws {
+    @Test func killedWriterLosesNoCommitAndLeavesNoPartialTransaction() async throws {
         guard ChildProcess.role == nil else { return }
         let runs = Int(ProcessInfo.processInfo.environment["COFFER_CRASH_RUNS"] ?? "") ?? 24
         var random = SplitMix64(state: 42)
@@ -56,7 +56,7 @@ import Testing
         defer { directory.cleanUp() }
         var reported = Set<Int>()
         for run in 0..<runs {
-            reported.formUnion(try ChildProcess.killAtRandomMoment(filter: "crashChildWriter", role: "crash-writer", directory: directory.path,
+            reported.formUnion(try await ChildProcess.killAtRandomMoment(filter: "crashChildWriter", role: "crash-writer", directory: directory.path,
                                                                    using: &random))
             try Self.checkAfterCrash(directory: directory.path, reported: reported, run: run)
         }

@@ -69,7 +69,7 @@ import Testing
         #expect(report.isIntact, "\(report)")
     }
 
-    @Test func killedWriterLosesNoSyncedChangeAndDuplicatesNone() throws {
+    @Test func killedWriterLosesNoSyncedChangeAndDuplicatesNone() async throws {
         guard ChildProcess.role == nil else { return }
         let runs = Int(ProcessInfo.processInfo.environment["COFFER_CRASH_RUNS"] ?? "") ?? 16
         var random = SplitMix64(state: 31)
@@ -77,7 +77,7 @@ import Testing
         defer { directory.cleanUp() }
         var reported = Set<Int>()
         for _ in 0..<runs {
-            reported.formUnion(try ChildProcess.killAtRandomMoment(filter: "syncCrashChildWriter", role: "sync-crash-writer", directory: directory.path,
+            reported.formUnion(try await ChildProcess.killAtRandomMoment(filter: "syncCrashChildWriter", role: "sync-crash-writer", directory: directory.path,
                                                                    using: &random))
             try Self.check(directory: directory.path, reported: reported)
         }
