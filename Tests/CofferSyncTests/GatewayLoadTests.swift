@@ -8,7 +8,7 @@ import Testing
 /// Many devices, each a replica with its own store and token, through one gateway and one
 /// PostgreSQL on loopback: each subscribes to its room (ten members each, row-level security
 /// by membership), writes posts at random moments while every replica runs, and must end
-/// holding exactly its room's posts, with nothing pending. The suite runs 12 devices;
+/// holding exactly its room's posts, with nothing pending. The suite runs 8 devices;
 /// `Benchmarks/gateway-load.sh` runs it at a measured size (1,000 devices by default), which
 /// prints throughput and latencies: speed is reported, never asserted.
 @Suite(.timeLimit(.minutes(10))) struct GatewayLoadTests {
@@ -22,7 +22,7 @@ import Testing
     @Test func devicesConvergeToExactlyTheirScopesThroughOneGateway() async throws {
         let environment = ProcessInfo.processInfo.environment
         // The suite's size is small: the test runs beside the whole suite on two cores.
-        let deviceCount = max(2, Int(environment["COFFER_GATEWAY_LOAD"] ?? "") ?? 12)
+        let deviceCount = max(2, Int(environment["COFFER_GATEWAY_LOAD"] ?? "") ?? 8)
         let postsPerDevice = max(1, Int(environment["COFFER_GATEWAY_LOAD_POSTS"] ?? "") ?? (deviceCount > 100 ? 2 : 1))
         let window = Double(environment["COFFER_GATEWAY_LOAD_SECONDS"] ?? "") ?? (deviceCount > 100 ? 20 : 1)
         let roomSize = 10

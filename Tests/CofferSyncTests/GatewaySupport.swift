@@ -26,8 +26,10 @@ struct TestGateway {
         try await keys.sign(GatewayClaims(sub: .init(value: user), exp: .init(value: Date().addingTimeInterval(expiresIn))))
     }
 
-    /// A transport to this gateway as `user`.
-    func transport(for user: String, timeout: Duration = .seconds(5)) async throws -> GatewayTransport {
+    /// A transport to this gateway as `user`. The deadline is long by default: on two cores
+    /// beside the whole suite (crash tests start a test process per run) a call can wait
+    /// seconds for the CPU; tests of deadlines pass their own.
+    func transport(for user: String, timeout: Duration = .seconds(30)) async throws -> GatewayTransport {
         let token = try await token(for: user)
         return GatewayTransport(url: url, requestTimeout: timeout) { token }
     }

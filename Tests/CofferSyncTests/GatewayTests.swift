@@ -86,7 +86,7 @@ import Testing
         let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
         try await withInstalled(schema) { connection in
             try await TestGateway.with(connection, schema: schema.schemaName) { gateway in
-                let waiter = try await gateway.transport(for: "alice", timeout: .seconds(10))
+                let waiter = try await gateway.transport(for: "alice")
                 let pusher = try await gateway.transport(for: "bob")
                 // The first wait has no generation yet: it returns at once.
                 #expect(try await waiter.waitForChanges(timeout: .seconds(5)))

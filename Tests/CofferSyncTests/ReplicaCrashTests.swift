@@ -78,7 +78,7 @@ import Glibc
     @Test(arguments: TransportMode.allCases)
     func killedReplicaLosesNoWriteAndDuplicatesNone(mode: TransportMode) async throws {
         var random = SplitMix64(state: 0xC4A5_11)
-        try await Self.forEachRun(runsVariable: "COFFER_CRASH_RUNS", byDefault: mode == .direct ? 50 : 20, mode: mode) { crash, run, progress in
+        try await Self.forEachRun(runsVariable: "COFFER_CRASH_RUNS", byDefault: mode == .direct ? 50 : 10, mode: mode) { crash, run, progress in
             // Rows for the child to pull while it is killed.
             try await crash.insertServerRows(4, counting: &progress.inserted)
             progress.record(try await ChildProcess.killAtRandomMoment(
