@@ -731,6 +731,23 @@ enum SyncServerSQL {
         $$
         """#,
 
+        // The predicate of the scope `scope_name` of `entity_name`, as the caller reads the
+        // scopes; CF008 when the entity has no such scope (or it is the whole table, which
+        // has none). What a pull and an id listing add to their queries.
+        #"""
+        CREATE OR REPLACE FUNCTION @S@._scope_predicate(entity_name text, scope_name text) RETURNS text
+        LANGUAGE plpgsql STABLE AS $$
+        DECLARE
+            found_predicate text;
+        BEGIN
+            SELECT s.predicate INTO found_predicate FROM @S@.scopes s WHERE s.entity = entity_name AND s.name = scope_name;
+            IF found_predicate IS NULL THEN
+                RAISE EXCEPTION 'entity "%" has no scope "%" in schema %', entity_name, scope_name, @SL@ USING ERRCODE = 'CF008';
+            END IF;
+            RETURN found_predicate;
+        END
+        $$
+        """#,
         // Defines (or redefines) the scope `scope_name` of `entity_name`: `predicate` filters
         // the rows its subscribers pull (NULL for the whole-table scope ''), `watched_columns`
         // (of the entity's table) and `watched_tables` (any tables, e.g. a membership table the
@@ -1636,10 +1653,7 @@ enum SyncServerSQL {
             -- the caller's policies. Tombstones are not filtered (a deleted row has no values
             -- to test); a replica ignores deletes of objects it does not hold.
             IF coalesce(scope_name, '') <> '' THEN
-                SELECT s.predicate INTO scope_predicate FROM @S@.scopes s WHERE s.entity = coffer_pull.entity AND s.name = scope_name;
-                IF scope_predicate IS NULL THEN
-                    RAISE EXCEPTION 'entity "%" has no scope "%" in schema %', entity, scope_name, @SL@ USING ERRCODE = 'CF008';
-                END IF;
+                scope_predicate := @S@._scope_predicate(entity, scope_name);
                 scope_filter := format(' AND EXISTS (SELECT 1 FROM (SELECT $8::jsonb AS parameters) scope WHERE (%s))', scope_predicate);
             END IF;
             IF from_cursor ~ '@[0-9]{1,20}$' THEN
@@ -1899,11 +1913,7 @@ enum SyncServerSQL {
                 IF coalesce(item ->> 'scope', '') = '' THEN
                     filters := filters || ' OR true';
                 ELSE
-                    SELECT s.predicate INTO scope_predicate FROM @S@.scopes s
-                    WHERE s.entity = coffer_scope_ids.entity AND s.name = item ->> 'scope';
-                    IF scope_predicate IS NULL THEN
-                        RAISE EXCEPTION 'entity "%" has no scope "%" in schema %', entity, item ->> 'scope', @SL@ USING ERRCODE = 'CF008';
-                    END IF;
+                    scope_predicate := @S@._scope_predicate(entity, item ->> 'scope');
                     filters := filters || format(' OR EXISTS (SELECT 1 FROM (SELECT $3 -> %s AS parameters) scope WHERE (%s))',
                                                  position, scope_predicate);
                 END IF;

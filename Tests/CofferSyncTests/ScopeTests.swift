@@ -279,6 +279,23 @@ import Testing
         }
     }
 
+    /// Stored subscription state that cannot be read is damage, reported as such; it is
+    /// never taken for "no subscriptions" (which would pull whole tables).
+    @Test func damagedSubscriptionStateIsAnErrorNotTheWholeTable() async throws {
+        let store = try TemporaryStore()
+        defer { store.cleanUp() }
+        let transport = try await testTransport(schema: "coffer")   // never connects
+        let replica = try SyncReplica(store: store.store, entities: [Scoped.Post.self], transport: transport)
+        try store.store.setSyncScopeState(Data("{\"entities\": 7".utf8), stream: transport.stream)
+        #expect {
+            _ = try replica.subscriptions()
+        } throws: { error in
+            guard case CofferError.damagedStore(part: .sync, _) = error else { return false }
+            return true
+        }
+        await #expect(throws: CofferError.self) { try await replica.subscribe(Scoped.room("r1")) }
+    }
+
     /// An object that links to one leaving, with a change the server has not acknowledged,
     /// keeps the target here: the pusher reads its values when it sends them, and would send
     /// the link cleared. Once the change is acknowledged, the target leaves and the link
