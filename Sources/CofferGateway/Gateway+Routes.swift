@@ -95,16 +95,48 @@ extension Gateway {
             }
         }
         router.get("v1/wait") { request, _ -> Response in
+            try await self.answer("wait", request) { _, request in try await self.wait(request, keys: nil) }
+        }
+        router.post("v1/wait") { request, _ -> Response in
             try await self.answer("wait", request) { _, request in
-                // A longer wait than the gateway holds is shortened, not refused.
-                let seconds = min(try Self.integer(request, "timeout", 0...86_400), self.configuration.limits.waitSeconds)
-                let after = request.uri.queryParameters["after"].map(String.init)
-                guard let (changed, generation) = await self.hub.wait(after: after, timeout: .seconds(seconds)) else {
-                    throw Refusal(.serviceUnavailable, "busy", "too many clients wait for changes; try again shortly")
-                }
-                return #"{"changed":\#(changed),"generation":"\#(generation)"}"#
+                try await self.wait(request, keys: try await self.wakeKeys(of: &request))
             }
         }
+    }
+
+    /// The most keys one wait may name, and the longest key.
+    static let waitKeyLimit = 10_000
+    static let waitKeyLength = 512
+
+    /// A wait for changes that concern `keys` (nil: any change).
+    private func wait(_ request: Request, keys: Set<String>?) async throws -> String {
+        // A longer wait than the gateway holds is shortened, not refused.
+        let seconds = min(try Self.integer(request, "timeout", 0...86_400), configuration.limits.waitSeconds)
+        let after = request.uri.queryParameters["after"].map(String.init)
+        guard let (changed, generation) = await hub.wait(after: after, keys: keys, timeout: .seconds(seconds)) else {
+            throw Refusal(.serviceUnavailable, "busy", "too many clients wait for changes; try again shortly")
+        }
+        return #"{"changed":\#(changed),"generation":"\#(generation)"}"#
+    }
+
+    /// The keys a wait names: its body, a JSON array of strings, each an entity's name, a
+    /// slash and what follows (as pull pages give them under `"wake"`).
+    private func wakeKeys(of request: inout Request) async throws -> Set<String> {
+        let text = try await body(of: &request)
+        guard let array = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [Any],
+              array.count <= Self.waitKeyLimit else {
+            throw Refusal(.badRequest, "malformed", "the body must be an array of at most \(Self.waitKeyLimit) keys")
+        }
+        var keys = Set<String>()
+        for element in array {
+            guard let key = element as? String, key.contains("/"), key.utf8.count <= Self.waitKeyLength,
+                  !key.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+                throw Refusal(.badRequest, "malformed",
+                              "each key must be a string of at most \(Self.waitKeyLength) bytes holding a slash, with no control characters")
+            }
+            keys.insert(key)
+        }
+        return keys
     }
 
     /// Authenticates, rate-limits and runs `body`, turning every refusal into its answer.

@@ -13,12 +13,17 @@ import NIOCore
 ///
 /// Routes (all but `/health` and `/metrics` need `Authorization: Bearer <jwt>`):
 /// - `POST /v1/push?client=<uuid>`, body: the batch (`coffer_push`'s JSON array)
-/// - `GET /v1/pull?entity=<name>&cursor=<cursor>&limit=<n>[&bytes=<n>]` (`coffer_pull`)
+/// - `GET /v1/pull?entity=<name>&cursor=<cursor>&limit=<n>[&bytes=<n>][&scope=<name>&parameters=<json>]`
+///   (`coffer_pull`)
 /// - `POST /v1/fetch?entity=<name>`, body: a JSON array of sync ids (`coffer_fetch`)
+/// - `POST /v1/scope-ids?entity=<name>&limit=<n>[&after=<uuid>]`, body: a JSON array of
+///   subscriptions (`coffer_scope_ids`)
 /// - `GET /v1/last-mid?client=<uuid>` (`coffer_last_mid`): `{"lastMid": "<n>"}`
 /// - `GET /v1/wait?timeout=<seconds>[&after=<generation>]`: `{"changed": true, "generation"}`
 ///   at once when a change came after the generation the last wait returned (or none was
 ///   given), else after the next change, or `{"changed": false, ...}` at the timeout
+/// - `POST /v1/wait?timeout=<seconds>[&after=<generation>]`, body: a JSON array of wake keys
+///   (the `"wake"` of pull pages): as `GET`, for changes that concern one of the keys
 /// - `GET /health`: 200 when the database answers, else 503; `GET /metrics`: Prometheus text
 ///
 /// Answers: 200 with the function's JSON; 400 for a malformed request, 401 for a missing,
@@ -81,7 +86,7 @@ public final class Gateway: Sendable {
         let (client, hub, logger) = (database.client, hub, logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
-            group.addTask { await PostgresTransport.listen(configuration: listen, logger: logger, signal: hub.signal) }
+            group.addTask { await PostgresTransport.listen(configuration: listen, logger: logger, signal: { hub.signal($0) }) }
             group.addTask { try await app.run() }
             // The server ends first (cancelled, or it failed): the rest follows it.
             defer { group.cancelAll() }

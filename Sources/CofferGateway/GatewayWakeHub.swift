@@ -1,40 +1,145 @@
 import Synchronization
 
-/// Fans the gateway's one LISTEN out to the requests waiting for changes (`GET /v1/wait`):
-/// each notification, and each re-established LISTEN (notifications sent while it was down
-/// are lost), wakes every request waiting at that moment and moves the generation on. A
-/// client passes the generation its last wait returned, so a change between two of its
-/// waits is not missed: a wait from an older generation (or another run of the gateway)
-/// returns at once. A wait ends with `true` when woken, `false` at its timeout or when
-/// cancelled (the client went away), and with nil at once when too many wait already.
+/// Fans the gateway's one LISTEN out to the requests waiting for changes (`/v1/wait`). Each
+/// notification moves the generation on and wakes the waits it concerns (payloads as the
+/// sync schema sends them):
+/// - `<entity>/<hash>` (or `<entity>/`) wakes the waits that name that key;
+/// - `<entity>` (anything of the entity may have changed) wakes every wait that names a
+///   key of the entity;
+/// - a re-established LISTEN (notifications sent while it was down are lost) wakes all;
+/// - and every notification wakes the waits that name no keys.
+///
+/// A client passes the generation its last wait returned, so a change between two of its
+/// waits is not missed: a wait returns at once when one of its keys changed after that
+/// generation (any change, for a wait without keys), or when the generation belongs to
+/// another run of the gateway. The hub remembers when each key last changed, up to
+/// `keyLimit` keys; when it forgets the older half, a wait from before the forgotten
+/// changes returns at once (a wake-up too many, never one too few). A wait ends with true
+/// when woken, false at its timeout or when cancelled (the client went away), and nil at
+/// once when `limit` requests wait already.
 final class GatewayWakeHub: Sendable {
+    private struct Waiter {
+        let continuation: CheckedContinuation<Bool, Never>
+        /// The keys it waits for; nil: any change.
+        let keys: Set<String>?
+    }
+
     private struct State {
-        var waiters: [UInt64: CheckedContinuation<Bool, Never>] = [:]
+        var waiters: [UInt64: Waiter] = [:]
         var nextId: UInt64 = 0
         var generation: UInt64 = 0
         /// Waits that ended (timeout, cancellation) before they were registered.
         var ended: Set<UInt64> = []
+        /// The waits by the keys they name, by the entities of those keys, and those that
+        /// name none.
+        var byKey: [String: Set<UInt64>] = [:]
+        var byEntity: [String: Set<UInt64>] = [:]
+        var unkeyed: Set<UInt64> = []
+        /// The generation at which each key (and each entity, under its bare name) last
+        /// changed.
+        var changed: [String: UInt64] = [:]
+        /// Changes at or below this generation were forgotten: they may concern any key.
+        var forgotten: UInt64 = 0
+
+        /// Whether anything a wait for `keys` concerns changed after generation `seen`.
+        func changed(since seen: UInt64, keys: Set<String>?) -> Bool {
+            guard generation > seen else { return false }
+            guard let keys else { return true }
+            if forgotten > seen { return true }
+            return keys.contains { key in
+                (changed[key] ?? 0) > seen || (changed[GatewayWakeHub.entity(of: key)] ?? 0) > seen
+            }
+        }
+
+        mutating func register(_ id: UInt64, _ waiter: Waiter) {
+            waiters[id] = waiter
+            guard let keys = waiter.keys else {
+                unkeyed.insert(id)
+                return
+            }
+            for key in keys {
+                byKey[key, default: []].insert(id)
+                byEntity[GatewayWakeHub.entity(of: key), default: []].insert(id)
+            }
+        }
+
+        mutating func remove(_ id: UInt64) -> Waiter? {
+            guard let waiter = waiters.removeValue(forKey: id) else { return nil }
+            guard let keys = waiter.keys else {
+                unkeyed.remove(id)
+                return waiter
+            }
+            for key in keys {
+                Self.drop(id, from: &byKey, at: key)
+                Self.drop(id, from: &byEntity, at: GatewayWakeHub.entity(of: key))
+            }
+            return waiter
+        }
+
+        private static func drop(_ id: UInt64, from index: inout [String: Set<UInt64>], at key: String) {
+            guard var ids = index[key] else { return }
+            ids.remove(id)
+            index[key] = ids.isEmpty ? nil : ids
+        }
+
+        /// Records that `key` changed now, forgetting the older half of the changes when
+        /// more than `limit` are kept.
+        mutating func record(_ key: String, limit: Int) {
+            changed[key] = generation
+            guard changed.count > limit else { return }
+            let generations = changed.values.sorted()
+            let cut = generations[generations.count / 2]
+            changed = changed.filter { $0.value > cut }
+            forgotten = max(forgotten, cut)
+        }
     }
 
     private let state = Mutex(State())
     let limit: Int
+    let keyLimit: Int
     /// This run of the gateway, so that a generation of an earlier run never matches.
     let epoch = UInt64.random(in: 1...UInt64.max)
 
-    init(limit: Int) {
+    init(limit: Int, keyLimit: Int = 100_000) {
         self.limit = limit
+        self.keyLimit = max(2, keyLimit)
+    }
+
+    /// The entity a key belongs to: what precedes its first slash.
+    static func entity(of key: String) -> String {
+        key.firstIndex(of: "/").map { String(key[..<$0]) } ?? key
     }
 
     /// How many requests wait now (for the metrics).
     var waiting: Int { state.withLock { $0.waiters.count } }
 
-    /// Wakes every waiting request.
+    /// How many keys the hub remembers (for tests of its bound).
+    var rememberedKeys: Int { state.withLock { $0.changed.count } }
+
+    /// Wakes every waiting request (the LISTEN was re-established: anything may have changed).
     func signal() {
+        signal(nil)
+    }
+
+    /// Wakes the requests a notification's `payload` concerns (nil: all).
+    func signal(_ payload: String?) {
+        let keyLimit = keyLimit
         let woken = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
-            let woken = Array(state.waiters.values)
-            state.waiters.removeAll()
             state.generation &+= 1
-            return woken
+            var ids = state.unkeyed
+            if let payload {
+                if payload.contains("/") {
+                    ids.formUnion(state.byKey[payload] ?? [])
+                } else {
+                    ids.formUnion(state.byEntity[payload] ?? [])
+                }
+                state.record(payload, limit: keyLimit)
+            } else {
+                ids = Set(state.waiters.keys)
+                state.changed.removeAll()
+                state.forgotten = state.generation
+            }
+            return ids.compactMap { state.remove($0)?.continuation }
         }
         for continuation in woken { continuation.resume(returning: true) }
     }
@@ -42,19 +147,26 @@ final class GatewayWakeHub: Sendable {
     /// The generation as clients pass it back: `<epoch>-<count>`.
     var generation: String { "\(epoch)-\(state.withLock { $0.generation })" }
 
-    /// Whether a change came after generation `after` (nil: the client has none yet), waiting
-    /// for the next one at most `timeout`; and the generation to pass next time.
-    func wait(after: String?, timeout: Duration) async -> (changed: Bool, generation: String)? {
+    /// Whether a change that concerns `keys` (nil: any) came after generation `after` (nil:
+    /// the client has none yet), waiting for the next one at most `timeout`; and the
+    /// generation to pass next time.
+    func wait(after: String?, keys: Set<String>? = nil, timeout: Duration) async -> (changed: Bool, generation: String)? {
         let seen = state.withLock { $0.generation }
-        let current = "\(epoch)-\(seen)"
-        if after != current { return (true, current) }
-        guard let changed = await wait(timeout: timeout, seen: seen) else { return nil }
+        guard let after, let since = parse(after), since <= seen else { return (true, "\(epoch)-\(seen)") }
+        guard let changed = await wait(timeout: timeout, since: since, keys: keys) else { return nil }
         return (changed, generation)
     }
 
-    /// Waits for the next signal after generation `seen` (nil: the next one), at most
-    /// `timeout`; nil at once when `limit` requests wait already.
-    func wait(timeout: Duration, seen: UInt64? = nil) async -> Bool? {
+    /// The count of a generation of this run of the gateway; nil for another run's.
+    private func parse(_ generation: String) -> UInt64? {
+        let parts = generation.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 2, UInt64(parts[0]) == epoch else { return nil }
+        return UInt64(parts[1])
+    }
+
+    /// Waits for a change that concerns `keys` after generation `since`, at most `timeout`;
+    /// nil at once when `limit` requests wait already.
+    private func wait(timeout: Duration, since: UInt64, keys: Set<String>?) async -> Bool? {
         let id = state.withLock { state -> UInt64? in
             guard state.waiters.count < limit else { return nil }
             state.nextId += 1
@@ -73,9 +185,9 @@ final class GatewayWakeHub: Sendable {
             await withCheckedContinuation { continuation in
                 let immediate = state.withLock { state -> Bool? in
                     if state.ended.remove(id) != nil { return false }
-                    // A signal between reading the generation and waiting.
-                    if let seen, state.generation != seen { return true }
-                    state.waiters[id] = continuation
+                    // A change since the client's generation, or between reading it and now.
+                    if state.changed(since: since, keys: keys) { return true }
+                    state.register(id, Waiter(continuation: continuation, keys: keys))
                     return nil
                 }
                 if let immediate { continuation.resume(returning: immediate) }
@@ -86,11 +198,11 @@ final class GatewayWakeHub: Sendable {
     }
 
     private func end(_ id: UInt64) {
-        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
-            if let waiter = state.waiters.removeValue(forKey: id) { return waiter }
+        let waiter = state.withLock { state -> Waiter? in
+            if let waiter = state.remove(id) { return waiter }
             state.ended.insert(id)
             return nil
         }
-        waiter?.resume(returning: false)
+        waiter?.continuation.resume(returning: false)
     }
 }

@@ -28,6 +28,8 @@ public final class GatewayTransport: SyncTransport, Sendable {
     private struct State {
         var closed = false
         var generation: String?
+        /// The gateway does not take a wait with keys (404 or 405): it is older, and waits for all.
+        var keysUnsupported = false
         /// Replaced after a call fails on the network: a connection that timed out or broke
         /// mid-request is never reused (as a PostgresTransport closes its connection).
         var session: URLSession = GatewayTransport.makeSession()
@@ -157,10 +159,32 @@ public final class GatewayTransport: SyncTransport, Sendable {
     /// if try await transport.waitForChanges(timeout: .seconds(25)) { try await replica.syncNow() }
     /// ```
     public func waitForChanges(timeout: Duration) async throws -> Bool {
+        try await waitForChanges(timeout: timeout, keys: nil)
+    }
+
+    /// Waits on the gateway for a change that concerns one of `keys` (`POST /v1/wait` with
+    /// the keys as a JSON array; nil: any change, `GET /v1/wait`). A gateway too old to take
+    /// keys is asked for any change from then on.
+    ///
+    /// ```swift
+    /// let woken = try await transport.waitForChanges(timeout: .seconds(25), keys: ["Post/"])
+    /// ```
+    public func waitForChanges(timeout: Duration, keys: Set<String>?) async throws -> Bool {
         let seconds = max(0, min(Int(timeout.components.seconds), 300))
         var query = ["timeout": String(seconds)]
         if let generation = state.withLock({ $0.generation }) { query["after"] = generation }
-        let data = try await call("wait for changes", "GET", "v1/wait", query, extraTime: .seconds(seconds))
+        let data: Data
+        if let keys, !state.withLock({ $0.keysUnsupported }) {
+            let body = try JSONSerialization.data(withJSONObject: keys.sorted())
+            do {
+                data = try await call("wait for changes", "POST", "v1/wait", query, body: body, extraTime: .seconds(seconds))
+            } catch SyncTransportError.server(_, let sqlState, _) where sqlState == "0A000" {
+                state.withLock { $0.keysUnsupported = true }
+                return try await waitForChanges(timeout: timeout, keys: nil)
+            }
+        } else {
+            data = try await call("wait for changes", "GET", "v1/wait", query, extraTime: .seconds(seconds))
+        }
         guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
               let changed = object["changed"] as? Bool, let generation = object["generation"] as? String else {
             throw SyncTransportError.malformedReply(operation: "wait for changes", detail: String(decoding: data.prefix(100), as: UTF8.self))
@@ -241,8 +265,8 @@ public final class GatewayTransport: SyncTransport, Sendable {
         case 401: return .server(operation: operation, sqlState: "28000", message: "the gateway refused the token: \(message)")
         case 413: return .server(operation: operation, sqlState: "54000", message: "the gateway's size limit: \(message)")
         case 429: return .server(operation: operation, sqlState: "53400", message: "the gateway's rate limit: \(message)")
-        // A route the gateway does not have: it is older than this client.
-        case 404: return .server(operation: operation, sqlState: "0A000", message: "the gateway does not support this call: \(message)")
+        // A route or a method the gateway does not have: it is older than this client.
+        case 404, 405: return .server(operation: operation, sqlState: "0A000", message: "the gateway does not support this call: \(message)")
         case 500...599: return .unreachable(operation: operation, detail: "HTTP \(status): \(message)")
         default: return .malformedReply(operation: operation, detail: "HTTP \(status): \(message)")
         }

@@ -333,12 +333,13 @@ public actor PostgresTransport: SyncTransport {
     /// it was down are lost. Waits between attempts double up to the configured longest, with
     /// jitter.
     static func listen(configuration: Configuration, wake: WakeSignal, logger: Logger) async {
-        await listen(configuration: configuration, logger: logger, signal: wake.signal)
+        await listen(configuration: configuration, logger: logger) { _ in wake.signal() }
     }
 
-    /// As ``listen(configuration:wake:logger:)``, calling `signal` for each notification and
-    /// each (re)established LISTEN (the gateway fans them out to its waiting requests).
-    package static func listen(configuration: Configuration, logger: Logger, signal: @escaping @Sendable () -> Void) async {
+    /// As ``listen(configuration:wake:logger:)``, calling `signal` with each notification's
+    /// payload, and with nil for each (re)established LISTEN (the gateway fans them out to its
+    /// waiting requests).
+    package static func listen(configuration: Configuration, logger: Logger, signal: @escaping @Sendable (String?) -> Void) async {
         let channel = configuration.schema + "_changes"
         var delay = configuration.listenRetry.first
         var attempt = 0
@@ -350,8 +351,8 @@ public actor PostgresTransport: SyncTransport {
                 try await withTaskCancellationHandler {
                     try await connection.listen(on: channel) { notifications in
                         established.withLock { $0 = true }
-                        signal()
-                        for try await _ in notifications { signal() }
+                        signal(nil)
+                        for try await notification in notifications { signal(notification.payload) }
                     }
                 } onCancel: {
                     Self.abandon(connection)

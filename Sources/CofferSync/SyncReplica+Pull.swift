@@ -146,6 +146,7 @@ extension SyncReplica {
                     ahead = request(parsed.cursor)
                 }
                 if parsed.moved { try markForReconciliation(entity) }
+                state.withLock { $0.wakeKeys[Self.wakeKeyIndex(entity, stream: stream)] = parsed.wake }
                 let summary = try store.applyPulledPage(parsed, stream: stream)
                 channel.update { status in
                     status.pulled += summary.upserted + summary.deleted

@@ -100,11 +100,11 @@ extension SyncReplica {
 
     /// Waits for a server notification, a local change or `timeout`; true when woken.
     private func waitForWakeUp(timeout: Duration) async -> Bool {
-        let (transport, localWake) = (transport, localWake)
+        let (transport, localWake, keys) = (transport, localWake, wakeKeys())
         return await withTaskGroup(of: Bool.self) { group in
             group.addTask {
                 do {
-                    return try await transport.waitForChanges(timeout: timeout)
+                    return try await transport.waitForChanges(timeout: timeout, keys: keys)
                 } catch {
                     // No wake-ups from this transport now (closed): wait out the time.
                     do { try await Task.sleep(for: timeout) } catch {}
@@ -117,6 +117,31 @@ extension SyncReplica {
             return woken
         }
     }
+
+    /// The wake keys of every stream this replica pulls (the whole table or each
+    /// subscription of each entity), as their last pages gave them; nil, to wake for any
+    /// change, while one is unknown (not pulled yet in this run, or a server that gives none).
+    func wakeKeys() -> Set<String>? {
+        let known = state.withLock { $0.wakeKeys }
+        var keys = Set<String>()
+        for entity in entityNames {
+            let entries: [ScopeState.Entry]
+            do {
+                entries = try subscriptionEntries(of: entity)
+            } catch {
+                return nil   // the next pass reports the damaged state; until then, wake for all
+            }
+            for entry in entries {
+                let stream = entry.key.isEmpty ? transport.stream : scopeStream(entry.key)
+                guard let key = known[Self.wakeKeyIndex(entity, stream: stream)] else { return nil }
+                keys.insert(key)
+            }
+        }
+        return keys
+    }
+
+    /// Where the wake key of `entity`'s pull from `stream` is kept.
+    static func wakeKeyIndex(_ entity: String, stream: String) -> String { entity + "\n" + stream }
 
     /// Signals a wake-up after each local commit that leaves outbox changes to push.
     private func observeLocalChanges<E: Entity>(of type: E.Type) -> Task<Void, Never> {

@@ -67,6 +67,8 @@ public final class SyncReplica: Sendable {
         var parkedConflicts: Int?
         /// The entities whose pull failed, with when ``run()`` tries each again.
         var pullBackoff: [String: EntityBackoff] = [:]
+        /// The wake key of each stream pulled (``wakeKeyIndex(_:stream:)``), from its last page.
+        var wakeKeys: [String: String] = [:]
         /// What the per-entity backoff takes for now (a test moves it instead of waiting).
         var clock: @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
     }

@@ -17,10 +17,15 @@ import Foundation
 /// `tables` (any write to one records a move), such as a membership table. After a move,
 /// each replica that pulls the entity compares the ids it holds with the server's.
 ///
+/// A ``Wake`` key narrows the wake-ups: without one, every change of the entity wakes every
+/// replica that subscribes to the scope, whatever its parameters; with one, only the
+/// subscribers whose key matches a written row's.
+///
 /// ```swift
 /// let byConversation = SyncScope(Message.self, name: "conversation",
 ///                                where: "r.conversation = (scope.parameters ->> 'id')::uuid",
-///                                watching: ["conversation"], tables: ["public.members"])
+///                                watching: ["conversation"], tables: ["public.members"],
+///                                wake: .init(row: "r.conversation", parameters: "scope.parameters ->> 'id'"))
 /// let schema = try SyncSchema([Message.self], scopes: [byConversation])
 /// ```
 public struct SyncScope: Sendable, Hashable {
@@ -54,15 +59,58 @@ public struct SyncScope: Sendable, Hashable {
     /// byConversation.watchedTables   // ["public.members"]
     /// ```
     public let watchedTables: [String]
+    /// The key that ties a row to the subscriptions it concerns (nil: every subscriber wakes).
+    ///
+    /// ```swift
+    /// byConversation.wake?.row   // "r.conversation"
+    /// ```
+    public let wake: Wake?
+
+    /// The value, as text, that ties a row to a subscription, written twice: over the row
+    /// `r` and over the subscription's `scope.parameters`. It must be equal for every row
+    /// the scope's predicate lets through (NULL equals NULL); a row's write then wakes the
+    /// subscribers of its value before and after the write. A key that breaks the rule
+    /// delays changes until the replica's next poll (``SyncReplica/Options/poll``), never
+    /// loses them.
+    ///
+    /// ```swift
+    /// let wake = SyncScope.Wake(row: "r.conversation", parameters: "scope.parameters ->> 'id'")
+    /// ```
+    public struct Wake: Sendable, Hashable {
+        /// The SQL expression over the row `r`.
+        ///
+        /// ```swift
+        /// wake.row   // "r.conversation"
+        /// ```
+        public let row: String
+        /// The SQL expression over `scope.parameters` (jsonb).
+        ///
+        /// ```swift
+        /// wake.parameters   // "scope.parameters ->> 'id'"
+        /// ```
+        public let parameters: String
+
+        /// A wake key from its two expressions.
+        ///
+        /// ```swift
+        /// SyncScope.Wake(row: "r.room", parameters: "scope.parameters ->> 'room'")
+        /// ```
+        public init(row: String, parameters: String) {
+            self.row = row
+            self.parameters = parameters
+        }
+    }
 
     /// The scope `name` of `type`'s rows that match `predicate`.
     ///
     /// ```swift
     /// SyncScope(Message.self, name: "conversation", where: "r.conversation = (scope.parameters ->> 'id')::uuid",
-    ///           watching: ["conversation"])
+    ///           watching: ["conversation"], wake: .init(row: "r.conversation", parameters: "scope.parameters ->> 'id'"))
     /// ```
-    public init<E: Entity>(_ type: E.Type, name: String, where predicate: String, watching columns: [String] = [], tables: [String] = []) {
-        self.init(entity: type._cofferSchema.storedName, name: name, predicate: predicate, watchedColumns: columns, watchedTables: tables)
+    public init<E: Entity>(_ type: E.Type, name: String, where predicate: String, watching columns: [String] = [], tables: [String] = [],
+                           wake: Wake? = nil) {
+        self.init(entity: type._cofferSchema.storedName, name: name, predicate: predicate, watchedColumns: columns, watchedTables: tables,
+                  wake: wake)
     }
 
     /// What moves rows of `type`'s whole table into or out of what a user may see: the
@@ -81,8 +129,10 @@ public struct SyncScope: Sendable, Hashable {
     /// ```swift
     /// SyncScope(entity: "Message", name: "conversation", predicate: "r.conversation = (scope.parameters ->> 'id')::uuid")
     /// ```
-    public init(entity: String, name: String, predicate: String?, watchedColumns: [String] = [], watchedTables: [String] = []) {
+    public init(entity: String, name: String, predicate: String?, watchedColumns: [String] = [], watchedTables: [String] = [],
+                wake: Wake? = nil) {
         self.entity = entity
+        self.wake = wake
         self.name = name
         self.predicate = predicate
         self.watchedColumns = watchedColumns
@@ -93,6 +143,7 @@ public struct SyncScope: Sendable, Hashable {
     func defineStatement(schema quoted: String) -> String {
         let array = { (items: [String]) in "ARRAY[" + items.map(SQLText.literal).joined(separator: ", ") + "]::text[]" }
         return "SELECT \(quoted).coffer_define_scope(\(SQLText.literal(entity)), \(SQLText.literal(name)), "
-            + (predicate.map(SQLText.literal) ?? "NULL") + ", \(array(watchedColumns)), \(array(watchedTables)))"
+            + (predicate.map(SQLText.literal) ?? "NULL") + ", \(array(watchedColumns)), \(array(watchedTables)), "
+            + (wake.map { SQLText.literal($0.row) + ", " + SQLText.literal($0.parameters) } ?? "NULL, NULL") + ")"
     }
 }

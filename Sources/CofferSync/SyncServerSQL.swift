@@ -115,6 +115,11 @@ enum SyncServerSQL {
             PRIMARY KEY (entity, name)
         )
         """#,
+        // A scope's wake key (coffer_define_scope): what a row's change notifies, and what a
+        // subscription's waits listen for.
+        #"""
+        ALTER TABLE @S@.scopes ADD COLUMN IF NOT EXISTS wake_row text, ADD COLUMN IF NOT EXISTS wake_parameters text
+        """#,
         // One row per transaction that may have moved rows of an entity into or out of a
         // scope (or a caller's view), stamped like rows: a pull whose span holds one says
         // "moved", and the replica compares the ids it holds with the scope's.
@@ -568,13 +573,20 @@ enum SyncServerSQL {
         REVOKE EXECUTE ON FUNCTION @S@._moved() FROM PUBLIC
         """#,
 
-        // Wake-ups: every statement that writes an entity table (a push or plain SQL), and
-        // every tombstone left or renewed, notifies channel `<schema>_changes` with the
-        // entity's name. PostgreSQL delivers them at commit, once per distinct payload.
+        // Wake-ups, on channel `<schema>_changes`; PostgreSQL delivers them at commit, once
+        // per distinct payload. A payload names what changed:
+        // - `<entity>/`: rows of the entity changed (every statement that writes its table,
+        //   a push or plain SQL, and every tombstone left or renewed). Wakes the replicas
+        //   that pull the whole table or a scope without a wake key.
+        // - `<entity>/<hash>`: rows with that wake key of a scope changed (_wake_key); the
+        //   scope's subscribers with that key wake.
+        // - `<entity>`: anything of the entity may have changed (a move, a scope dropped or
+        //   redefined): every replica that pulls it wakes.
+        // A waiter that names no keys wakes for every payload.
         #"""
         CREATE OR REPLACE FUNCTION @S@._notify() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
-            PERFORM pg_notify(TG_TABLE_SCHEMA || '_changes', TG_TABLE_NAME);
+            PERFORM pg_notify(TG_TABLE_SCHEMA || '_changes', TG_TABLE_NAME || '/');
             RETURN NULL;
         END
         $$
@@ -582,7 +594,7 @@ enum SyncServerSQL {
         #"""
         CREATE OR REPLACE FUNCTION @S@._notify_tombstone() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
-            PERFORM pg_notify(TG_TABLE_SCHEMA || '_changes', NEW.entity);
+            PERFORM pg_notify(TG_TABLE_SCHEMA || '_changes', NEW.entity || '/');
             RETURN NULL;
         END
         $$
@@ -590,6 +602,42 @@ enum SyncServerSQL {
         #"""
         CREATE OR REPLACE TRIGGER coffer_notify AFTER INSERT OR UPDATE ON @S@.tombstones
         FOR EACH ROW EXECUTE FUNCTION @S@._notify_tombstone()
+        """#,
+        // The wake key of the value `wake_value` of the scope `scope_name` of `entity_name`:
+        // the same for a row (its wake_row expression) and a subscription (its wake_parameters
+        // expression) when the two values are equal, NULL included. Hashed, so that a payload
+        // stays short whatever the value.
+        #"""
+        CREATE OR REPLACE FUNCTION @S@._wake_key(entity_name text, scope_name text, wake_value text) RETURNS text
+        LANGUAGE sql IMMUTABLE AS $$
+            SELECT entity_name || '/' || md5(scope_name || chr(10) || coalesce('v' || wake_value, 'n'))
+        $$
+        """#,
+        // The statement triggers of a scope with a wake key (coffer_define_scope): notify the
+        // key of each row written, before and after (a row that leaves a key wakes its old
+        // subscribers too). TG_ARGV: the scope's name and its wake_row expression over `r`.
+        // A statement that touches more than 1000 keys notifies the entity instead.
+        #"""
+        CREATE OR REPLACE FUNCTION @S@._notify_wakes() RETURNS trigger LANGUAGE plpgsql AS $$
+        DECLARE
+            source_rows text := CASE TG_OP WHEN 'INSERT' THEN 'SELECT * FROM coffer_new_rows'
+                                           WHEN 'DELETE' THEN 'SELECT * FROM coffer_old_rows'
+                                           ELSE 'SELECT * FROM coffer_new_rows UNION ALL SELECT * FROM coffer_old_rows' END;
+            keys text[];
+            wake_key text;
+        BEGIN
+            EXECUTE format('SELECT array_agg(k) FROM (SELECT DISTINCT %I._wake_key(%L, %L, (%s)::text) AS k FROM (%s) r LIMIT 1001) keys',
+                           TG_TABLE_SCHEMA, TG_TABLE_NAME, TG_ARGV[0], TG_ARGV[1], source_rows) INTO keys;
+            IF cardinality(keys) > 1000 THEN
+                PERFORM pg_notify(TG_TABLE_SCHEMA || '_changes', TG_TABLE_NAME);
+            ELSE
+                FOREACH wake_key IN ARRAY coalesce(keys, '{}') LOOP
+                    PERFORM pg_notify(TG_TABLE_SCHEMA || '_changes', wake_key);
+                END LOOP;
+            END IF;
+            RETURN NULL;
+        END
+        $$
         """#,
 
         // Tombstone collection: removes tombstones older than `retention` and raises
@@ -755,9 +803,19 @@ enum SyncServerSQL {
         // The predicate is planned once here, so a syntax error or an unknown column fails the
         // definition instead of every pull. Only roles that may create triggers on the watched
         // tables (the owner) can define scopes.
+        // A wake key narrows the scope's wake-ups: `wake_row_expression` (over `r`) and
+        // `wake_parameters_expression` (over `scope.parameters`) give, as text, the value that
+        // ties a row to a subscription: equal for every row the predicate lets through. A
+        // write then wakes only the subscribers of its rows' keys (before and after), where
+        // otherwise every subscriber of the entity wakes. Both or neither; not for ''.
+        #"""
+        DROP FUNCTION IF EXISTS @S@.coffer_define_scope(text, text, text, text[], text[])
+        """#,
         #"""
         CREATE OR REPLACE FUNCTION @S@.coffer_define_scope(entity_name text, scope_name text, predicate text,
-                                                          watched_columns text[], watched_tables text[]) RETURNS void
+                                                          watched_columns text[], watched_tables text[],
+                                                          wake_row_expression text DEFAULT NULL,
+                                                          wake_parameters_expression text DEFAULT NULL) RETURNS void
         LANGUAGE plpgsql AS $$
         DECLARE
             suffix text := substr(md5(length(entity_name) || ':' || entity_name || '/' || coalesce(scope_name, '')), 1, 16);
@@ -778,6 +836,15 @@ enum SyncServerSQL {
                 EXECUTE format('SELECT 1 FROM %I.%I r WHERE EXISTS (SELECT 1 FROM (SELECT NULL::jsonb AS parameters) scope WHERE (%s)) LIMIT 0',
                                @SL@, entity_name, predicate);
             END IF;
+            IF (wake_row_expression IS NULL) <> (wake_parameters_expression IS NULL)
+               OR (wake_row_expression IS NOT NULL AND scope_name = '') THEN
+                RAISE EXCEPTION 'scope "%" of %: a wake key needs both expressions, the row''s and the parameters'', and the whole-table scope takes none',
+                    scope_name, entity_name USING ERRCODE = '22023';
+            END IF;
+            IF wake_row_expression IS NOT NULL THEN
+                EXECUTE format('SELECT (%s)::text FROM %I.%I r LIMIT 0', wake_row_expression, @SL@, entity_name);
+                EXECUTE format('SELECT (%s)::text FROM (SELECT NULL::jsonb AS parameters) scope LIMIT 0', wake_parameters_expression);
+            END IF;
             FOREACH watched IN ARRAY coalesce(watched_tables, '{}') LOOP
                 SELECT format('%I.%I', n.nspname, c.relname) INTO qualified
                 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
@@ -790,7 +857,8 @@ enum SyncServerSQL {
             -- nothing moves.
             IF EXISTS (SELECT 1 FROM @S@.scopes s WHERE s.entity = entity_name AND s.name = scope_name
                        AND s.predicate IS NOT DISTINCT FROM coffer_define_scope.predicate AND s.columns = coalesce(watched_columns, '{}')
-                       AND s.tables = resolved) THEN
+                       AND s.tables = resolved AND s.wake_row IS NOT DISTINCT FROM wake_row_expression
+                       AND s.wake_parameters IS NOT DISTINCT FROM wake_parameters_expression) THEN
                 RETURN;
             END IF;
             -- A changed definition moves rows in and out of the scope: dropping the old one
@@ -811,8 +879,20 @@ enum SyncServerSQL {
                 EXECUTE format('CREATE TRIGGER %I AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION %I._moved(%L)',
                                '_coffer_movet_' || suffix, qualified, @SL@, entity_name);
             END LOOP;
-            INSERT INTO @S@.scopes (entity, name, predicate, columns, tables)
-            VALUES (entity_name, scope_name, predicate, coalesce(watched_columns, '{}'), resolved);
+            IF wake_row_expression IS NOT NULL THEN
+                EXECUTE format('CREATE TRIGGER %I AFTER INSERT ON %I.%I REFERENCING NEW TABLE AS coffer_new_rows '
+                               'FOR EACH STATEMENT EXECUTE FUNCTION %I._notify_wakes(%L, %L)',
+                               '_coffer_wakei_' || suffix, @SL@, entity_name, @SL@, scope_name, wake_row_expression);
+                EXECUTE format('CREATE TRIGGER %I AFTER UPDATE ON %I.%I REFERENCING NEW TABLE AS coffer_new_rows OLD TABLE AS coffer_old_rows '
+                               'FOR EACH STATEMENT EXECUTE FUNCTION %I._notify_wakes(%L, %L)',
+                               '_coffer_wakeu_' || suffix, @SL@, entity_name, @SL@, scope_name, wake_row_expression);
+                EXECUTE format('CREATE TRIGGER %I AFTER DELETE ON %I.%I REFERENCING OLD TABLE AS coffer_old_rows '
+                               'FOR EACH STATEMENT EXECUTE FUNCTION %I._notify_wakes(%L, %L)',
+                               '_coffer_waked_' || suffix, @SL@, entity_name, @SL@, scope_name, wake_row_expression);
+            END IF;
+            INSERT INTO @S@.scopes (entity, name, predicate, columns, tables, wake_row, wake_parameters)
+            VALUES (entity_name, scope_name, predicate, coalesce(watched_columns, '{}'), resolved,
+                    wake_row_expression, wake_parameters_expression);
         END
         $$
         """#,
@@ -831,6 +911,9 @@ enum SyncServerSQL {
                 RETURN;
             END IF;
             EXECUTE format('DROP TRIGGER IF EXISTS %I ON %I.%I', '_coffer_moves_' || suffix, @SL@, entity_name);
+            EXECUTE format('DROP TRIGGER IF EXISTS %I ON %I.%I', '_coffer_wakei_' || suffix, @SL@, entity_name);
+            EXECUTE format('DROP TRIGGER IF EXISTS %I ON %I.%I', '_coffer_wakeu_' || suffix, @SL@, entity_name);
+            EXECUTE format('DROP TRIGGER IF EXISTS %I ON %I.%I', '_coffer_waked_' || suffix, @SL@, entity_name);
             FOREACH watched IN ARRAY old_tables LOOP
                 IF to_regclass(watched) IS NOT NULL THEN
                     EXECUTE format('DROP TRIGGER IF EXISTS %I ON %s', '_coffer_movet_' || suffix, watched);
@@ -1623,6 +1706,8 @@ enum SyncServerSQL {
         DECLARE
             scope_predicate text;
             scope_filter text := '';
+            wake_expression text;
+            wake text := coffer_pull.entity || '/';
             moved boolean := false;
             horizon xid8 := pg_snapshot_xmin(pg_current_snapshot());
             after_txid xid8;
@@ -1655,6 +1740,13 @@ enum SyncServerSQL {
             IF coalesce(scope_name, '') <> '' THEN
                 scope_predicate := @S@._scope_predicate(entity, scope_name);
                 scope_filter := format(' AND EXISTS (SELECT 1 FROM (SELECT $8::jsonb AS parameters) scope WHERE (%s))', scope_predicate);
+                -- The key this subscription's waits name (`<entity>/` without one).
+                SELECT s.wake_parameters INTO wake_expression FROM @S@.scopes s
+                WHERE s.entity = coffer_pull.entity AND s.name = scope_name;
+                IF wake_expression IS NOT NULL THEN
+                    EXECUTE format('SELECT @S@._wake_key($1, $2, (%s)::text) FROM (SELECT $3::jsonb AS parameters) scope', wake_expression)
+                    INTO wake USING entity, scope_name, scope_parameters;
+                END IF;
             END IF;
             IF from_cursor ~ '@[0-9]{1,20}$' THEN
                 base_floor := substring(from_cursor FROM '@([0-9]{1,20})$')::xid8;
@@ -1802,9 +1894,10 @@ enum SyncServerSQL {
                 moved := EXISTS (SELECT 1 FROM @S@.moves mv
                                  WHERE mv.entity = coffer_pull.entity AND mv._txid >= after_txid AND mv._txid < horizon);
             END IF;
-            -- The server's clock, which a replica whose clock is slow catches up with.
+            -- The server's clock, which a replica whose clock is slow catches up with; and the
+            -- key of the wake-ups that concern this pull.
             RETURN jsonb_build_object('changes', changes, 'cursor', next_cursor, 'more', more,
-                                      'clock', @S@._server_hlc()::text, 'moved', moved);
+                                      'clock', @S@._server_hlc()::text, 'moved', moved, 'wake', wake);
         END
         $$
         """#,

@@ -100,6 +100,15 @@ public protocol SyncTransport: Sendable {
     /// ```
     func waitForChanges(timeout: Duration) async throws -> Bool
 
+    /// Waits as ``waitForChanges(timeout:)``, for changes that concern one of `keys` (the
+    /// `"wake"` keys of the pages of everything the replica pulls; nil: any change). A
+    /// transport may wake for more than the keys, never for less.
+    ///
+    /// ```swift
+    /// if try await transport.waitForChanges(timeout: .seconds(30), keys: ["Message/", "Post/3f2a..."]) { ... }
+    /// ```
+    func waitForChanges(timeout: Duration, keys: Set<String>?) async throws -> Bool
+
     /// Closes the transport's connections; later calls fail with ``SyncTransportError/closed``.
     ///
     /// ```swift
@@ -109,6 +118,15 @@ public protocol SyncTransport: Sendable {
 }
 
 extension SyncTransport {
+    /// Waits for any change: transports that cannot narrow their wake-ups wake for all.
+    ///
+    /// ```swift
+    /// let woken = try await transport.waitForChanges(timeout: .seconds(30), keys: nil)
+    /// ```
+    public func waitForChanges(timeout: Duration, keys: Set<String>?) async throws -> Bool {
+        try await waitForChanges(timeout: timeout)
+    }
+
     /// Pulls with the server's default page size in bytes, for transports that do not pass one.
     ///
     /// ```swift

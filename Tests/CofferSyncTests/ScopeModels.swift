@@ -2,8 +2,8 @@ import Coffer
 import CofferSync
 import Foundation
 
-/// The model of the scope tests: posts in rooms (the scope "room" of `Post`), and topics a
-/// post links to (the scope "named" of `Topic`).
+/// The model of the scope tests: posts in rooms (the scope "room" of `Post`, with a wake key
+/// per room), and topics a post links to (the scope "named" of `Topic`, without one).
 enum Scoped {
     @Sync
     struct Topic: Entity {
@@ -20,7 +20,8 @@ enum Scoped {
     }
 
     static let scopes = [
-        SyncScope(Post.self, name: "room", where: "r.room = scope.parameters ->> 'room'", watching: ["room"]),
+        SyncScope(Post.self, name: "room", where: "r.room = scope.parameters ->> 'room'", watching: ["room"],
+                  wake: .init(row: "r.room", parameters: "scope.parameters ->> 'room'")),
         SyncScope(Topic.self, name: "named", where: "r.name = scope.parameters ->> 'name'"),
     ]
 

@@ -52,6 +52,8 @@ struct PulledPage {
     static let nilOrigin = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
     /// Cursors are short (`"813"`, `"813/<uuid>"`); a longer one is refused rather than stored.
     static let maximumCursorLength = 200
+    /// The longest wake key a page may give (an entity name, a slash and a hash are far shorter).
+    static let maximumWakeKeyLength = 512
 
     /// A row the server could not send, too large for a page (`{"op": "oversized", "id",
     /// "bytes"}`): the page goes on past it, and the replica reports it.
@@ -70,6 +72,9 @@ struct PulledPage {
     /// page's span without changing themselves (`"moved"`; false when the page does not say):
     /// the replica then compares the ids it holds with the scope's.
     let moved: Bool
+    /// The key of the server's wake-ups that concern this pull (`"wake"`; nil when the page
+    /// does not give one): the replica names it when it waits for changes.
+    let wake: String?
     /// The highest clock of the page (0 for an empty page), for the replica's clock.
     let highestClock: UInt64
     /// The server's clock when it answered (`"clock"`; 0 when the page does not give it), which
@@ -104,6 +109,15 @@ struct PulledPage {
         case .bool(let flag)?: moved = flag
         case let other?: throw refuse("\"moved\" must be true or false, not \(other.text.prefix(100))")
         }
+        var wake: String?
+        switch members["wake"] {
+        case nil, .null?: break
+        case .string(let key)? where !key.isEmpty && key.utf8.count <= Self.maximumWakeKeyLength
+            && !key.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }):
+            wake = key
+        case let other?:
+            throw refuse("\"wake\" must be a string of 1 to \(Self.maximumWakeKeyLength) bytes with no control characters, not \(other.text.prefix(100))")
+        }
         var serverClock: UInt64 = 0
         switch members["clock"] {
         case nil, .null?: break
@@ -129,6 +143,7 @@ struct PulledPage {
         self.cursor = cursor
         self.more = more
         self.moved = moved
+        self.wake = wake
         highestClock = highest
         self.serverClock = serverClock
     }

@@ -31,4 +31,12 @@ public struct SyncParsedPage {
     /// if parsed.moved { needsReconciliation = true }
     /// ```
     public var moved: Bool { page.moved }
+
+    /// The key of the server's wake-ups that concern this pull (nil when the server gives
+    /// none): a replica that knows the key of everything it pulls waits for those alone.
+    ///
+    /// ```swift
+    /// if let key = parsed.wake { keys[stream] = key }
+    /// ```
+    public var wake: String? { page.wake }
 }

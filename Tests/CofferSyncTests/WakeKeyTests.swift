@@ -1,0 +1,147 @@
+@_spi(CofferSync) import Coffer
+@testable import CofferGateway
+@testable import CofferSync
+import Foundation
+import PostgresNIO
+import Testing
+
+/// Wake keys: a gateway wakes a wait that names keys only for changes that concern them (a
+/// key, its entity's broadcast, a re-established LISTEN), never misses one, and forgets old
+/// keys without missing one either. Checked on the hub alone against a plain model, then
+/// through a gateway and a replica.
+@Suite struct WakeKeyTests {
+    /// Waits until `hub` holds `count` waits (each a task started just before).
+    static func waitUntil(_ hub: GatewayWakeHub, holds count: Int) async throws {
+        for _ in 0..<2000 where hub.waiting != count { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(hub.waiting == count)
+    }
+
+    @Test func aWaitWakesForItsKeysItsEntityAndAReconnectOnly() async throws {
+        let hub = GatewayWakeHub(limit: 10)
+        let start = hub.generation
+        let keyed = Task { await hub.wait(after: start, keys: ["Post/a", "Topic/"], timeout: .seconds(120)) }
+        let any = Task { await hub.wait(after: start, keys: nil, timeout: .seconds(120)) }
+        try await Self.waitUntil(hub, holds: 2)
+        hub.signal("Post/b")
+        #expect(await any.value?.changed == true)
+        hub.signal("Topic/x")
+        hub.signal("Note")
+        hub.signal("Post/")
+        try await Self.waitUntil(hub, holds: 1)
+        hub.signal("Topic/")
+        let first = await keyed.value
+        #expect(first?.changed == true)
+
+        // The entity's broadcast wakes a wait for any of its keys; a reconnect wakes all.
+        let generation = try #require(first?.generation)
+        let broadcast = Task { await hub.wait(after: generation, keys: ["Post/a"], timeout: .seconds(120)) }
+        try await Self.waitUntil(hub, holds: 1)
+        hub.signal("Postal")
+        #expect(hub.waiting == 1)
+        hub.signal("Post")
+        let second = try #require(await broadcast.value)
+        #expect(second.changed)
+        let reconnect = Task { await hub.wait(after: second.generation, keys: ["Post/a"], timeout: .seconds(120)) }
+        try await Self.waitUntil(hub, holds: 1)
+        hub.signal()
+        let third = try #require(await reconnect.value)
+        #expect(third.changed)
+
+        // A change between two waits is not missed; one of other keys does not count.
+        hub.signal("Post/a")
+        #expect(await hub.wait(after: third.generation, keys: ["Post/a"], timeout: .zero)?.changed == true)
+        #expect(await hub.wait(after: third.generation, keys: ["Post/b"], timeout: .zero)?.changed == false)
+        // Another run's generation, or none, is answered at once.
+        #expect(await hub.wait(after: "1-0", keys: ["Post/b"], timeout: .seconds(120))?.changed == true)
+        #expect(await hub.wait(after: nil, keys: ["Post/b"], timeout: .seconds(120))?.changed == true)
+        #expect(hub.waiting == 0)
+    }
+
+    /// Random notifications and waits from random earlier generations, against a log of
+    /// every notification: a wait returns at once exactly when a logged notification after
+    /// its generation concerns it; with a small key limit, at least then.
+    @Test(arguments: [1000, 2]) func waitsMatchALogOfNotifications(keyLimit: Int) async throws {
+        var random = SplitMix64(state: UInt64(keyLimit) &* 7919)
+        let hub = GatewayWakeHub(limit: 10, keyLimit: keyLimit)
+        let keys = ["Post/", "Post/1", "Post/2", "Topic/", "Topic/1"]
+        let payloads: [String?] = keys + ["Post", "Topic", "Other/", nil]
+        var log: [(count: UInt64, payload: String?)] = []
+        var generations = [hub.generation]
+        func concerns(_ payload: String?, _ wanted: Set<String>?) -> Bool {
+            guard let payload, let wanted else { return true }
+            if payload.contains("/") { return wanted.contains(payload) }
+            return wanted.contains { GatewayWakeHub.entity(of: $0) == payload }
+        }
+        for _ in 0..<600 {
+            if random.next() % 3 == 0 {
+                let payload = payloads[Int(random.next() % UInt64(payloads.count))]
+                hub.signal(payload)
+                let count = UInt64(hub.generation.split(separator: "-")[1]) ?? 0
+                log.append((count, payload))
+                generations.append(hub.generation)
+                continue
+            }
+            let after = generations[Int(random.next() % UInt64(generations.count))]
+            let since = UInt64(after.split(separator: "-")[1]) ?? 0
+            let wanted: Set<String>? = random.next() % 5 == 0 ? nil : Set(keys.filter { _ in random.next() % 3 == 0 })
+            let expected = log.contains { $0.count > since && concerns($0.payload, wanted) }
+            let answer = try #require(await hub.wait(after: after, keys: wanted, timeout: .zero))
+            if keyLimit >= payloads.count {
+                #expect(answer.changed == expected, "after \(since), keys \(wanted.map { $0.sorted() } ?? ["any"]), log \(log.suffix(8))")
+            } else if expected {
+                #expect(answer.changed, "a wake-up missed after \(since), keys \(wanted.map { $0.sorted() } ?? ["any"])")
+            }
+            #expect(hub.rememberedKeys <= keyLimit)
+        }
+        #expect(hub.waiting == 0)
+    }
+
+    /// Through a gateway: a replica's waits name the key of its room, from its pull pages; a
+    /// post in another room does not wake it, one in its room does; malformed keys are 400.
+    @Test func aReplicaWaitsForItsRoomsKeyThroughTheGateway() async throws {
+        let schema = try SyncSchema([Scoped.Topic.self, Scoped.Post.self], schema: uniqueSchemaName(), scopes: Scoped.scopes)
+        let s = schema.schemaName
+        try await withInstalled(schema) { connection in
+            try await ScopeTests.setUp(connection, schema: s)
+            try await ScopeTests.member(connection, s, "alice", of: "a", true)
+            try await ScopeTests.member(connection, s, "alice", of: "b", true)
+            try await TestGateway.with(connection, schema: s) { gateway in
+                let store = try TemporaryStore()
+                defer { store.cleanUp() }
+                let transport = try await gateway.transport(for: "alice")
+                let replica = try SyncReplica(store: store.store, entities: [Scoped.Post.self], transport: transport)
+                try await replica.subscribe(Scoped.room("a"))
+                #expect(replica.wakeKeys() == nil)
+                _ = try await replica.syncNow()
+                let key = try await WakeUpTests.roomKey(connection, s, "a")
+                #expect(replica.wakeKeys() == [key])
+
+                // The first wait has no generation: it returns at once. Then, once the
+                // gateway's LISTEN is up (being established, it wakes waiters too), a quiet
+                // wait ends at its timeout.
+                #expect(try await transport.waitForChanges(timeout: .seconds(5), keys: [key]))
+                var quiet = false
+                for _ in 0..<10 where !quiet {
+                    quiet = try await transport.waitForChanges(timeout: .seconds(1), keys: [key]) == false
+                }
+                #expect(quiet)
+                let notWoken = Task { try await transport.waitForChanges(timeout: .seconds(3), keys: [key]) }
+                try await Task.sleep(for: .milliseconds(300))
+                try await ScopeTests.post(connection, s, room: "b", body: "elsewhere")
+                #expect(try await notWoken.value == false)
+                let woken = Task { try await transport.waitForChanges(timeout: .seconds(30), keys: [key]) }
+                try await Task.sleep(for: .milliseconds(300))
+                try await ScopeTests.post(connection, s, room: "a", body: "here")
+                #expect(try await woken.value)
+                _ = try await replica.syncNow()
+                #expect(try ScopeTests.bodies(store.store) == ["here"])
+
+                let token = try await gateway.token(for: "alice")
+                for body in [#"["Post"]"#, #"[7]"#, #"{"keys": []}"#, "[\"Post/\\u0001\"]", "not json"] {
+                    #expect(try await gateway.request("POST", "v1/wait?timeout=1", token: token, body: Data(body.utf8)).0 == 400, "\(body)")
+                }
+                await transport.close()
+            }
+        }
+    }
+}
