@@ -5,7 +5,7 @@
 # PostgreSQL cluster the tests start, writing posts at random moments for a time window.
 # Prints the initial sync time, deliveries per second and the latency of a change to the
 # other members of its room (p50, p99, max), and checks that every replica converged to
-# exactly its room. The suite runs it with 24 devices; this runs it at the size given.
+# exactly its room. The suite runs it with 8 devices; this runs it at the size given.
 #
 #   Benchmarks/gateway-load.sh [devices (1000)] [posts per device (2)] [window in seconds (20)] [swift test options]
 #

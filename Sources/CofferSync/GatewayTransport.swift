@@ -72,6 +72,13 @@ public final class GatewayTransport: SyncTransport, Sendable {
     /// ```
     public var stream: String { url.absoluteString }
 
+    /// True: the gateway's long poll (`/v1/wait`) returns when the server changes.
+    ///
+    /// ```swift
+    /// transport.notifiesChanges   // true
+    /// ```
+    public var notifiesChanges: Bool { true }
+
     /// Sends a batch (`POST /v1/push`).
     ///
     /// ```swift
@@ -170,7 +177,10 @@ public final class GatewayTransport: SyncTransport, Sendable {
     /// let woken = try await transport.waitForChanges(timeout: .seconds(25), keys: ["Post/"])
     /// ```
     public func waitForChanges(timeout: Duration, keys: Set<String>?) async throws -> Bool {
-        let seconds = max(0, min(Int(timeout.components.seconds), 300))
+        // The gateway counts whole seconds: a shorter wait is rounded up, not down to a
+        // wait that returns at once (which made a replica's short polls a busy loop).
+        let (whole, fraction) = timeout.components
+        let seconds = max(0, min(Int(whole) + (fraction > 0 ? 1 : 0), 300))
         var query = ["timeout": String(seconds)]
         if let generation = state.withLock({ $0.generation }) { query["after"] = generation }
         let data: Data
@@ -236,10 +246,12 @@ public final class GatewayTransport: SyncTransport, Sendable {
         let response: URLResponse
         let session = state.withLock { $0.session }
         do {
-            (data, response) = try await session.data(for: request)
+            (data, response) = try await Self.perform(request, on: session)
         } catch {
+            // A cancelled call (a wait the replica stopped for a local change) closes only
+            // its own connection: the others stay.
+            if error is CancellationError || Task.isCancelled { throw CancellationError() }
             replace(session)
-            if error is CancellationError { throw error }
             if state.withLock({ $0.closed }) { throw SyncTransportError.closed }
             if let error = error as? URLError, error.code == .timedOut {
                 throw SyncTransportError.timedOut(operation: operation, after: limit)
@@ -251,6 +263,39 @@ public final class GatewayTransport: SyncTransport, Sendable {
         }
         if http.statusCode == 200 { return data }
         throw Self.error(operation: operation, status: http.statusCode, body: data)
+    }
+
+    /// `request` on `session`, cancelled with the calling task. Not `URLSession.data(for:)`:
+    /// on Linux its cancellation handler cancels the URL task while holding the Swift task's
+    /// status lock and waits for the session's queue, which may be delivering the reply and
+    /// waiting for that same lock to resume the task: both threads stopped for good (seen
+    /// when a replica stopped a wait for a local change as the wait returned). Here the URL
+    /// task is cancelled from another queue, after the lock is released.
+    private static func perform(_ request: URLRequest, on session: URLSession) async throws -> (Data, URLResponse) {
+        let call = LockedState<(task: URLSessionDataTask?, cancelled: Bool)>((nil, false))
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
+                let task = session.dataTask(with: request) { data, response, error in
+                    if let data, let response, error == nil {
+                        continuation.resume(returning: (data, response))
+                    } else {
+                        continuation.resume(throwing: error ?? URLError(.badServerResponse))
+                    }
+                }
+                let cancelled = call.withLock { call in
+                    call.task = task
+                    return call.cancelled
+                }
+                task.resume()
+                if cancelled { DispatchQueue.global().async { task.cancel() } }
+            }
+        } onCancel: {
+            let task = call.withLock { call in
+                call.cancelled = true
+                return call.task
+            }
+            if let task { DispatchQueue.global().async { task.cancel() } }
+        }
     }
 
     /// A gateway's refusal as the transport error it stands for.

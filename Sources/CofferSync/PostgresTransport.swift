@@ -166,6 +166,13 @@ public actor PostgresTransport: SyncTransport {
         return Data(try await singleText("fetch \(entity)", query).utf8)
     }
 
+    /// True: a LISTEN on the schema's channel wakes the replica.
+    ///
+    /// ```swift
+    /// transport.notifiesChanges   // true
+    /// ```
+    nonisolated public var notifiesChanges: Bool { true }
+
     /// Starts LISTENing (the first time) and waits for a notification of the schema's channel,
     /// a re-established LISTEN (a notification may have been missed while it was down), or
     /// `timeout`.

@@ -43,8 +43,10 @@ extension SyncReplica {
         /// lowered by tests, never raised.
         var largestChange = SyncPushBatch.largestChange
         /// Polling when no notification comes: the first wait after a pass that found
-        /// something, doubling (with jitter) after each quiet pass up to the longest. With
-        /// LISTEN working, notifications and local changes end the wait at once.
+        /// something, doubling (with jitter) after each quiet pass up to the longest. With a
+        /// transport that notifies changes (``SyncTransport/notifiesChanges``: a LISTEN, a
+        /// gateway's long poll), every wait is the longest, a safety net: notifications and
+        /// local changes end it at once.
         ///
         /// ```swift
         /// options.poll = (first: .milliseconds(500), longest: .seconds(60))

@@ -87,7 +87,8 @@ extension SyncReplica {
                 retry.reset()
                 if (status.pushed, status.pulled) != lastCounts { poll.reset() }
                 lastCounts = (status.pushed, status.pulled)
-                wait = poll.next()
+                // With a transport that wakes the replica, a poll is only a safety net.
+                wait = transport.notifiesChanges ? options.poll.longest : poll.next()
                 channel.update { $0.phase = .waiting }
             } catch {
                 if Task.isCancelled { break }

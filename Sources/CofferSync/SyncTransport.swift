@@ -109,6 +109,17 @@ public protocol SyncTransport: Sendable {
     /// ```
     func waitForChanges(timeout: Duration, keys: Set<String>?) async throws -> Bool
 
+    /// Whether ``waitForChanges(timeout:)`` returns when the server changes (a LISTEN, a
+    /// gateway's long poll). A replica then waits for the longest of its
+    /// ``SyncReplica/Options/poll`` between passes unless woken, instead of polling from the
+    /// shortest after each change: with many replicas, those polls were most of the server's
+    /// work.
+    ///
+    /// ```swift
+    /// transport.notifiesChanges   // true for PostgresTransport and GatewayTransport
+    /// ```
+    var notifiesChanges: Bool { get }
+
     /// Closes the transport's connections; later calls fail with ``SyncTransportError/closed``.
     ///
     /// ```swift
@@ -118,6 +129,13 @@ public protocol SyncTransport: Sendable {
 }
 
 extension SyncTransport {
+    /// False: a transport says when it can wake a replica.
+    ///
+    /// ```swift
+    /// if !transport.notifiesChanges { print("this transport polls") }
+    /// ```
+    public var notifiesChanges: Bool { false }
+
     /// Waits for any change: transports that cannot narrow their wake-ups wake for all.
     ///
     /// ```swift

@@ -145,3 +145,24 @@ import Testing
         }
     }
 }
+
+extension WakeKeyTests {
+    /// A replica stops a wait on the gateway when a local change comes: the cancelled call
+    /// ends as cancelled (not as a network failure, which would drop every connection).
+    @Test func aCancelledWaitEndsAsCancelled() async throws {
+        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
+        try await withInstalled(schema) { connection in
+            try await TestGateway.with(connection, schema: schema.schemaName) { gateway in
+                let waiter = try await gateway.transport(for: "alice")
+                _ = try await waiter.waitForChanges(timeout: .seconds(5))
+                let task = Task { try await waiter.waitForChanges(timeout: .seconds(25), keys: ["Card/"]) }
+                try await Task.sleep(for: .milliseconds(300))
+                task.cancel()
+                let result = await task.result
+                #expect(throws: CancellationError.self) { try result.get() }
+                #expect(try await waiter.lastMutationId(client: UUID()) == 0)
+                await waiter.close()
+            }
+        }
+    }
+}
