@@ -166,3 +166,38 @@ extension WakeKeyTests {
         }
     }
 }
+
+extension WakeKeyTests {
+    /// Waits cancelled at random moments around their reply (a write wakes them as they are
+    /// cancelled): every one ends, woken or cancelled, and the transport goes on working. With
+    /// `URLSession.data(for:)`, such a cancellation could stop the test process for good.
+    @Test(.timeLimit(.minutes(3))) func waitsCancelledAsTheirRepliesArriveAllEnd() async throws {
+        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
+        let s = schema.schemaName
+        var limits = GatewayConfiguration.Limits()
+        limits.requestsPerSecond = 1000
+        limits.burst = 1000
+        try await withInstalled(schema) { connection in
+            try await TestGateway.with(connection, schema: s, limits: limits) { gateway in
+                let waiter = try await gateway.transport(for: "alice")
+                _ = try await waiter.waitForChanges(timeout: .seconds(5))
+                var random = SplitMix64(state: 42)
+                var (woken, cancelled) = (0, 0)
+                for round in 0..<150 {
+                    let task = Task { try await waiter.waitForChanges(timeout: .seconds(25), keys: ["Card/"]) }
+                    try await connection.run(#"INSERT INTO \#(s)."Card" (title) VALUES ('\#(round)')"#)
+                    try await Task.sleep(for: .microseconds(Int(random.next() % 4000)))
+                    task.cancel()
+                    switch await task.result {
+                    case .success: woken += 1
+                    case .failure(let error) where error is CancellationError: cancelled += 1
+                    case .failure(let error): Issue.record("round \(round): \(error)")
+                    }
+                }
+                #expect(woken + cancelled == 150)
+                #expect(try await waiter.lastMutationId(client: UUID()) == 0)
+                await waiter.close()
+            }
+        }
+    }
+}
