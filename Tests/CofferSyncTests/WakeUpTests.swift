@@ -118,35 +118,23 @@ import Testing
         let t = hlcNow()
         let (note, missing) = (UUID(), UUID())
         try await withInstalled(schema) { connection in
-            let listener = try await PostgresCluster.shared.connect()
-            do {
-                try await listener.listen(on: "\(s)_changes") { notifications in
-                    let received = Received()
-                    let reader = Task {
-                        for try await notification in notifications { await received.append(notification.payload) }
-                    }
-                    defer { reader.cancel() }
-                    _ = try await connection.push(s, client: UUID(), json: """
-                        [{"mid": 1, "entity": "Note", "id": "\(note.uuidString)", "op": "upsert", "create": true, "fields": {"title": "a"}, "clocks": {"title": "\(t)"}}]
-                        """)
-                    try await Self.expectWake(received, "Note/", "a push")
-                    try await connection.run("INSERT INTO \(s).\"Tag\" (label) VALUES ('from sql')")
-                    try await Self.expectWake(received, "Tag/", "a plain-SQL insert")
-                    try await connection.run("UPDATE \(s).\"Note\" SET title = 'b'")
-                    try await Self.expectWake(received, "Note/", "a plain-SQL update")
-                    try await connection.run("DELETE FROM \(s).\"Tag\"")
-                    try await Self.expectWake(received, "Tag/", "a plain-SQL delete")
-                    // A delete of an object the server never had leaves only a tombstone.
-                    _ = try await connection.push(s, client: UUID(), json: """
-                        [{"mid": 1, "entity": "Note", "id": "\(missing.uuidString)", "op": "delete", "hlc": "\(t)"}]
-                        """)
-                    try await Self.expectWake(received, "Note/", "a tombstone")
-                }
-            } catch {
-                try? await listener.close()
-                throw error
+            try await Self.listening(s) { received in
+                _ = try await connection.push(s, client: UUID(), json: """
+                    [{"mid": 1, "entity": "Note", "id": "\(note.uuidString)", "op": "upsert", "create": true, "fields": {"title": "a"}, "clocks": {"title": "\(t)"}}]
+                    """)
+                try await Self.expectWake(received, "Note/", "a push")
+                try await connection.run("INSERT INTO \(s).\"Tag\" (label) VALUES ('from sql')")
+                try await Self.expectWake(received, "Tag/", "a plain-SQL insert")
+                try await connection.run("UPDATE \(s).\"Note\" SET title = 'b'")
+                try await Self.expectWake(received, "Note/", "a plain-SQL update")
+                try await connection.run("DELETE FROM \(s).\"Tag\"")
+                try await Self.expectWake(received, "Tag/", "a plain-SQL delete")
+                // A delete of an object the server never had leaves only a tombstone.
+                _ = try await connection.push(s, client: UUID(), json: """
+                    [{"mid": 1, "entity": "Note", "id": "\(missing.uuidString)", "op": "delete", "hlc": "\(t)"}]
+                    """)
+                try await Self.expectWake(received, "Note/", "a tombstone")
             }
-            try await listener.close()
         }
     }
 }
