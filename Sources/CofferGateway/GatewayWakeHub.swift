@@ -28,7 +28,11 @@ final class GatewayWakeHub: Sendable {
         var waiters: [UInt64: Waiter] = [:]
         var nextId: UInt64 = 0
         var generation: UInt64 = 0
-        /// Waits that ended (timeout, cancellation) before they were registered.
+        /// Waits that started and have not returned yet, registered or not.
+        var live: Set<UInt64> = []
+        /// Live waits that ended (timeout, cancellation) before they were registered. Only a
+        /// live wait is recorded here, so a timer that fires after its wait returned (woken
+        /// at the same moment) leaves nothing behind.
         var ended: Set<UInt64> = []
         /// The waits by the keys they name, by the entities of those keys, and those that
         /// name none.
@@ -116,6 +120,10 @@ final class GatewayWakeHub: Sendable {
     /// How many keys the hub remembers (for tests of its bound).
     var rememberedKeys: Int { state.withLock { $0.changed.count } }
 
+    /// How many waits the hub keeps track of, registered or about to be (for tests that
+    /// every wait's bookkeeping goes when it returns).
+    var tracked: Int { state.withLock { $0.live.count + $0.ended.count + $0.waiters.count } }
+
     /// Wakes every waiting request (the LISTEN was re-established: anything may have changed).
     func signal() {
         signal(nil)
@@ -170,9 +178,16 @@ final class GatewayWakeHub: Sendable {
         let id = state.withLock { state -> UInt64? in
             guard state.waiters.count < limit else { return nil }
             state.nextId += 1
+            state.live.insert(state.nextId)
             return state.nextId
         }
         guard let id else { return nil }
+        defer {
+            state.withLock { state in
+                state.live.remove(id)
+                state.ended.remove(id)
+            }
+        }
         let timer = Task {
             // Cancelled when the wait ended otherwise: then there is nothing to end.
             do {
@@ -200,7 +215,8 @@ final class GatewayWakeHub: Sendable {
     private func end(_ id: UInt64) {
         let waiter = state.withLock { state -> Waiter? in
             if let waiter = state.remove(id) { return waiter }
-            state.ended.insert(id)
+            // Not registered yet: the registration ends it at once. Already returned: nothing.
+            if state.live.contains(id) { state.ended.insert(id) }
             return nil
         }
         waiter?.continuation.resume(returning: false)

@@ -57,6 +57,40 @@ import Testing
         #expect(hub.waiting == 0)
     }
 
+    /// Waits that time out, are cancelled or are woken at about the same moment leave nothing
+    /// behind in the hub once they returned (a timer that fired as its wait was woken used to
+    /// leave the wait's id in the hub for good).
+    @Test func everyWaitsBookkeepingGoesWhenItReturns() async throws {
+        let hub = GatewayWakeHub(limit: 10_000)
+        var random = SplitMix64(state: 42)
+        let signals = Task {
+            while !Task.isCancelled {
+                hub.signal("Post/")
+                try? await Task.sleep(for: .microseconds(200))
+            }
+        }
+        for _ in 0..<20 {
+            await withTaskGroup(of: Void.self) { group in
+                for _ in 0..<100 {
+                    let timeout = Duration.microseconds(Int64(random.next() % 2000))
+                    let cancelAfter = random.next() % 3 == 0 ? Duration.microseconds(Int64(random.next() % 2000)) : nil
+                    let wait = Task { _ = await hub.wait(after: hub.generation, keys: ["Post/"], timeout: timeout) }
+                    group.addTask {
+                        if let cancelAfter {
+                            try? await Task.sleep(for: cancelAfter)
+                            wait.cancel()
+                        }
+                        await wait.value
+                    }
+                }
+            }
+        }
+        signals.cancel()
+        // A timer that lost the race to a wake-up may still run for a moment after its wait returned.
+        for _ in 0..<400 where hub.tracked != 0 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(hub.tracked == 0)
+    }
+
     /// Random notifications and waits from random earlier generations, against a log of
     /// every notification: a wait returns at once exactly when a logged notification after
     /// its generation concerns it; with a small key limit, at least then.

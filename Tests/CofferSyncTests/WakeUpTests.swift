@@ -112,6 +112,39 @@ import Testing
         return []
     }
 
+    /// A wake key's row expression runs in every write of its entity, as the writer: when it
+    /// fails, the write fails. In a push that is a rejected change and the batch goes on; a
+    /// plain SQL statement gets the error.
+    @Test func aWakeExpressionThatFailsRejectsThatChangeAlone() async throws {
+        try await ScopeTests.withAlice { connection, s, _ in
+            // 1 / length(name): a division by zero for an empty name, planned without error.
+            try await connection.run("""
+                SELECT \(s).coffer_define_scope('Topic', 'named', 'r.name = scope.parameters ->> ''name''', '{}', '{}',
+                                                 '(1 / length(r.name))::text', '(1 / length(scope.parameters ->> ''name''))::text')
+                """)
+            let t = hlcNow()
+            let (empty, named) = (UUID(), UUID())
+            let reply = try await connection.push(s, client: UUID(), [
+                ["mid": 1, "entity": "Topic", "id": empty.uuidString, "op": "upsert", "create": true,
+                 "fields": ["name": ""], "clocks": ["name": "\(t)"]],
+                ["mid": 2, "entity": "Topic", "id": named.uuidString, "op": "upsert", "create": true,
+                 "fields": ["name": "x"], "clocks": ["name": "\(t)"]],
+            ])
+            let rejected = try #require(reply["rejected"] as? [[String: Any]], "\(reply)")
+            #expect(rejected.count == 1)
+            #expect(rejected.first?["mid"] as? Int == 1)
+            #expect((rejected.first?["reason"] as? String)?.contains("division by zero") == true, "\(rejected)")
+            #expect(try await connection.value(#"SELECT string_agg(name, ',') FROM \#(s)."Topic""#) == "x")
+            do {
+                try await connection.run(#"INSERT INTO \#(s)."Topic" (name) VALUES ('')"#)
+                Issue.record("a plain SQL write whose wake key fails was stored")
+            } catch {
+                #expect(String(describing: error).contains("division by zero"), "\(error)")
+            }
+            #expect(try await connection.value(#"SELECT count(*)::text FROM \#(s)."Topic""#) == "1")
+        }
+    }
+
     @Test func aPushAndPlainSQLWritesEachWakeAListener() async throws {
         let schema = try SyncSchema([NoteV2.Note.self, Tagged.Tag.self], schema: uniqueSchemaName())
         let s = schema.schemaName
