@@ -91,9 +91,17 @@ let package = Package(
             path: "Tests/CofferTestSupport",
             plugins: ["CofferPlugin"]
         ),
+        // The system SQLite (Debian: libsqlite3-dev), only for the tests that check Smart SQL
+        // against SQLite on the same data.
+        .systemLibrary(
+            name: "CSQLite",
+            path: "Tests/CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
         // PublicAPI.txt: the reviewed list of public symbols (PublicAPITests), read from source.
         .testTarget(
-            name: "CofferTests", dependencies: ["Coffer", "CofferTestSupport"], exclude: ["PublicAPI.txt"],
+            name: "CofferTests", dependencies: ["Coffer", "CofferTestSupport", "CSQLite"], exclude: ["PublicAPI.txt"],
             plugins: ["CofferPlugin"]
         ),
         // Runs against a private PostgreSQL cluster that the suite starts (PostgresCluster).

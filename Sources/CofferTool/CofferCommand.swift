@@ -10,6 +10,6 @@ struct CofferCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "coffer",
         abstract: "Inspect, query, export and import Coffer stores, verify them and copy them compacted.",
-        subcommands: [Info.self, Dump.self, Query.self, Export.self, Import.self, Check.self, Stat.self, Compact.self, SyncCommand.self]
+        subcommands: [Info.self, Dump.self, Query.self, Sql.self, Export.self, Import.self, Check.self, Stat.self, Compact.self, SyncCommand.self]
     )
 }

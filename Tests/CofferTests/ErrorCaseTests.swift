@@ -311,6 +311,16 @@ import Testing
         }
     }
 
+    @Test func sqlStatementsNameTheirPositionAndTheTextThere() throws {
+        try withStore { (store: Store) throws in
+            try store.box(for: Pal.self).put(Pal(name: "Ada", age: 36))
+            #expect { try store.query(sql: "SELECT name FROM Pal WHERE age > 'old'") } throws: { error in
+                guard case CofferError.invalidSQL(32, let near, let reason) = error else { return false }
+                return near.hasPrefix("> 'old'") && reason == "cannot compare INTEGER with TEXT"
+            }
+        }
+    }
+
     @Test func importLinesAreInvalidOrFailedWithTheirCause() throws {
         try withStore { (store: Store) throws in
             try store.box(for: Contact.self).put(Contact(email: "taken@x.org"))

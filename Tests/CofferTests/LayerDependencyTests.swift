@@ -26,7 +26,7 @@ import Testing
     /// composed of the environment, the schema registry and the commit publisher.
     static let layers = [
         "Errors", "Storage", "Encoding", "Schema", "Mutation", "Entity", "Document", "Box",
-        "Query", "Relations", "FullText", "Sync", "Observation", "Interchange", "Selector",
+        "Query", "Relations", "FullText", "Sync", "Observation", "Interchange", "Selector", "SQL",
         "Annotations", "Store",
     ]
 
@@ -58,6 +58,7 @@ import Testing
         ("Observation -> Store: Store", "observers subscribe to the store's commits"),
         ("Interchange -> Store: Store", "import is a Store method (Store+Import.swift)"),
         ("Selector -> Store: Store", "selector queries are Store methods (Store+SelectorQuery.swift) and resolve links there"),
+        ("SQL -> Store: Store", "Smart SQL statements are Store methods (Store+SQL.swift) and read records through the store's catalog"),
     ]
 
     @Test func noLayerNamesATypeOfALayerAbove() throws {

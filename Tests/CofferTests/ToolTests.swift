@@ -90,6 +90,25 @@ import Testing
         }
     }
 
+    @Test func sqlPrintsRowsATableOrThePlan() throws {
+        try withStore { (store: Store) throws in
+            try Self.populate(store)
+            let statement = "SELECT city, COUNT(*) AS n, MIN(age) FROM Contact WHERE age >= ? GROUP BY city ORDER BY city"
+            let run = try Self.coffer(["sql", store.path, statement, "--param", "40"])
+            #expect(run.status == 0, "\(run.errors)")
+            let expected = try store.query(sql: statement, parameters: [40]).rows.map(\.json)
+            #expect(run.lines == expected && expected.count == 3)
+            #expect(run.lines.first == #"{"city":"Lima","n":6,"MIN(age)":41}"#)
+            let table = try Self.coffer(["sql", store.path, "SELECT city, age FROM Contact WHERE age = :age ORDER BY id LIMIT 2",
+                                         "--named", "age=7", "--table"])
+            #expect(table.lines == ["city | age", "-----+----", "Rome | 7", "Oslo | 7", "(2 rows)"], "\(table.output)")
+            let explained = try Self.coffer(["sql", store.path, "SELECT * FROM Contact WHERE city = 'Rome'", "--explain"])
+            #expect(explained.status == 0 && explained.output.hasPrefix("Contact: index on city"), "\(explained.output)")
+            let bad = try Self.coffer(["sql", store.path, "SELECT nope FROM Contact"])
+            #expect(bad.status == 1 && bad.errors.contains("position 8") && bad.output.isEmpty, "\(bad.errors)")
+        }
+    }
+
     @Test func exportThenImportIntoANewStoreGivesIdenticalObjects() throws {
         try withStore { (store: Store) throws in
             try Self.populate(store)

@@ -22,7 +22,7 @@ import Foundation
 /// `nonUniqueResult`, `notFound`, `documentTooDeep`, `limitReached`), schema problems
 /// (`schemaMismatch`, `unknownEntity`, `formatTooNew`), invalid input (`invalidQuery`,
 /// `invalidPaging`, `parameterNotFound`, `parameterTypeMismatch`, `invalidUpsertKey`,
-/// `invalidSelector`, `invalidSearch`, `invalidImport`, `importFailed`,
+/// `invalidSelector`, `invalidSQL`, `invalidSearch`, `invalidImport`, `importFailed`,
 /// `invalidStoredValue`), misuse of the API (`misuse`), the store's state (`readOnly`,
 /// `storeClosed`, `createdByOtherProcess`), damage (`damagedStore`, `damagedRecord`) and
 /// storage failures with a typed LMDB or system code (`storage`).
@@ -152,6 +152,18 @@ public enum CofferError: Error, Sendable, Equatable, CustomStringConvertible {
     /// catch CofferError.invalidSelector(let entity, let path, let reason) { ... }
     /// ```
     case invalidSelector(entity: String, path: String, reason: String)
+
+    /// A Smart SQL statement (``Store/query(sql:parameters:)-(_,[SQLValue])``, `coffer sql`)
+    /// could not be run: a syntax error, an unknown entity, column or function, a type error
+    /// (`'a' + 1`), a misplaced aggregate, a missing parameter. `position` is the 1-based
+    /// character position in the statement and `near` the text found there.
+    ///
+    /// ```swift
+    /// catch CofferError.invalidSQL(let position, let near, let reason) {
+    ///     print("at \(position) near \(near): \(reason)")
+    /// }
+    /// ```
+    case invalidSQL(position: Int, near: String, reason: String)
 
     /// A full-text search (``Property/matches(_:)``) could not be parsed: an unbalanced
     /// quote or parenthesis, an empty search, an operator without operands, a search that is
@@ -311,6 +323,8 @@ public enum CofferError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(entity).\(property) is an array: its index finds elements, not whole values (no @Unique or upsert key)"
         case let .invalidSelector(entity, path, reason):
             return "invalid selector: \(entity) selector" + (path.isEmpty ? "" : " at \(path)") + ": " + reason
+        case let .invalidSQL(position, near, reason):
+            return "invalid SQL at position \(position) near \(FieldDescription.quoted(near)): \(reason)"
         case let .invalidSearch(search, reason):
             return "invalid full-text search \(FieldDescription.quoted(search)): \(reason)"
         case let .invalidImport(_, line, reason):

@@ -1,0 +1,85 @@
+import Foundation
+
+/// One aggregate's running state for one group, with SQLite's rules: COUNT counts
+/// non-NULL values; SUM stays an exact integer while every value is one and fails on
+/// overflow, and is real as soon as one value is; AVG and TOTAL are real; MIN and MAX
+/// keep the first of equal values; NULLs are skipped; DISTINCT skips repeated values.
+struct SQLAccumulator {
+    let call: SQLAggregateCall
+    private var count: Int64 = 0
+    private var integerSum: Int64 = 0
+    private var overflow = false
+    private var approximate = false
+    private var realSum = 0.0
+    private var extreme: SQLValue = .null
+    private var seen: Set<SQLKey>?
+
+    init(_ call: SQLAggregateCall) {
+        self.call = call
+        seen = call.distinct ? [] : nil
+    }
+
+    /// Adds a row: its argument's value (ignored by COUNT(*)).
+    mutating func add(_ value: SQLValue) {
+        if call.argument == nil {
+            count &+= 1
+            return
+        }
+        if value.isNull { return }
+        if seen != nil {
+            guard seen?.insert(SQLKey(value)).inserted == true else { return }
+        }
+        count &+= 1
+        switch call.kind {
+        case .count:
+            break
+        case .sum, .average, .total:
+            switch value {
+            case .integer(let number):
+                realSum += Double(number)
+                if !approximate && !overflow {
+                    let (sum, overflowed) = integerSum.addingReportingOverflow(number)
+                    if overflowed { overflow = true } else { integerSum = sum }
+                }
+            case .unsigned(let number):
+                realSum += Double(number)
+                overflow = overflow || !approximate
+            default:
+                realSum += value.doubleValue ?? Self.numericPrefix(value)
+                approximate = true
+            }
+        case .minimum, .maximum:
+            if extreme.isNull {
+                extreme = value
+            } else {
+                let order = SQLValue.order(value, extreme)
+                if call.kind == .minimum ? order < 0 : order > 0 { extreme = value }
+            }
+        }
+    }
+
+    /// A text or bytes value read as a number, as SQLite sums a document's text: its
+    /// leading number, else 0.
+    private static func numericPrefix(_ value: SQLValue) -> Double {
+        guard case .text(let text) = value else { return 0 }
+        return Double(text.trimmingCharacters(in: .whitespaces)) ?? 0
+    }
+
+    /// The aggregate's value; `entity` names the table in an overflow error.
+    func result(entity: String) throws -> SQLValue {
+        switch call.kind {
+        case .count:
+            return .integer(count)
+        case .sum:
+            guard count > 0 else { return .null }
+            if overflow { throw CofferError.limitReached(.sum(entity: entity, property: call.text)) }
+            return approximate ? .real(realSum) : .integer(integerSum)
+        case .average:
+            return count > 0 ? .real(realSum / Double(count)) : .null
+        case .total:
+            return .real(realSum)
+        case .minimum, .maximum:
+            return extreme
+        }
+    }
+}

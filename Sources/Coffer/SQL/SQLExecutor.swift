@@ -1,0 +1,335 @@
+/// Runs a planned statement in one read transaction: joins the tables step by step into one
+/// row buffer, checks each condition as soon as its tables are joined, groups and
+/// aggregates on the fly, and hands out result rows as they are made (sorting, when asked,
+/// collects them first). LIMIT stops the walk early when nothing needs every row.
+final class SQLExecutor {
+    private let plan: SQLPlan
+    private let store: Store
+    private let transaction: Transaction
+    private let row: SQLSlots
+    private var steps: [StepState] = []
+
+    /// One step's compiled conditions and readers, and what it keeps between the rows of
+    /// the earlier tables (a hashed or read-once table).
+    private final class StepState {
+        let step: SQLPlan.Step
+        let reader: SQLRecordReader?
+        let local: SQLEvaluator?
+        let pair: SQLEvaluator?
+        let after: SQLEvaluator?
+        let lookUp: SQLEvaluator?
+        let outerKeys: [SQLEvaluator]
+        let innerKeys: [SQLEvaluator]
+        /// The table's slots, in the order `rows` keeps their values.
+        let slots: [Int]
+        var rows: [[SQLValue]]?
+        var hashed: [[SQLKey]: [Int]] = [:]
+
+        init(_ step: SQLPlan.Step, reader: SQLRecordReader?) {
+            self.step = step
+            self.reader = reader
+            local = step.local.isEmpty ? nil : SQLEvaluator(all: step.local)
+            pair = step.pair.isEmpty ? nil : SQLEvaluator(all: step.pair)
+            after = step.after.isEmpty ? nil : SQLEvaluator(all: step.after)
+            switch step.access {
+            case .idLookup(let value), .indexLookup(_, let value):
+                lookUp = SQLEvaluator(value)
+                (outerKeys, innerKeys) = ([], [])
+            case .hash(let inner, let outer, _):
+                lookUp = nil
+                (outerKeys, innerKeys) = (outer.map(SQLEvaluator.init), inner.map(SQLEvaluator.init))
+            default:
+                lookUp = nil
+                (outerKeys, innerKeys) = ([], [])
+            }
+            slots = step.table.columns.map(\.slot)
+        }
+    }
+
+    /// Thrown to end the walk once LIMIT has its rows.
+    private struct Stop: Error {}
+
+    init(_ plan: SQLPlan, store: Store, transaction: Transaction) throws {
+        self.plan = plan
+        self.store = store
+        self.transaction = transaction
+        row = SQLSlots.allocate(capacity: max(1, plan.bound.slotCount))
+        row.initialize(repeating: .null)
+        do {
+            for step in plan.steps {
+                let reader = try step.binding.map { try SQLRecordReader(table: step.table, binding: $0, store: store, transaction: transaction) }
+                steps.append(StepState(step, reader: reader))
+            }
+        } catch {
+            row.deinitialize()
+            row.deallocate()
+            throw error
+        }
+    }
+
+    deinit {
+        row.deinitialize()
+        row.deallocate()
+    }
+
+    // MARK: - Results
+
+    /// Calls `body` with each result row (its values, in the order of the SELECT list).
+    func run(_ body: ([SQLValue]) throws -> Void) throws {
+        let bound = plan.bound
+        let outputs = bound.outputs.map(SQLEvaluator.init)
+        let orderExpressions: [SQLEvaluator?] = bound.orderKeys.map { key in
+            if case .expression(let value) = key.source { return SQLEvaluator(value) }
+            return nil
+        }
+        let sorting = !bound.orderKeys.isEmpty
+        var distinct: Set<[SQLKey]> = []
+        var sorted: [(values: [SQLValue], keys: [SQLValue], sequence: Int)] = []
+        var skipped = 0
+        var emitted = 0
+        // Emits the row in `slots` (joined or grouped): its outputs, once per distinct
+        // value when DISTINCT, paged unless sorting.
+        func produce(_ slots: SQLSlots) throws {
+            let values = try outputs.map { try $0.evaluate(slots) }
+            if bound.distinct {
+                guard distinct.insert(values.map(SQLKey.init)).inserted else { return }
+            }
+            if sorting {
+                let keys = try zip(bound.orderKeys, orderExpressions).map { key, expression -> SQLValue in
+                    if case .output(let index) = key.source { return values[index] }
+                    return try expression?.evaluate(slots) ?? .null
+                }
+                sorted.append((values, keys, sorted.count))
+                return
+            }
+            if skipped < bound.offset {
+                skipped += 1
+                return
+            }
+            if let limit = bound.limit, emitted >= limit { throw Stop() }
+            try body(values)
+            emitted += 1
+            if let limit = bound.limit, emitted >= limit { throw Stop() }
+        }
+        if bound.limit == 0 { return }
+        do {
+            if bound.isGrouped {
+                try group(produce)
+            } else {
+                try join { try produce(self.row) }
+            }
+        } catch is Stop {
+            return
+        }
+        guard sorting else { return }
+        let keys = bound.orderKeys
+        sorted.sort { a, b in
+            for (index, key) in keys.enumerated() {
+                let (x, y) = (a.keys[index], b.keys[index])
+                let order: Int
+                switch (x.isNull, y.isNull) {
+                case (true, true): order = 0
+                case (true, false): order = key.nullsFirst ? -1 : 1
+                case (false, true): order = key.nullsFirst ? 1 : -1
+                case (false, false): order = key.descending ? -SQLValue.order(x, y) : SQLValue.order(x, y)
+                }
+                if order != 0 { return order < 0 }
+            }
+            return a.sequence < b.sequence
+        }
+        for item in sorted[QueryExecutor.page(sorted.count, bound.offset, bound.limit)] { try body(item.values) }
+    }
+
+    /// Groups the joined rows and calls `produce` with each group's row (its keys, then its
+    /// aggregates' values) that HAVING keeps.
+    private func group(_ produce: (SQLSlots) throws -> Void) throws {
+        let bound = plan.bound
+        let keys = bound.groupKeys.map(SQLEvaluator.init)
+        let arguments = bound.aggregates.map { $0.argument.map(SQLEvaluator.init) }
+        var index: [[SQLKey]: Int] = [:]
+        var groups: [(keys: [SQLValue], accumulators: [SQLAccumulator])] = []
+        let fresh = bound.aggregates.map(SQLAccumulator.init)
+        if keys.isEmpty {
+            // Aggregates without GROUP BY: one group, even over no rows.
+            groups.append(([], fresh))
+            index[[]] = 0
+        }
+        try join {
+            let values = try keys.map { try $0.evaluate(self.row) }
+            let key = values.map(SQLKey.init)
+            let at: Int
+            if let known = index[key] {
+                at = known
+            } else {
+                at = groups.count
+                index[key] = at
+                groups.append((values, fresh))
+            }
+            for (position, argument) in arguments.enumerated() {
+                groups[at].accumulators[position].add(try argument?.evaluate(self.row) ?? .null)
+            }
+        }
+        let width = bound.groupKeys.count + bound.aggregates.count
+        let groupRow = SQLSlots.allocate(capacity: max(1, width))
+        groupRow.initialize(repeating: .null)
+        defer {
+            groupRow.deinitialize()
+            groupRow.deallocate()
+        }
+        let having = bound.having.map(SQLEvaluator.init)
+        let entity = plan.bound.tables.first?.entity.name ?? "SELECT"
+        for group in groups {
+            for (slot, value) in group.keys.enumerated() { groupRow[slot] = value }
+            for (offset, accumulator) in group.accumulators.enumerated() {
+                groupRow[group.keys.count + offset] = try accumulator.result(entity: entity)
+            }
+            if let having, try !having.holds(groupRow) { continue }
+            try produce(groupRow)
+        }
+    }
+
+    // MARK: - Joins
+
+    /// Calls `emit` with each row of the joined tables that every condition keeps, in the
+    /// row buffer.
+    private func join(_ emit: () throws -> Void) throws {
+        if !plan.constant.isEmpty, try !SQLEvaluator(all: plan.constant).holds(row) { return }
+        if steps.isEmpty {
+            // No FROM clause: one row.
+            try emit()
+            return
+        }
+        try step(0, emit)
+    }
+
+    private func step(_ index: Int, _ emit: () throws -> Void) throws {
+        guard index < steps.count else { return try emit() }
+        let state = steps[index]
+        var matched = false
+        // A row of this table is in its slots: keep it when its conditions hold.
+        func candidate() throws {
+            if let pair = state.pair, try !pair.holds(row) { return }
+            matched = true
+            if let after = state.after, try !after.holds(row) { return }
+            try step(index + 1, emit)
+        }
+        switch state.step.access {
+        case .empty:
+            break
+        case .planned(let queryPlan):
+            try walk(state, queryPlan) { try candidate() }
+        case .idLookup:
+            if let reader = state.reader, let id = try lookUpId(state),
+               let record = try transaction.record(id, table: reader.binding.table, entity: state.step.table.entity.name) {
+                try reader.fill(row, id: id, record: record, transaction: transaction)
+                if try state.local?.holds(row) ?? true { try candidate() }
+            }
+        case .indexLookup(let position, _):
+            try indexLookUp(state, position: position) { try candidate() }
+        case .hash:
+            try materialize(state)
+            let key = try state.outerKeys.map { SQLKey(try $0.evaluate(row)) }
+            if !key.contains(.null), let found = state.hashed[key], let rows = state.rows {
+                for at in found {
+                    restore(state, rows[at])
+                    try candidate()
+                }
+            }
+        case .nestedLoop:
+            try materialize(state)
+            for values in state.rows ?? [] {
+                restore(state, values)
+                try candidate()
+            }
+        case .relation(let join, let tables):
+            try relation(state, join, tables) { try candidate() }
+        }
+        if state.step.table.isLeftJoined && !matched {
+            for slot in state.slots { row[slot] = .null }
+            if let after = state.after, try !after.holds(row) { return }
+            try step(index + 1, emit)
+        }
+    }
+
+    /// The table's planned candidates (its pushed-down conditions checked on the records),
+    /// read into its slots, that its other conditions keep.
+    private func walk(_ state: StepState, _ queryPlan: QueryPlan, _ body: () throws -> Void) throws {
+        guard let reader = state.reader else { return }
+        let executor = QueryExecutor(binding: reader.binding, condition: state.step.pushdown, orders: [])
+        // The walk's records are read while its cursor is open: nothing here writes.
+        try executor.forEachMatch(in: transaction, offset: 0, limit: nil, plan: queryPlan) { match in
+            try reader.fill(row, id: match.id, record: match.record, transaction: transaction)
+            if try state.local?.holds(row) ?? true { try body() }
+        }
+    }
+
+    private func lookUpId(_ state: StepState) throws -> Id? {
+        switch try state.lookUp?.evaluate(row) {
+        case .integer(let id)?: return id >= 0 ? UInt64(id) : nil
+        case .unsigned(let id)?: return id
+        case .real(let value)?: return value >= 0 && value < 18_446_744_073_709_551_616.0 ? UInt64(exactly: value) : nil
+        default: return nil
+        }
+    }
+
+    private func indexLookUp(_ state: StepState, position: Int, _ body: () throws -> Void) throws {
+        guard let reader = state.reader, let value = try state.lookUp?.evaluate(row), !value.isNull,
+              let converted = SQLPlan.queryValue(value, for: reader.binding.schema.properties[position].type) else { return }
+        let condition = ConditionNode.leaf(ConditionLeaf(position: position, op: .compare(.equal), values: [converted], caseSensitive: true))
+        let queryPlan = QueryPlanner.plan(condition: condition, orders: [], binding: reader.binding, transaction: transaction)
+        let executor = QueryExecutor(binding: reader.binding, condition: condition, orders: [])
+        // Collected first: the body joins further tables, whose reads move no cursor of
+        // this walk, but a collected list keeps the walk short.
+        let matches = try executor.matches(in: transaction, offset: 0, limit: nil, plan: queryPlan)
+        for match in matches {
+            try reader.fill(row, id: match.id, record: match.record, transaction: transaction)
+            if try state.local?.holds(row) ?? true { try body() }
+        }
+    }
+
+    /// Reads a hashed or read-once table's rows (its own conditions checked) on first use.
+    private func materialize(_ state: StepState) throws {
+        guard state.rows == nil else { return }
+        var rows: [[SQLValue]] = []
+        let queryPlan: QueryPlan
+        switch state.step.access {
+        case .hash(_, _, let planned), .nestedLoop(let planned): queryPlan = planned
+        default: return
+        }
+        try walk(state, queryPlan) {
+            let values = state.slots.map { row[$0] }
+            if !state.innerKeys.isEmpty {
+                let key = try state.innerKeys.map { SQLKey(try $0.evaluate(row)) }
+                // A NULL key equals nothing.
+                if key.contains(.null) { return }
+                state.hashed[key, default: []].append(rows.count)
+            }
+            rows.append(values)
+        }
+        state.rows = rows
+    }
+
+    private func restore(_ state: StepState, _ values: [SQLValue]) {
+        for (slot, value) in zip(state.slots, values) { row[slot] = value }
+    }
+
+    private func relation(_ state: StepState, _ join: SQLBoundSelect.RelationJoin, _ tables: RelationTables,
+                          _ body: () throws -> Void) throws {
+        guard let reader = state.reader else { return }
+        let owner: Id
+        switch row[join.owner.slot] {
+        case .integer(let id) where id >= 0: owner = UInt64(id)
+        case .unsigned(let id): owner = id
+        default: return
+        }
+        let related = try transaction.relatedIds(join.reverse ? tables.reverse : tables.forward, of: owner, owner: join.ownerEntity)
+        for id in related {
+            guard let record = try transaction.record(id, table: reader.binding.table, entity: state.step.table.entity.name) else {
+                throw CofferError.damagedStore(part: .relation(entity: join.ownerEntity),
+                                               reason: "it links \(owner) to \(id), which is not a stored \(state.step.table.entity.name)")
+            }
+            try reader.fill(row, id: id, record: record, transaction: transaction)
+            if try state.local?.holds(row) ?? true { try body() }
+        }
+    }
+}

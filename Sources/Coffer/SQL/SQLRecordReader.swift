@@ -1,0 +1,173 @@
+import CLMDB
+import Foundation
+
+/// Reads the columns a statement needs from one table's records into the row's slots: one
+/// walk over each record's fields, decoding only the fields a column reads. Bytes that do
+/// not fit the property's type are damage (`CofferError.damagedRecord`), never a NULL.
+struct SQLRecordReader {
+    private struct FieldColumn {
+        let slot: Int
+        let property: PropertySchema
+        /// nil: the value itself; else the path inside a document.
+        let path: [String]?
+        let lastModified: Bool
+    }
+
+    let table: SQLTable
+    let binding: EntityBinding
+    private let idSlot: Int?
+    private let soupSlot: Int?
+    /// The columns of each stored property id (index), as a flat list per id.
+    private let byStoredId: [[FieldColumn]]
+    private let fieldSlots: [Int]
+    private let soup: (byId: [UInt16: CatalogProperty], nesting: EmbeddedNesting, relations: [(name: String, table: MDB_dbi)])?
+
+    /// Seconds between 1970 and 2001, the reference date Coffer stores dates from.
+    static let referenceDateOffset = 978_307_200.0
+
+    init(table: SQLTable, binding: EntityBinding, store: Store, transaction: Transaction) throws {
+        self.table = table
+        self.binding = binding
+        var idSlot: Int?
+        var soupSlot: Int?
+        var byStoredId: [[FieldColumn]] = []
+        var fieldSlots: [Int] = []
+        for column in table.columns {
+            switch column.source {
+            case .id: idSlot = column.slot
+            case .soup: soupSlot = column.slot
+            case .field(let position), .documentPath(let position, _), .lastModified(let position):
+                let storedId = Int(binding.storedIds[position])
+                if storedId >= byStoredId.count { byStoredId += Array(repeating: [], count: storedId + 1 - byStoredId.count) }
+                var path: [String]?
+                if case .documentPath(_, let inner) = column.source { path = inner }
+                var lastModified = false
+                if case .lastModified = column.source { lastModified = true }
+                byStoredId[storedId].append(FieldColumn(slot: column.slot, property: binding.schema.properties[position],
+                                                        path: path, lastModified: lastModified))
+                fieldSlots.append(column.slot)
+            }
+        }
+        self.idSlot = idSlot
+        self.soupSlot = soupSlot
+        self.byStoredId = byStoredId
+        self.fieldSlots = fieldSlots
+        if soupSlot != nil {
+            let byId = Dictionary(table.entity.properties.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+            soup = (byId, EmbeddedNesting(table.entity), try store.relationColumns(of: table.entity, fields: nil, in: transaction))
+        } else {
+            soup = nil
+        }
+    }
+
+    /// Fills the table's slots from a record.
+    func fill(_ row: SQLSlots, id: Id, record: UnsafeRawBufferPointer, transaction: Transaction) throws {
+        if let idSlot { row[idSlot] = Self.id(id) }
+        for slot in fieldSlots { row[slot] = .null }
+        let fields = RecordFields(bytes: record, layout: binding, id: id)
+        if !fieldSlots.isEmpty {
+            var walk = try fields.walk()
+            while let (storedId, field) = try walk.next() {
+                let index = Int(storedId)
+                guard index < byStoredId.count else { continue }
+                for column in byStoredId[index] {
+                    row[column.slot] = try value(field, column, id: id)
+                }
+            }
+        }
+        if let soupSlot, let soup {
+            try fields.validate()
+            row[soupSlot] = .text(try Store.jsonObject(id: id, record: record, entity: table.entity, byId: soup.byId, nesting: soup.nesting,
+                                                       fields: nil, relations: soup.relations, in: transaction))
+        }
+    }
+
+    /// Sets the table's slots to NULL: the row a left join adds when nothing matches.
+    func fillNull(_ row: SQLSlots) {
+        for column in table.columns { row[column.slot] = .null }
+    }
+
+    static func id(_ id: Id) -> SQLValue {
+        id <= UInt64(Int64.max) ? .integer(Int64(id)) : .unsigned(id)
+    }
+
+    private func damage(_ id: Id, _ property: PropertySchema, _ field: RecordFields.Field) -> CofferError {
+        CofferError.damagedRecord(entity: table.entity.name, id: id,
+                                  reason: "property \(property.name) holds a \(field.kind) value, which a \(property.swiftType) cannot hold")
+    }
+
+    private func value(_ field: RecordFields.Field, _ column: FieldColumn, id: Id) throws -> SQLValue {
+        let property = column.property
+        guard FieldOperand.fits(field.kind, property.type) || (property.type.isDocument && field.kind == .document) else {
+            throw damage(id, property, field)
+        }
+        if column.lastModified {
+            guard let seconds = FieldValue.double(field.kind, field.payload) else { throw damage(id, property, field) }
+            let milliseconds = ((seconds + Self.referenceDateOffset) * 1000).rounded()
+            return milliseconds.isFinite && abs(milliseconds) < 9.2e18 ? .integer(Int64(milliseconds)) : .real(milliseconds)
+        }
+        if let path = column.path {
+            switch DocumentCodec.find(path, in: field.payload) {
+            case .value(let node): return Self.value(node)
+            case .missing: return .null
+            case .damaged:
+                throw CofferError.damagedRecord(entity: table.entity.name, id: id, reason: "the document in property \(property.name) is damaged")
+            }
+        }
+        let payload = field.payload
+        switch property.type {
+        case .bool:
+            return .integer(field.kind == .boolTrue ? 1 : 0)
+        case .int8, .int16, .int32, .int64, .int, .uint8, .uint16, .uint32:
+            guard let value = FieldValue.signed(field.kind, payload) else { throw damage(id, property, field) }
+            return .integer(value)
+        case .uint64, .uint:
+            guard let value = FieldValue.unsigned(field.kind, payload) else {
+                // A negative value of a signed kind: a property that was signed before.
+                guard let signed = FieldValue.signed(field.kind, payload) else { throw damage(id, property, field) }
+                return .integer(signed)
+            }
+            return Self.id(value)
+        case .float, .double:
+            guard let value = FieldValue.double(field.kind, payload) else { throw damage(id, property, field) }
+            return .real(value)
+        case .date:
+            guard let value = FieldValue.double(field.kind, payload) else { throw damage(id, property, field) }
+            return .real(value + Self.referenceDateOffset)
+        case .string:
+            guard let text = String(validating: payload, as: UTF8.self) else {
+                throw CofferError.damagedRecord(entity: table.entity.name, id: id, reason: "property \(property.name) holds bytes that are not UTF-8")
+            }
+            return .text(text)
+        case .data:
+            return .blob(Data(payload))
+        case .uuid:
+            guard payload.count == 16 else { throw damage(id, property, field) }
+            var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: payload) }
+            return .text(UUID(uuid: uuid).uuidString)
+        default:
+            if field.kind == .document {
+                guard let json = DocumentCodec.json(payload, tagged: FieldDescription.isTagged(property.type)) else {
+                    throw CofferError.damagedRecord(entity: table.entity.name, id: id, reason: "the document in property \(property.name) is damaged")
+                }
+                return .text(json)
+            }
+            return .text(FieldDescription.json(field, type: property.type))
+        }
+    }
+
+    /// A value inside a document: scalars as themselves (a Bool as 1 or 0), arrays and
+    /// objects as their JSON text.
+    static func value(_ node: DocumentCodec.Node) -> SQLValue {
+        switch node {
+        case .null: return .null
+        case .scalar(.bool(let value)): return .integer(value ? 1 : 0)
+        case .scalar(.integer(let value)): return .integer(value)
+        case .scalar(.unsigned(let value)): return id(value)
+        case .scalar(.double(let value)): return .real(value)
+        case .scalar(.string(let value)): return .text(value)
+        case .array, .object: return .text(DocumentCodec.json(node, tagged: true))
+        }
+    }
+}

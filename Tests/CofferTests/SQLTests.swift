@@ -1,0 +1,271 @@
+@testable import Coffer
+import CofferTestSupport
+import Foundation
+import Testing
+
+/// Smart SQL's own forms: SmartStore's descriptors, joins by a link's or a relation's name,
+/// full-text MATCH, parameters, decoding, streaming, plans, and errors at their position.
+@Suite struct SQLTests {
+    /// SmartStore's employees and departments: Ann and Bob in Sales, Carl in Ops, Dora in
+    /// none; skills linked many-to-many.
+    static func withStaff(_ body: (Store) throws -> Void) throws {
+        try withStore { store in
+            var sales = SQLModel.Department(code: "S", name: "Sales", budget: 1000)
+            var ops = SQLModel.Department(code: "O", name: "Ops", budget: nil)
+            try store.box(for: SQLModel.Department.self).put(&sales)
+            try store.box(for: SQLModel.Department.self).put(&ops)
+            var swift = SQLModel.Skill(label: "Swift")
+            var sql = SQLModel.Skill(label: "SQL")
+            try store.box(for: SQLModel.Skill.self).put(&swift)
+            try store.box(for: SQLModel.Skill.self).put(&sql)
+            var ann = SQLModel.Employee(name: "Ann", salary: 120, bonus: 1.5, city: "Paris", grade: 3, notes: "red fox")
+            ann.department.targetId = sales.id
+            ann.skills.append(swift)
+            ann.skills.append(sql)
+            var bob = SQLModel.Employee(name: "Bob", salary: 80, bonus: nil, city: "Oslo", grade: nil, notes: "blue fox")
+            bob.department.targetId = sales.id
+            bob.skills.append(sql)
+            var carl = SQLModel.Employee(name: "Carl", salary: 100, bonus: 2, city: nil, grade: 1, notes: "red hen")
+            carl.department.targetId = ops.id
+            let dora = SQLModel.Employee(name: "Dora", salary: 60, bonus: nil, city: "Paris", grade: 2, active: false, notes: "")
+            var staff = [ann, bob, carl, dora]
+            try store.box(for: SQLModel.Employee.self).put(&staff)
+            try body(store)
+        }
+    }
+
+    static func values(_ store: Store, _ sql: String, _ parameters: [SQLValue] = []) throws -> [[SQLValue]] {
+        try store.query(sql: sql, parameters: parameters).rows.map(\.values)
+    }
+
+    @Test func smartStoreDescriptorsReadColumnsTheWholeObjectItsIdAndItsModificationTime() throws {
+        try Self.withStaff { store in
+            // The guide's join: employees with their department's name.
+            let joined = try Self.values(store, """
+                SELECT {Employee:name}, {Department:name} FROM {Employee}, {Department}
+                WHERE {Department:id} = {Employee:department} ORDER BY {Employee:name}
+                """)
+            #expect(joined == [["Ann", "Sales"], ["Bob", "Sales"], ["Carl", "Ops"]])
+            // The guide's count.
+            #expect(try Self.values(store, "SELECT COUNT(*) FROM {Employee}") == [[4]])
+            let soup = try store.query(sql: "SELECT {Employee:_soup}, {Employee:_soupEntryId} FROM {Employee} WHERE {Employee:name} = 'Ann'")
+            guard case .text(let json)? = soup.rows.first?.values.first else {
+                Issue.record("no _soup: \(soup)")
+                return
+            }
+            #expect(json.hasPrefix("{\"id\":1,") && json.contains("\"name\":\"Ann\"") && json.contains("\"skills\":[1,2]"))
+            #expect(soup.rows.first?.values.last == 1)
+            let ann = try #require(try store.box(for: SQLModel.Employee.self).get(1))
+            let modified = try Self.values(store, "SELECT {Employee:_soupLastModifiedDate} FROM {Employee} WHERE id = 1")
+            #expect(modified == [[.integer(Int64((ann.modified.timeIntervalSince1970 * 1000).rounded()))]])
+            // Department has no @UpdatedAt.
+            #expect(throws: CofferError.self) { try store.query(sql: "SELECT {Department:_soupLastModifiedDate} FROM {Department}") }
+        }
+    }
+
+    @Test func linksAndRelationsJoinByName() throws {
+        try Self.withStaff { store in
+            let byName = try Self.values(store, "SELECT e.name, d.name FROM Employee e JOIN Department d ON e.department ORDER BY 1")
+            let byEquality = try Self.values(store, "SELECT e.name, d.name FROM Employee e JOIN Department d ON e.department = d.id ORDER BY 1")
+            #expect(byName == byEquality && byName.count == 3)
+            // The link from the joined table back to an earlier one.
+            let reverse = try Self.values(store, "SELECT d.name, e.name FROM Department d JOIN Employee e ON e.department ORDER BY 2")
+            #expect(reverse == byName.map { [$0[1], $0[0]] })
+            // A left join keeps Dora with NULLs.
+            let left = try Self.values(store, "SELECT e.name, d.name FROM Employee e LEFT JOIN Department d ON e.department ORDER BY 1")
+            #expect(left.last == ["Dora", nil])
+            // Many-to-many, both ways, and the backlink.
+            let skills = try Self.values(store, "SELECT e.name, s.label FROM Employee e JOIN Skill s ON e.skills ORDER BY 1, 2")
+            #expect(skills == [["Ann", "SQL"], ["Ann", "Swift"], ["Bob", "SQL"]])
+            let holders = try Self.values(store, "SELECT s.label, e.name FROM Skill s JOIN Employee e ON e.skills ORDER BY 2, 1")
+            #expect(holders == skills.map { [$0[1], $0[0]] })
+            let backlink = try Self.values(store, "SELECT s.label, COUNT(*) FROM Skill s JOIN Employee e ON s.holders GROUP BY s.label ORDER BY 1")
+            #expect(backlink == [["SQL", 2], ["Swift", 1]])
+            let lonely = try Self.values(store, "SELECT e.name FROM Employee e LEFT JOIN Skill s ON e.skills WHERE s.id IS NULL ORDER BY 1")
+            #expect(lonely == [["Carl"], ["Dora"]])
+        }
+    }
+
+    @Test func matchSearchesFullTextProperties() throws {
+        try Self.withStaff { store in
+            let fox = try Self.values(store, "SELECT name FROM Employee WHERE notes MATCH 'fox' ORDER BY name")
+            #expect(fox == [["Ann"], ["Bob"]])
+            let red = try Self.values(store, "SELECT name FROM {Employee} WHERE {Employee} MATCH ? ORDER BY name", ["red"])
+            #expect(red == [["Ann"], ["Carl"]])
+            let either = try Self.values(store, "SELECT COUNT(*) FROM Employee WHERE notes MATCH 'fox' OR salary < 70")
+            #expect(either == [[3]])
+            #expect(throws: CofferError.self) { try store.query(sql: "SELECT name FROM Employee WHERE name MATCH 'x'") }
+            #expect(throws: CofferError.self) { try store.query(sql: "SELECT name FROM Employee WHERE notes MATCH '\"unclosed'") }
+        }
+    }
+
+    @Test func parametersArePositionalNumberedOrNamed() throws {
+        try Self.withStaff { store in
+            #expect(try Self.values(store, "SELECT name FROM Employee WHERE salary > ? AND city = ? ORDER BY 1", [90, "Paris"]) == [["Ann"]])
+            #expect(try Self.values(store, "SELECT ?2, ?1", [1, "two"]) == [["two", 1]])
+            let named = try store.query(sql: "SELECT name FROM Employee WHERE salary BETWEEN :low AND :high ORDER BY name",
+                                        parameters: ["low": 70, "high": 110])
+            #expect(named.rows.map(\.values) == [["Bob"], ["Carl"]])
+            #expect(try Self.values(store, "SELECT COUNT(*) FROM Employee WHERE grade IS ?", [nil]) == [[1]])
+            for (statement, parameters) in [("SELECT ?", [SQLValue]()), ("SELECT 1", [1]), ("SELECT :a", [1])] {
+                #expect(throws: CofferError.self, "\(statement)") { try store.query(sql: statement, parameters: parameters) }
+            }
+            #expect(throws: CofferError.self) { try store.query(sql: "SELECT :a", parameters: ["b": 1]) }
+            #expect(throws: CofferError.self) { try store.query(sql: "SELECT ?", parameters: ["a": 1]) }
+        }
+    }
+
+    /// SQL's BETWEEN is empty when its bounds are reversed; the DSL's `between` takes them in
+    /// either order, so the planner gets it as two comparisons.
+    @Test func betweenWithReversedBoundsIsEmptyOnIndexAndScan() throws {
+        try Self.withStaff { store in
+            for column in ["salary", "bonus", "id"] {
+                let reversed = try Self.values(store, "SELECT COUNT(*) FROM Employee WHERE \(column) BETWEEN 200 AND 0")
+                #expect(reversed == [[0]], "\(column)")
+                let ordered = try Self.values(store, "SELECT COUNT(*) FROM Employee WHERE \(column) BETWEEN 0 AND 200")
+                #expect(ordered == [[column == "bonus" ? 2 : 4]], "\(column)")
+            }
+        }
+    }
+
+    @Test func rowsDecodeIntoStructsAndStream() throws {
+        struct Payroll: Decodable, Equatable {
+            var department: String?
+            var staff: Int
+            var total: Int64
+            var average: Double
+            var top: Int8
+        }
+        try Self.withStaff { store in
+            let rows = try store.query(sql: """
+                SELECT d.name AS department, COUNT(*) AS staff, SUM(e.salary) AS total, AVG(e.salary) AS average, MAX(e.grade) AS top
+                FROM Employee e LEFT JOIN Department d ON e.department GROUP BY d.name ORDER BY department NULLS LAST
+                """)
+            #expect(rows.columns == ["department", "staff", "total", "average", "top"])
+            let payroll = try rows.decode(Payroll.self)
+            #expect(payroll == [Payroll(department: "Ops", staff: 1, total: 100, average: 100, top: 1),
+                                Payroll(department: "Sales", staff: 2, total: 200, average: 100, top: 3),
+                                Payroll(department: nil, staff: 1, total: 60, average: 60, top: 2)])
+            // A value that does not fit is an error naming the column.
+            struct Tiny: Decodable { var salary: Int8 }
+            #expect(throws: DecodingError.self) { try store.query(sql: "SELECT salary * 2 AS salary FROM Employee WHERE name = 'Ann'").decode(Tiny.self) }
+            // Streaming stops at LIMIT.
+            var seen: [String] = []
+            try store.forEachRow(sql: "SELECT name FROM Employee LIMIT 2") { row in
+                if case .text(let name)? = row["name"] { seen.append(name) }
+            }
+            #expect(seen == ["Ann", "Bob"])
+        }
+    }
+
+    @Test func storedTypesMapToSQLClasses() throws {
+        try withStore { store in
+            let date = Date(timeIntervalSince1970: 1_700_000_000.5)
+            let uuid = UUID()
+            var everything = Everything()
+            everything.bool = true
+            everything.uint64 = .max
+            everything.date = date
+            everything.uuid = uuid
+            everything.data = Data([1, 2, 3])
+            everything.strings = ["a", "b"]
+            everything.mood = .grumpy
+            everything.float = 0.5
+            try store.box(for: Everything.self).put(&everything)
+            let row = try #require(try store.query(sql: """
+                SELECT bool, uint64, date, uuid, data, strings, mood, float, optInt, typeof(optInt), uint64 > 9223372036854775807
+                FROM Everything
+                """).rows.first)
+            #expect(row.values == [1, .unsigned(.max), .real(1_700_000_000.5), .text(uuid.uuidString), .blob(Data([1, 2, 3])),
+                                   #"["a","b"]"#, "grumpy", 0.5, nil, "null", 1])
+        }
+    }
+
+    @Test func explainNamesIndexesLookUpsAndHashes() throws {
+        try Self.withStaff { store in
+            let indexed = try store.explain(sql: "SELECT name FROM Employee WHERE salary = 80 AND bonus > 1")
+            #expect(indexed.hasPrefix("Employee: index on salary (1 span) for salary == 80"), "\(indexed)")
+            #expect(indexed.contains("check on each record"))
+            let scan = try store.explain(sql: "SELECT name FROM Employee WHERE bonus > 1 LIMIT 1")
+            #expect(scan.hasPrefix("Employee: full scan of the table") && scan.contains("stopping early"), "\(scan)")
+            let join = try store.explain(sql: "SELECT e.name FROM Employee e JOIN Department d ON e.department")
+            #expect(join.contains("Department d: full scan of the table, hashed once by d.id"), "\(join)")
+            // EXPLAIN SELECT gives the plan as a row.
+            let explained = try store.query(sql: "EXPLAIN SELECT COUNT(*) FROM Employee GROUP BY city")
+            #expect(explained.columns == ["plan"])
+            #expect(explained.rows.first?["plan"].map { "\($0)" }?.contains("group by city: COUNT(*)") == true)
+        }
+    }
+
+    @Test func statementsThatCannotRunNameTheirPosition() throws {
+        try Self.withStaff { store in
+            let cases: [(String, Int, String)] = [
+                ("SELECT name FORM Employee", 18, "unexpected text"),
+                ("SELECT name FROM Staff", 18, "no entity named Staff"),
+                ("SELECT nme FROM Employee", 8, "has no property nme"),
+                ("SELECT name + 1 FROM Employee", 8, "needs numbers"),
+                ("SELECT name FROM Employee WHERE COUNT(*) > 1", 33, "is an aggregate"),
+                ("SELECT city, COUNT(*) FROM Employee", 8, "must appear in GROUP BY"),
+                ("SELECT SUM(COUNT(*)) FROM Employee", 12, "cannot hold another aggregate"),
+                ("SELECT name FROM Employee WHERE id IN (SELECT 1)", 40, "subqueries are not supported"),
+                ("SELECT FOO(name) FROM Employee", 8, "no function FOO"),
+                ("SELECT name FROM Employee WHERE name = 1", 38, "cannot compare TEXT with INTEGER"),
+                ("SELECT 'unclosed", 8, "not closed"),
+                ("SELECT e.name FROM Employee e JOIN Department e ON 1", 36, "names two tables"),
+                ("SELECT name FROM Employee ORDER BY 3", 36, "has 1 column"),
+                ("SELECT name FROM Employee LIMIT -1", 33, "non-negative"),
+                ("SELECT skills FROM Employee", 8, "is a relation"),
+                ("", 1, "empty"),
+            ]
+            for (statement, position, reason) in cases {
+                do {
+                    _ = try store.query(sql: statement)
+                    Issue.record("\(statement) ran")
+                } catch CofferError.invalidSQL(let at, _, let message) {
+                    #expect(at == position && message.contains(reason), "\(statement): at \(at): \(message)")
+                } catch {
+                    Issue.record("\(statement): \(error)")
+                }
+            }
+        }
+    }
+
+    /// Random bytes, random tokens and random cuts of valid statements: every one runs or is
+    /// refused with a `CofferError`, nothing traps.
+    @Test func noInputCrashes() throws {
+        var random = SplitMix64(state: 77)
+        let words = ["SELECT", "FROM", "WHERE", "GROUP", "BY", "ORDER", "HAVING", "LIMIT", "OFFSET", "JOIN", "LEFT", "ON", "AND", "OR",
+                     "NOT", "IN", "IS", "NULL", "LIKE", "BETWEEN", "MATCH", "CASE", "WHEN", "THEN", "ELSE", "END", "DISTINCT", "AS",
+                     "Employee", "Department", "e", "d", "name", "salary", "e.name", "d.id", "{Employee}", "{Employee:name}",
+                     "{Employee:_soup}", "COUNT(*)", "SUM", "(", ")", ",", "*", "+", "-", "/", "%", "||", "=", "<>", "<", ">=", "?", ":x",
+                     "1", "-9223372036854775808", "9223372036854775808", "1e999", "'a'", "'", "\"", "x'0A'", "0x", ";", "--", "/*"]
+        try Self.withStaff { store in
+            for round in 0..<3000 {
+                let statement: String
+                switch round % 3 {
+                case 0:
+                    statement = (0..<Int.random(in: 1...14, using: &random)).map { _ in words[Int.random(in: 0..<words.count, using: &random)] }
+                        .joined(separator: " ")
+                case 1:
+                    statement = String(decoding: (0..<Int.random(in: 0...30, using: &random)).map { _ in UInt8.random(in: 0...127, using: &random) }, as: UTF8.self)
+                default:
+                    let valid = "SELECT d.name, COUNT(*), AVG(e.salary) FROM Employee e LEFT JOIN Department d ON e.department WHERE e.salary > ? GROUP BY d.name HAVING COUNT(*) > 0 ORDER BY 2 DESC LIMIT 5"
+                    let scalars = Array(valid.unicodeScalars)
+                    let cut = Int.random(in: 0...scalars.count, using: &random)
+                    statement = String(String.UnicodeScalarView(scalars[..<cut]))
+                }
+                do {
+                    _ = try store.query(sql: statement, parameters: statement.contains("?") ? [1] : [])
+                } catch is CofferError {
+                } catch {
+                    Issue.record("\(statement): \(error)")
+                }
+            }
+            // Deep nesting is refused, not a stack overflow.
+            let deep = "SELECT " + String(repeating: "(", count: 5000) + "1" + String(repeating: ")", count: 5000)
+            #expect(throws: CofferError.self) { try store.query(sql: deep) }
+            let negations = "SELECT " + String(repeating: "NOT ", count: 5000) + "1"
+            #expect(throws: CofferError.self) { try store.query(sql: negations) }
+        }
+    }
+}
