@@ -93,6 +93,31 @@ import Testing
         }
     }
 
+    /// Edge cases of values and arithmetic, each against SQLite.
+    @Test func edgeCasesMatchSQLite() throws {
+        let oracle = try SQLiteOracle()
+        try withStore { store in
+            var random = SplitMix64(state: 5)
+            try Self.populate(store, oracle, random: &random)
+            for statement in [
+                "SELECT (9223372036854775807 + 1) || 'x', 1.5 || '', 0.1 || '', 100.0 || '', -0.5 || '|', (1e300 * 10) || '', (1e308 * 10) || '', (-1e308 * 10) || ''",
+                "SELECT -0xFFFFFFFFFFFFFFFF, -0x7FFFFFFFFFFFFFFF, 0x10, -9223372036854775808, 9223372036854775808",
+                "SELECT -9223372036854775807 - 1, (-9223372036854775807 - 1) / -1, (-9223372036854775807 - 1) % -1, 5 % -1",
+                "SELECT 7 / 2, -7 / 2, 7 % -3, -7 % 3, 7.5 % 2, 1 / 0, 1.0 / 0, 5 % 0, 9223372036854775807 * 2",
+                "SELECT LENGTH(1.5), LENGTH(100), LENGTH(''), LENGTH(NULL), ABS(-2.5), ABS(NULL), TYPEOF(1.0), TYPEOF('a')",
+                "SELECT 1 = 1.0, 2 > 1.5, 'a' < 'b', 'B' < 'a', NULL = NULL, NULL IS NULL, 1 IS 1.0, 1 IS NOT NULL",
+                "SELECT 1 IN (1.0, NULL), 2 IN (1, NULL), 2 NOT IN (1, NULL), NULL IN (), 1 IN (), 1 NOT IN ()",
+                "SELECT COUNT(*), SUM(salary), AVG(salary), TOTAL(bonus), MIN(city), MAX(city) FROM Employee WHERE salary < 0 AND salary > 0",
+                "SELECT name FROM Employee ORDER BY id LIMIT -1 OFFSET 3",
+                "SELECT name FROM Employee ORDER BY id LIMIT 2 OFFSET -5",
+                "SELECT CASE 1 WHEN 1.0 THEN 'one' ELSE 'other' END, CASE NULL WHEN NULL THEN 'null' ELSE 'else' END",
+                "SELECT COALESCE(NULL, NULL, 3), IFNULL(NULL, 'x'), NULLIF(1, 1.0), NULLIF('a', 'b'), MIN(3, 1.5, 2), MAX('a', 'b', NULL)",
+            ] {
+                Self.check(statement, ordered: true, store: store, oracle: oracle)
+            }
+        }
+    }
+
     @Test(arguments: [1, 2, 3, 4]) func randomStatementsMatchSQLite(seed: UInt64) throws {
         var random = SplitMix64(state: seed &* 0x9E37_79B9)
         let oracle = try SQLiteOracle()

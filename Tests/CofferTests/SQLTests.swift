@@ -115,6 +115,68 @@ import Testing
         }
     }
 
+    /// A GROUP BY of an indexed property with only counts is answered from the index: the
+    /// same groups as the general path (forced here by a condition), NULLs included, and
+    /// strings longer than an index key holds, which share a cut key, still apart.
+    @Test func groupingByAnIndexGivesTheGeneralPathsGroups() throws {
+        try Self.withStaff { store in
+            let long = String(repeating: "x", count: 500)
+            try store.box(for: SQLModel.Employee.self).put([
+                SQLModel.Employee(name: long + "a", salary: 80, grade: nil), SQLModel.Employee(name: long + "b", salary: 80),
+                SQLModel.Employee(name: long + "a", salary: 100), SQLModel.Employee(name: "Ann", salary: 60, grade: 3),
+            ])
+            for column in ["name", "salary", "grade"] {
+                let statement = "SELECT \(column), COUNT(*), COUNT(\(column)) FROM Employee GROUP BY \(column)"
+                #expect(try store.explain(sql: statement).contains("index on \(column) walked in order"), "\(column)")
+                let indexed = try Self.values(store, statement + " ORDER BY 1")
+                let general = try Self.values(store, "SELECT \(column), COUNT(*), COUNT(\(column)) FROM Employee WHERE 1 = 1 GROUP BY \(column) ORDER BY 1")
+                #expect(try store.explain(sql: "SELECT \(column), COUNT(*) FROM Employee WHERE 1 = 1 GROUP BY \(column)").contains("walked in order") == false)
+                #expect(indexed == general, "\(column)")
+            }
+            let names = try Self.values(store, "SELECT name, COUNT(*) FROM Employee GROUP BY name HAVING COUNT(*) > 1 ORDER BY 1")
+            #expect(names == [["Ann", 2], [.text(long + "a"), 2]])
+        }
+    }
+
+    /// Integers and reals compare exactly, also where the planner or an index answers: 2^53 + 1
+    /// is above the real 2^53, which a comparison through Double would call equal.
+    @Test func integersAndRealsCompareExactlyOnIndexAndScan() throws {
+        try withStore { store in
+            let big = 9_007_199_254_740_993
+            try store.box(for: SQLModel.Employee.self).put([SQLModel.Employee(name: "big", salary: big, bonus: 9_007_199_254_740_992)])
+            let cases: [(String, Int64)] = [
+                ("salary = 9007199254740992.0", 0), ("salary > 9007199254740992.0", 1), ("salary IN (9007199254740992.0)", 0),
+                ("salary BETWEEN 9007199254740992.0 AND 9007199254740992.5", 0), ("salary = 9007199254740993", 1),
+                ("bonus >= 9007199254740993", 0), ("bonus < 9007199254740993", 1), ("bonus = 9007199254740992", 1),
+            ]
+            for (condition, count) in cases {
+                for statement in ["SELECT COUNT(*) FROM Employee WHERE \(condition)", "SELECT COUNT(*) FROM Employee WHERE 1 = 1 AND (\(condition) OR 0)"] {
+                    let found = try Self.values(store, statement)
+                    #expect(found == [[.integer(count)]], "\(statement)")
+                }
+            }
+            // The join looks the salary up in the index (the table is large enough) or hashes it.
+            let joined = try Self.values(store, "SELECT COUNT(*) FROM Employee a JOIN Employee b ON b.salary = a.bonus")
+            #expect(joined == [[0]])
+        }
+    }
+
+    /// A damaged catalog entry fails the statements that name its entity, not the others.
+    @Test func aDamagedCatalogEntryFailsOnlyTheStatementsNamingIt() throws {
+        try Self.withStaff { store in
+            try store.performWrite { transaction in
+                let catalog = try #require(store.catalogDatabase)
+                let garbage = Array("{not json".utf8)
+                try garbage.withUnsafeBytes { try Catalog.putRaw(key: Catalog.entityKey("Skill"), value: $0, dbi: catalog, in: transaction) }
+            }
+            #expect(try Self.values(store, "SELECT COUNT(*) FROM Employee") == [[4]])
+            #expect { try store.query(sql: "SELECT label FROM Skill") } throws: { error in
+                guard case CofferError.damagedStore(.catalog, _) = error else { return false }
+                return true
+            }
+        }
+    }
+
     /// SQL's BETWEEN is empty when its bounds are reversed; the DSL's `between` takes them in
     /// either order, so the planner gets it as two comparisons.
     @Test func betweenWithReversedBoundsIsEmptyOnIndexAndScan() throws {
@@ -213,7 +275,9 @@ import Testing
                 ("SELECT 'unclosed", 8, "not closed"),
                 ("SELECT e.name FROM Employee e JOIN Department e ON 1", 36, "names two tables"),
                 ("SELECT name FROM Employee ORDER BY 3", 36, "has 1 column"),
-                ("SELECT name FROM Employee LIMIT -1", 33, "non-negative"),
+                ("SELECT name FROM Employee LIMIT 1.5", 33, "takes an integer"),
+                ("SELECT {Employee:name} FROM Employee e JOIN Employee m ON e.salary = m.salary", 8, "is ambiguous"),
+                ("SELECT e.name, m.name FROM Employee e JOIN Employee m ON e.id = m.id ORDER BY name", 79, "is ambiguous"),
                 ("SELECT skills FROM Employee", 8, "is a relation"),
                 ("", 1, "empty"),
             ]
@@ -228,6 +292,43 @@ import Testing
                 }
             }
         }
+    }
+
+    /// The deepest statements accepted run on a thread with a small stack (512 KiB, as
+    /// secondary threads on Apple platforms have) without overflowing it.
+    @Test func theDeepestAcceptedStatementsFitASmallStack() throws {
+        try Self.withStaff { store in
+            let statements = [
+                "SELECT " + String(repeating: "(", count: 60) + "salary" + String(repeating: ")", count: 60) + " FROM Employee",
+                "SELECT " + Array(repeating: "salary", count: 60).joined(separator: " + ") + " FROM Employee",
+                "SELECT name FROM Employee WHERE " + String(repeating: "NOT ", count: 60) + "salary > 1",
+                "SELECT " + String(repeating: "-(", count: 30) + "1" + String(repeating: ")", count: 30),
+                "SELECT " + String(repeating: "ABS(", count: 30) + "1" + String(repeating: ")", count: 30),
+                "SELECT " + String(repeating: "CASE WHEN 1 THEN ", count: 30) + "1" + String(repeating: " END", count: 30),
+            ]
+            let results = LockedResults()
+            let done = DispatchSemaphore(value: 0)
+            let thread = Thread {
+                for statement in statements {
+                    results.append(Result { try store.query(sql: statement).count })
+                }
+                done.signal()
+            }
+            thread.stackSize = 512 * 1024
+            thread.start()
+            done.wait()
+            for (statement, result) in zip(statements, results.all) {
+                if case .failure(let error) = result { Issue.record("\(statement.prefix(40)): \(error)") }
+            }
+        }
+    }
+
+    /// Results handed from another thread.
+    final class LockedResults: @unchecked Sendable {
+        private let lock = NSLock()
+        private var results: [Result<Int, any Error>] = []
+        func append(_ result: Result<Int, any Error>) { lock.withLock { results.append(result) } }
+        var all: [Result<Int, any Error>] { lock.withLock { results } }
     }
 
     /// Random bytes, random tokens and random cuts of valid statements: every one runs or is

@@ -1,6 +1,6 @@
 import Foundation
 
-// coffer-bench [--count N] [--repeat N] [--json] [--no-text] [--no-memory]
+// coffer-bench [--count N] [--repeat N] [--json] [--no-text] [--no-memory] [--no-sql] [--sql-count N]
 // coffer-bench --write-cost [--count N] [--repeat N] [--json]   (the write cost of @Sync; see WriteCostReport.swift)
 // Runs Coffer, raw LMDB in C and GRDB on the same workload, each in its own process and
 // fresh directory, `--repeat` times (default 3, contenders interleaved so drift hits all
@@ -53,6 +53,30 @@ if let contender = value(after: "--text-contender") {
         print(String(decoding: try JSONEncoder().encode(result), as: UTF8.self))
     } catch {
         fail("\(contender) (text): \(error)")
+    }
+    exit(0)
+}
+
+var sqlCount = 1_000_000
+if let text = value(after: "--sql-count") {
+    guard let parsed = Int(text), parsed >= 100 else { fail("--sql-count needs an integer of at least 100") }
+    sqlCount = parsed
+}
+
+if let contender = value(after: "--sql-contender") {
+    // Child process: the Smart SQL workload for one contender.
+    guard let directory = value(after: "--directory") else { fail("--sql-contender needs --directory") }
+    let workload = SQLWorkload(count: sqlCount)
+    do {
+        let result: SQLResult
+        switch contender {
+        case "coffer": result = try runCofferSQL(workload, directory: directory)
+        case "grdb": result = try runGRDBSQL(workload, directory: directory)
+        default: fail("unknown SQL contender \(contender)")
+        }
+        print(String(decoding: try JSONEncoder().encode(result), as: UTF8.self))
+    } catch {
+        fail("\(contender) (SQL): \(error)")
     }
     exit(0)
 }
@@ -159,6 +183,19 @@ for (contender, list) in runs {
     results[contender] = combined
 }
 
+/// The Smart SQL workload, each contender `repeats` times (interleaved); medians of the
+/// per-run medians.
+var sqlRuns: [String: [SQLResult]] = [:]
+if !CommandLine.arguments.contains("--no-sql") {
+    for round in 1...repeats {
+        for contender in ["coffer", "grdb"] {
+            sqlRuns[contender, default: []].append(runChild(["--sql-contender", contender, "--sql-count", String(sqlCount)],
+                                                            label: "\(contender) on \(sqlCount) employees, SQL (run \(round) of \(repeats))",
+                                                            as: SQLResult.self))
+        }
+    }
+}
+
 var textResults: [String: TextResult] = [:]
 for contender in ["coffer", "grdb"] where !CommandLine.arguments.contains("--no-text") {
     textResults[contender] = runChild(["--text-contender", contender, "--text-count", String(textCount)],
@@ -245,6 +282,18 @@ if let coffer = textResults["coffer"], let fts = textResults["grdb"] {
     }
     if let scan = coffer.containsScan {
         print("Coffer contains() scan for the rare term: \(String(format: "%.1f", scan)) q/s (with the index: \(String(format: "%.0f", coffer.searchesPerSecond["rare term"] ?? 0)) q/s)")
+    }
+}
+
+if let cofferRuns = sqlRuns["coffer"], let sqliteRuns = sqlRuns["grdb"] {
+    print("\nSmart SQL: \(sqlCount) employees in 100 departments, milliseconds per statement (lower is better), medians of \(repeats) runs of medians of 5")
+    print(pad("statement", 20) + pad("Coffer", 10) + pad("SQLite", 10) + pad("SQLite/Coffer", 15) + pad("same rows", 11))
+    for statement in SQLWorkload(count: 10).statements {
+        let coffer = median(cofferRuns.compactMap { $0.milliseconds[statement.name] })
+        let sqlite = median(sqliteRuns.compactMap { $0.milliseconds[statement.name] })
+        let agree = zip(cofferRuns, sqliteRuns).allSatisfy { $0.rows[statement.name] == $1.rows[statement.name] }
+        print(pad(statement.name, 20) + pad(String(format: "%.1f", coffer), 10) + pad(String(format: "%.1f", sqlite), 10)
+              + pad(String(format: "%.2f", sqlite / coffer), 15) + pad(agree ? "yes" : "NO", 11))
     }
 }
 

@@ -45,7 +45,11 @@ struct SQLAccumulator {
                 realSum += Double(number)
                 overflow = overflow || !approximate
             default:
-                realSum += value.doubleValue ?? Self.numericPrefix(value)
+                if case .text(let text) = value {
+                    realSum += SQLValue.numericPrefix(text)
+                } else {
+                    realSum += value.doubleValue ?? 0
+                }
                 approximate = true
             }
         case .minimum, .maximum:
@@ -58,13 +62,6 @@ struct SQLAccumulator {
         }
     }
 
-    /// A text or bytes value read as a number, as SQLite sums a document's text: its
-    /// leading number, else 0.
-    private static func numericPrefix(_ value: SQLValue) -> Double {
-        guard case .text(let text) = value else { return 0 }
-        return Double(text.trimmingCharacters(in: .whitespaces)) ?? 0
-    }
-
     /// The aggregate's value; `entity` names the table in an overflow error.
     func result(entity: String) throws -> SQLValue {
         switch call.kind {
@@ -75,7 +72,9 @@ struct SQLAccumulator {
             if overflow { throw CofferError.limitReached(.sum(entity: entity, property: call.text)) }
             return approximate ? .real(realSum) : .integer(integerSum)
         case .average:
-            return count > 0 ? .real(realSum / Double(count)) : .null
+            // An exact integer sum divides once; otherwise the running real sum.
+            guard count > 0 else { return .null }
+            return .real((approximate || overflow ? realSum : Double(integerSum)) / Double(count))
         case .total:
             return .real(realSum)
         case .minimum, .maximum:

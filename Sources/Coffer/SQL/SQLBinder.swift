@@ -36,6 +36,8 @@ struct SQLBoundSelect {
     var relationJoins: [Int: RelationJoin] = [:]
     var outputs: [SQLBound] = []
     var outputNames: [String] = []
+    /// Whether each output column was named by AS.
+    var outputAliased: [Bool] = []
     var isGrouped = false
     var groupKeys: [SQLBound] = []
     var aggregates: [SQLAggregateCall] = []
@@ -61,6 +63,9 @@ struct SQLBinder {
     let statement: String
     let entities: [CatalogEntity]
     let parameters: SQLParameters
+    /// Why some catalog entries could not be read: the error for a statement that names an
+    /// entity the readable ones lack.
+    let catalogDamage: (any Error)?
     /// Runs a full-text search on a table's properties, giving the matching ids.
     let textSearch: (SQLTable, [Int], String) throws -> [Id]
 
@@ -68,11 +73,12 @@ struct SQLBinder {
     private var usedPositional: Set<Int> = []
     private var usedNamed: Set<String> = []
 
-    init(statement: String, entities: [CatalogEntity], parameters: SQLParameters,
+    init(statement: String, entities: [CatalogEntity], parameters: SQLParameters, catalogDamage: (any Error)? = nil,
          textSearch: @escaping (SQLTable, [Int], String) throws -> [Id]) {
         self.statement = statement
         self.entities = entities
         self.parameters = parameters
+        self.catalogDamage = catalogDamage
         self.textSearch = textSearch
     }
 
@@ -131,12 +137,13 @@ struct SQLBinder {
                 guard !bound.tables.isEmpty else { throw error(position, "SELECT * needs a FROM clause") }
                 for table in bound.tables { try addStar(table, outputs: &outputs, position: position) }
             case .allOf(let name, let position):
-                guard let table = tableNamed(name) else { throw error(position, "no table named \(name) in FROM") }
+                guard let table = try tableNamed(name, at: position) else { throw error(position, "no table named \(name) in FROM") }
                 try addStar(table, outputs: &outputs, position: position)
             case .expression(let expression, let alias, let text):
                 let (value, _) = try bindExpression(expression, aggregates: true)
                 outputs.append((value, expression.position))
                 bound.outputNames.append(alias ?? outputName(expression, text: text))
+                bound.outputAliased.append(alias != nil)
             }
         }
         let having = try select.having.map { expression -> (SQLBound, Int) in
@@ -174,8 +181,8 @@ struct SQLBinder {
             SQLBoundSelect.OrderKey(source: source, descending: order.descending,
                                     nullsFirst: order.nullsFirst ?? !order.descending)
         }
-        bound.limit = try select.limit.map { try count($0, "LIMIT") }
-        bound.offset = try select.offset.map { try count($0, "OFFSET") } ?? 0
+        bound.limit = try select.limit.map { try count($0, "LIMIT") }.flatMap { $0 < 0 ? nil : $0 }
+        bound.offset = max(0, try select.offset.map { try count($0, "OFFSET") } ?? 0)
         try checkParametersUsed()
         return bound
     }
@@ -185,6 +192,7 @@ struct SQLBinder {
     private mutating func addTable(_ table: SQLSelect.Table, isLeftJoined: Bool) throws {
         guard let entity = entities.first(where: { $0.name == table.entity })
             ?? entities.first(where: { $0.name.caseInsensitiveCompare(table.entity) == .orderedSame }) else {
+            if let catalogDamage { throw catalogDamage }
             let known = entities.map(\.name).joined(separator: ", ")
             throw error(table.position, "no entity named \(table.entity) is stored" + (known.isEmpty ? "" : " (stored: \(known))"))
         }
@@ -196,21 +204,32 @@ struct SQLBinder {
         bound.tables.append(SQLTable(index: bound.tables.count, name: name, entity: entity, isLeftJoined: isLeftJoined))
     }
 
-    private func tableNamed(_ name: String) -> SQLTable? {
-        bound.tables.first { $0.name == name }
-            ?? bound.tables.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
-            ?? bound.tables.first { $0.entity.name.caseInsensitiveCompare(name) == .orderedSame }
+    /// The table a name refers to: the table of that name (its alias, or its entity when it
+    /// has none), else the one table of that entity; nil for none. An entity joined twice
+    /// under aliases is ambiguous by its name.
+    private func tableNamed(_ name: String, at position: Int) throws -> SQLTable? {
+        if let named = bound.tables.first(where: { $0.name == name })
+            ?? bound.tables.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) {
+            return named
+        }
+        let ofEntity = bound.tables.filter { $0.entity.name.caseInsensitiveCompare(name) == .orderedSame }
+        guard ofEntity.count <= 1 else {
+            throw error(position, "\(name) is ambiguous: the statement joins it as \(ofEntity.map(\.name).joined(separator: " and "))")
+        }
+        return ofEntity.first
     }
 
     private mutating func addStar(_ table: SQLTable, outputs: inout [(SQLBound, Int)], position: Int) throws {
         let id = table.idColumn(slots: &bound.slotCount)
         outputs.append((.column(SQLColumnRef(slot: id.slot, table: table.index, position: position, name: "id")), position))
         bound.outputNames.append("id")
+        bound.outputAliased.append(false)
         for property in table.starProperties {
             let schema = table.schema.properties[property]
             let column = table.column(.field(position: property), type: SQLTable.type(of: schema), name: schema.name, slots: &bound.slotCount)
             outputs.append((.column(SQLColumnRef(slot: column.slot, table: table.index, position: position, name: schema.name)), position))
             bound.outputNames.append(schema.name)
+            bound.outputAliased.append(false)
         }
     }
 
@@ -232,20 +251,24 @@ struct SQLBinder {
     /// The table and property a bare column names when it is a link or a relation.
     private func linkReference(_ tableName: String?, _ path: String, descriptor: Bool, position: Int) throws -> (SQLTable, Int)? {
         let candidates: [SQLTable]
-        if let tableName, let table = tableNamed(tableName) {
+        if let tableName, let table = try tableNamed(tableName, at: position) {
             candidates = [table]
         } else if tableName == nil {
             candidates = bound.tables
         } else {
             return nil
         }
-        for table in candidates {
-            if let position = table.schema.properties.firstIndex(where: { $0.name == path }),
-               table.schema.properties[position].flags.contains(.relation) || table.schema.properties[position].flags.contains(.backlink) {
-                return (table, position)
+        let found = candidates.compactMap { table -> (SQLTable, Int)? in
+            guard let index = table.schema.properties.firstIndex(where: { $0.name == path }),
+                  table.schema.properties[index].flags.contains(.relation) || table.schema.properties[index].flags.contains(.backlink) else {
+                return nil
             }
+            return (table, index)
         }
-        return nil
+        guard found.count <= 1 else {
+            throw error(position, "\(path) is ambiguous: \(found.map(\.0.name).joined(separator: " and ")) have it; name the table")
+        }
+        return found.first
     }
 
     private mutating func joinByName(owner: SQLTable, property position: Int, joined: SQLTable, position at: Int) throws -> SQLBound {
@@ -307,14 +330,14 @@ struct SQLBinder {
     private mutating func column(_ tableName: String?, _ path: String, descriptor: Bool, position: Int) throws -> (SQLBound, SQLType) {
         guard !bound.tables.isEmpty else { throw error(position, "no table to read \(path) from: add a FROM clause") }
         if descriptor {
-            guard let tableName, let table = tableNamed(tableName) else {
+            guard let tableName, let table = try tableNamed(tableName, at: position) else {
                 throw error(position, "{\(tableName ?? "")} is not a table of the FROM clause")
             }
             guard !path.isEmpty else { throw error(position, "{\(table.name)} stands for the table: name a path, {\(table.name):path}") }
             return try resolve(path, in: table, position: position, smartStore: true)
         }
         if let tableName {
-            if let table = tableNamed(tableName) {
+            if let table = try tableNamed(tableName, at: position) {
                 return try resolve(path, in: table, position: position, smartStore: false)
             }
             // Not a table: a dotted path (an embedded value's leaf, a document path).
@@ -403,123 +426,165 @@ struct SQLBinder {
         guard a.isComparable(with: b) else { throw error(position, "cannot compare \(a.name) with \(b.name)") }
     }
 
+    /// The context an expression is bound in: whether aggregates may appear, and whether it
+    /// is an aggregate's argument already.
+    struct Context {
+        let aggregates: Bool
+        let insideAggregate: Bool
+    }
+
     mutating func bindExpression(_ expression: SQLExpression, aggregates: Bool, insideAggregate: Bool = false) throws -> (SQLBound, SQLType) {
-        func sub(_ inner: SQLExpression) throws -> (SQLBound, SQLType) {
-            try bindExpression(inner, aggregates: aggregates, insideAggregate: insideAggregate)
-        }
+        try bind(expression, Context(aggregates: aggregates, insideAggregate: insideAggregate))
+    }
+
+    /// Binds one node. Each kind of node has a function of its own, so that this one, which
+    /// every level of nesting passes through, keeps a small stack frame.
+    private mutating func bind(_ expression: SQLExpression, _ context: Context) throws -> (SQLBound, SQLType) {
         switch expression {
         case .literal(let literal, _):
-            switch literal {
-            case .null: return (.constant(.null), .null)
-            case .integer(let value): return (.constant(.integer(value)), .integer)
-            case .real(let value): return (.constant(.real(value)), .real)
-            case .text(let value): return (.constant(.text(value)), .text)
-            case .blob(let bytes): return (.constant(.blob(Data(bytes))), .blob)
-            }
+            return Self.literal(literal)
         case .parameter(let index, let name, let position):
             let value = try parameter(index: index, name: name, position: position)
             return (.constant(value), Self.type(of: value))
         case .column(let table, let path, let descriptor, let position):
             return try column(table, path, descriptor: descriptor, position: position)
         case .unary(let op, let operand, let position):
-            let (value, type) = try sub(operand)
-            switch op {
-            case .not:
-                try checkBoolean(type, at: position, "NOT")
-                return (.unary(.not, value), .integer)
-            case .negate, .plus:
-                try checkNumeric(type, at: position, "\(op.rawValue)")
-                return (op == .plus ? value : .unary(.negate, value), type == .integer ? .integer : (type == .null ? .null : (type == .any ? .any : .real)))
-            }
+            return try bindUnary(op, operand, position, context)
         case .binary(let op, let left, let right, let position):
-            let (a, typeA) = try sub(left)
-            let (b, typeB) = try sub(right)
-            switch op {
-            case .and, .or:
-                try checkBoolean(typeA, at: left.position, op.rawValue)
-                try checkBoolean(typeB, at: right.position, op.rawValue)
-                return (.binary(op, a, b), .integer)
-            case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual:
-                try checkComparable(typeA, typeB, at: position)
-                return (.binary(op, a, b), .integer)
-            case .add, .subtract, .multiply, .divide, .remainder:
-                try checkNumeric(typeA, at: left.position, "\(op.rawValue)")
-                try checkNumeric(typeB, at: right.position, "\(op.rawValue)")
-                let type: SQLType
-                if typeA == .null || typeB == .null {
-                    type = .null
-                } else if typeA == .any || typeB == .any {
-                    type = .any
-                } else if op == .remainder {
-                    type = typeA == .integer && typeB == .integer ? .integer : .real
-                } else {
-                    type = typeA == .integer && typeB == .integer ? .integer : .real
-                }
-                // Integer arithmetic that overflows turns real: the type is a number.
-                return (.binary(op, a, b), type == .integer ? .integer : type)
-            case .concatenate:
-                for (type, side) in [(typeA, left), (typeB, right)] where !(type.isText || type == .integer) {
-                    throw error(side.position, "|| joins text and integers, not \(type.name)")
-                }
-                return (.binary(.concatenate, a, b), .text)
-            }
+            return try bindBinary(op, left, right, position, context)
         case .between(let operand, let low, let high, let negated, let position):
-            let (value, type) = try sub(operand)
-            let (lowValue, lowType) = try sub(low)
-            let (highValue, highType) = try sub(high)
-            try checkComparable(type, lowType, at: position)
-            try checkComparable(type, highType, at: position)
-            return (.between(value, lowValue, highValue, negated: negated), .integer)
-        case .inList(let operand, let items, let negated, let position):
-            let (value, type) = try sub(operand)
-            var values: [SQLBound] = []
-            for item in items {
-                let (itemValue, itemType) = try sub(item)
-                try checkComparable(type, itemType, at: item.position)
-                values.append(itemValue)
-            }
-            _ = position
-            return (.inList(value, values, negated: negated), .integer)
+            return try bindBetween(operand, low, high, negated, position, context)
+        case .inList(let operand, let items, let negated, _):
+            return try bindInList(operand, items, negated, context)
         case .like(let operand, let pattern, let negated, let position):
-            let (value, type) = try sub(operand)
-            let (patternValue, patternType) = try sub(pattern)
-            guard type.isText, patternType.isText else { throw error(position, "LIKE compares text, not \(type.isText ? patternType.name : type.name)") }
-            return (.like(value, patternValue, negated: negated), .integer)
+            return try bindLike(operand, pattern, negated, position, context)
         case .isNull(let operand, let negated, _):
-            let (value, _) = try sub(operand)
-            return (.isNull(value, negated: negated), .integer)
+            return (.isNull(try bind(operand, context).0, negated: negated), .integer)
         case .isDistinct(let left, let right, let negated, let position):
-            let (a, typeA) = try sub(left)
-            let (b, typeB) = try sub(right)
-            try checkComparable(typeA, typeB, at: position)
-            return (.isDistinct(a, b, negated: negated), .integer)
+            return try bindIsDistinct(left, right, negated, position, context)
         case .match(let target, let search, let position):
             return try match(target, search, position: position)
         case .function(let name, let arguments, let distinct, let star, let position):
             return try function(name, arguments, distinct: distinct, star: star, position: position,
-                                aggregates: aggregates, insideAggregate: insideAggregate)
-        case .caseWhen(let operand, let branches, let otherwise, let position):
-            let boundOperand = try operand.map { try sub($0) }
-            var type = SQLType.null
-            var boundBranches: [SQLCaseBranch] = []
-            for (when, then) in branches {
-                let (whenValue, whenType) = try sub(when)
-                if let boundOperand {
-                    try checkComparable(boundOperand.1, whenType, at: when.position)
-                } else {
-                    try checkBoolean(whenType, at: when.position, "WHEN")
-                }
-                let (thenValue, thenType) = try sub(then)
-                type = type.union(thenType)
-                boundBranches.append(SQLCaseBranch(when: whenValue, then: thenValue))
-            }
-            let boundOtherwise = try otherwise.map { try sub($0) }
-            if let boundOtherwise { type = type.union(boundOtherwise.1) }
-            _ = position
-            return (.caseWhen(boundOperand?.0, boundBranches, boundOtherwise?.0), type)
+                                aggregates: context.aggregates, insideAggregate: context.insideAggregate)
+        case .caseWhen(let operand, let branches, let otherwise, _):
+            return try bindCase(operand, branches, otherwise, context)
         }
     }
 
+    private static func literal(_ literal: SQLExpression.Literal) -> (SQLBound, SQLType) {
+        switch literal {
+        case .null: return (.constant(.null), .null)
+        case .integer(let value): return (.constant(.integer(value)), .integer)
+        case .real(let value): return (.constant(.real(value)), .real)
+        case .text(let value): return (.constant(.text(value)), .text)
+        case .blob(let bytes): return (.constant(.blob(Data(bytes))), .blob)
+        }
+    }
+
+    private mutating func bindUnary(_ op: SQLExpression.UnaryOperator, _ operand: SQLExpression, _ position: Int,
+                                    _ context: Context) throws -> (SQLBound, SQLType) {
+        let (value, type) = try bind(operand, context)
+        switch op {
+        case .not:
+            try checkBoolean(type, at: position, "NOT")
+            return (.unary(.not, value), .integer)
+        case .negate, .plus:
+            try checkNumeric(type, at: position, "\(op.rawValue)")
+            let result: SQLType = type == .integer || type == .null || type == .any ? type : .real
+            return (op == .plus ? value : .unary(.negate, value), result)
+        }
+    }
+
+    private mutating func bindBinary(_ op: SQLExpression.BinaryOperator, _ left: SQLExpression, _ right: SQLExpression,
+                                     _ position: Int, _ context: Context) throws -> (SQLBound, SQLType) {
+        let (a, typeA) = try bind(left, context)
+        let (b, typeB) = try bind(right, context)
+        switch op {
+        case .and, .or:
+            try checkBoolean(typeA, at: left.position, op.rawValue)
+            try checkBoolean(typeB, at: right.position, op.rawValue)
+            return (.binary(op, a, b), .integer)
+        case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual:
+            try checkComparable(typeA, typeB, at: position)
+            return (.binary(op, a, b), .integer)
+        case .add, .subtract, .multiply, .divide, .remainder:
+            try checkNumeric(typeA, at: left.position, "\(op.rawValue)")
+            try checkNumeric(typeB, at: right.position, "\(op.rawValue)")
+            let type: SQLType
+            if typeA == .null || typeB == .null {
+                type = .null
+            } else if typeA == .any || typeB == .any {
+                type = .any
+            } else {
+                // Integer arithmetic that overflows turns real at run time: still a number.
+                type = typeA == .integer && typeB == .integer ? .integer : .real
+            }
+            return (.binary(op, a, b), type)
+        case .concatenate:
+            // Numbers join as SQLite writes them, bytes as UTF-8 text.
+            return (.binary(.concatenate, a, b), .text)
+        }
+    }
+
+    private mutating func bindBetween(_ operand: SQLExpression, _ low: SQLExpression, _ high: SQLExpression, _ negated: Bool,
+                                      _ position: Int, _ context: Context) throws -> (SQLBound, SQLType) {
+        let (value, type) = try bind(operand, context)
+        let (lowValue, lowType) = try bind(low, context)
+        let (highValue, highType) = try bind(high, context)
+        try checkComparable(type, lowType, at: position)
+        try checkComparable(type, highType, at: position)
+        return (.between(value, lowValue, highValue, negated: negated), .integer)
+    }
+
+    private mutating func bindInList(_ operand: SQLExpression, _ items: [SQLExpression], _ negated: Bool,
+                                     _ context: Context) throws -> (SQLBound, SQLType) {
+        let (value, type) = try bind(operand, context)
+        var values: [SQLBound] = []
+        for item in items {
+            let (itemValue, itemType) = try bind(item, context)
+            try checkComparable(type, itemType, at: item.position)
+            values.append(itemValue)
+        }
+        return (.inList(value, values, negated: negated), .integer)
+    }
+
+    private mutating func bindLike(_ operand: SQLExpression, _ pattern: SQLExpression, _ negated: Bool, _ position: Int,
+                                   _ context: Context) throws -> (SQLBound, SQLType) {
+        let (value, type) = try bind(operand, context)
+        let (patternValue, patternType) = try bind(pattern, context)
+        guard type.isText, patternType.isText else { throw error(position, "LIKE compares text, not \(type.isText ? patternType.name : type.name)") }
+        return (.like(value, patternValue, negated: negated), .integer)
+    }
+
+    private mutating func bindIsDistinct(_ left: SQLExpression, _ right: SQLExpression, _ negated: Bool, _ position: Int,
+                                         _ context: Context) throws -> (SQLBound, SQLType) {
+        let (a, typeA) = try bind(left, context)
+        let (b, typeB) = try bind(right, context)
+        try checkComparable(typeA, typeB, at: position)
+        return (.isDistinct(a, b, negated: negated), .integer)
+    }
+
+    private mutating func bindCase(_ operand: SQLExpression?, _ branches: [(SQLExpression, SQLExpression)], _ otherwise: SQLExpression?,
+                                   _ context: Context) throws -> (SQLBound, SQLType) {
+        let boundOperand = try operand.map { try bind($0, context) }
+        var type = SQLType.null
+        var boundBranches: [SQLCaseBranch] = []
+        for (when, then) in branches {
+            let (whenValue, whenType) = try bind(when, context)
+            if let boundOperand {
+                try checkComparable(boundOperand.1, whenType, at: when.position)
+            } else {
+                try checkBoolean(whenType, at: when.position, "WHEN")
+            }
+            let (thenValue, thenType) = try bind(then, context)
+            type = type.union(thenType)
+            boundBranches.append(SQLCaseBranch(when: whenValue, then: thenValue))
+        }
+        let boundOtherwise = try otherwise.map { try bind($0, context) }
+        if let boundOtherwise { type = type.union(boundOtherwise.1) }
+        return (.caseWhen(boundOperand?.0, boundBranches, boundOtherwise?.0), type)
+    }
     private mutating func match(_ target: SQLExpression, _ search: SQLExpression, position: Int) throws -> (SQLBound, SQLType) {
         guard case .column(let tableName, let path, let descriptor, let columnPosition) = target else {
             throw error(position, "MATCH searches a @FullText property or a table: column MATCH 'words'")
@@ -538,17 +603,18 @@ struct SQLBinder {
         // `{Entity} MATCH`, `table MATCH`: every full-text property; else the one named.
         var table: SQLTable?
         var properties: [Int] = []
+        let named = try tableName.flatMap { try tableNamed($0, at: columnPosition) }
         if descriptor, path.isEmpty {
-            table = tableName.flatMap(tableNamed)
-        } else if tableName == nil, let whole = tableNamed(path) {
+            table = named
+        } else if tableName == nil, let whole = try tableNamed(path, at: columnPosition) {
             table = whole
         }
         if let whole = table {
             properties = whole.schema.properties.indices.filter { whole.schema.properties[$0].flags.contains(.fullText) }
             guard !properties.isEmpty else { throw error(columnPosition, "\(whole.entity.name) has no @FullText property to MATCH") }
         } else {
-            let candidates = tableName.flatMap(tableNamed).map { [$0] } ?? bound.tables
-            let fullPath = tableName.flatMap(tableNamed) == nil ? [tableName, path].compactMap { $0 }.joined(separator: ".") : path
+            let candidates = named.map { [$0] } ?? bound.tables
+            let fullPath = named == nil ? [tableName, path].compactMap { $0 }.joined(separator: ".") : path
             for candidate in candidates {
                 if let position = candidate.schema.properties.firstIndex(where: { $0.name == fullPath }) {
                     guard candidate.schema.properties[position].flags.contains(.fullText) else {
@@ -601,6 +667,13 @@ struct SQLBinder {
             let text = "\(name)(\(distinct ? "DISTINCT " : "")\(SQLDescribe.expression(value, bound)))"
             return (.aggregate(SQLAggregateCall(kind: kind, argument: value, distinct: distinct, text: text)), result)
         }
+        return try scalar(name, arguments, distinct: distinct, star: star, position: position, aggregates: aggregates, insideAggregate: insideAggregate)
+    }
+
+    /// A scalar function call: its arguments bound (in their own frames: each nesting level
+    /// passes through here), then its arity and types checked.
+    private mutating func scalar(_ name: String, _ arguments: [SQLExpression], distinct: Bool, star: Bool, position: Int,
+                                 aggregates: Bool, insideAggregate: Bool) throws -> (SQLBound, SQLType) {
         guard !star, !distinct else { throw error(position, "\(name) is not an aggregate: it takes no * or DISTINCT") }
         guard let function = SQLFunction(rawValue: name) else {
             throw error(position, "no function \(name) (functions: COUNT, SUM, AVG, TOTAL, MIN, MAX, ABS, COALESCE, IFNULL, NULLIF, LENGTH, LOWER, UPPER, TYPEOF)")
@@ -612,6 +685,12 @@ struct SQLBinder {
             values.append(value)
             types.append(type)
         }
+        let type = try scalarType(function, name, arguments, types, position: position)
+        return (.function(function, values), type)
+    }
+
+    private func scalarType(_ function: SQLFunction, _ name: String, _ arguments: [SQLExpression], _ types: [SQLType],
+                            position: Int) throws -> SQLType {
         func arity(_ range: ClosedRange<Int>) throws {
             guard range.contains(arguments.count) else {
                 let expected = range.lowerBound == range.upperBound ? "\(range.lowerBound)" : "\(range.lowerBound) or more"
@@ -634,7 +713,7 @@ struct SQLBinder {
             type = function == .ifnull ? types[0].union(types[1]) : types[0]
         case .length:
             try arity(1...1)
-            guard types[0].isText || types[0] == .blob else { throw error(arguments[0].position, "LENGTH measures text or bytes, not \(types[0].name)") }
+            // Text in characters, bytes in bytes, a number as the length of its text.
             type = .integer
         case .lower, .upper:
             try arity(1...1)
@@ -644,7 +723,7 @@ struct SQLBinder {
             try arity(1...1)
             type = .text
         }
-        return (.function(function, values), type)
+        return type
     }
 
     // MARK: - Grouping
@@ -693,10 +772,15 @@ struct SQLBinder {
             }
             return .output(Int(number) - 1)
         }
-        if case .column(nil, let name, false, _) = expression, let index = bound.outputNames.firstIndex(of: name) {
-            // An output column's name (an alias, or a column selected by name) wins over a
-            // table's column, as in standard SQL.
-            return .output(index)
+        if case .column(nil, let name, false, let position) = expression {
+            // An output column's name wins over a table's column, as in standard SQL: an
+            // explicit alias first, then a column selected by name; two of either are
+            // ambiguous.
+            let aliased = bound.outputNames.indices.filter { bound.outputAliased[$0] && bound.outputNames[$0] == name }
+            let plain = bound.outputNames.indices.filter { !bound.outputAliased[$0] && bound.outputNames[$0] == name }
+            let candidates = aliased.isEmpty ? plain : aliased
+            guard candidates.count <= 1 else { throw error(position, "ORDER BY \(name) is ambiguous: the SELECT list has \(candidates.count) columns named so") }
+            if let index = candidates.first { return .output(index) }
         }
         let (value, _) = try bindExpression(expression, aggregates: true)
         return .expression(value)
@@ -707,10 +791,11 @@ struct SQLBinder {
         guard case .constant(let constant) = value else {
             throw error(expression.position, "\(clause) takes an integer literal or parameter")
         }
-        guard case .integer(let number) = constant, number >= 0 else {
-            throw error(expression.position, "\(clause) takes a non-negative integer, not \(constant)")
+        guard case .integer(let number) = constant else {
+            throw error(expression.position, "\(clause) takes an integer, not \(constant)")
         }
-        return Int(clamping: number)
+        // As in SQLite: a negative LIMIT is none, a negative OFFSET is 0.
+        return number < 0 ? -1 : Int(clamping: number)
     }
 
     private mutating func parameter(index: Int?, name: String?, position: Int) throws -> SQLValue {

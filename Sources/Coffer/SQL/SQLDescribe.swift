@@ -42,6 +42,9 @@ enum SQLDescribe {
             if !step.after.isEmpty { parts.append("then check: " + step.after.map { expression($0, bound) }.joined(separator: " AND ")) }
             lines.append(parts.joined(separator: "; "))
         }
+        if let grouping = plan.indexGrouping {
+            lines = ["\(plan.steps[0].table.name): index on \(grouping.index.property.name) walked in order, one record read per group"]
+        }
         if bound.isGrouped {
             var words = bound.groupKeys.isEmpty ? "aggregate every row" : "group by " + bound.groupKeys.map { expression($0, bound) }.joined(separator: ", ")
             if !bound.aggregates.isEmpty { words += ": " + bound.aggregates.map(\.text).joined(separator: ", ") }

@@ -51,8 +51,12 @@ struct SQLEvaluator {
         case .idIn(let column, let set):
             let (slot, ids) = (column.slot, set.ids)
             return { row in
-                guard case .integer(let id) = row[slot] else { return row[slot].isNull ? .null : .integer(0) }
-                return .integer(id >= 0 && ids.contains(UInt64(id)) ? 1 : 0)
+                switch row[slot] {
+                case .integer(let id): return .integer(id >= 0 && ids.contains(UInt64(id)) ? 1 : 0)
+                case .unsigned(let id): return .integer(ids.contains(id) ? 1 : 0)
+                case .null: return .null
+                default: return .integer(0)
+                }
             }
         case .aggregate:
             // The grouping lifts every aggregate into a group slot first.
@@ -214,7 +218,7 @@ struct SQLEvaluator {
                 case .text(let text): return .integer(Int64(text.unicodeScalars.count))
                 case .blob(let bytes): return .integer(Int64(bytes.count))
                 case .null: return .null
-                case let other: return .integer(Int64(other.concatenationText?.unicodeScalars.count ?? 0))
+                case let number: return .integer(Int64(number.concatenationText?.unicodeScalars.count ?? 0))
                 }
             }
         case .lower, .upper:

@@ -144,6 +144,25 @@ final class SQLExecutor {
     /// aggregates' values) that HAVING keeps.
     private func group(_ produce: (SQLSlots) throws -> Void) throws {
         let bound = plan.bound
+        let width = bound.groupKeys.count + bound.aggregates.count
+        let groupRow = SQLSlots.allocate(capacity: max(1, width))
+        groupRow.initialize(repeating: .null)
+        defer {
+            groupRow.deinitialize()
+            groupRow.deallocate()
+        }
+        let having = bound.having.map(SQLEvaluator.init)
+        // Emits one group: its keys, then its aggregates' values.
+        func emit(_ keys: [SQLValue], _ results: [SQLValue]) throws {
+            for (slot, value) in keys.enumerated() { groupRow[slot] = value }
+            for (offset, value) in results.enumerated() { groupRow[keys.count + offset] = value }
+            if let having, try !having.holds(groupRow) { return }
+            try produce(groupRow)
+        }
+        if let grouping = plan.indexGrouping, let reader = steps.first?.reader {
+            try grouping.run(reader: reader, row: row, transaction: transaction) { key, counts in try emit([key], counts) }
+            return
+        }
         let keys = bound.groupKeys.map(SQLEvaluator.init)
         let arguments = bound.aggregates.map { $0.argument.map(SQLEvaluator.init) }
         var index: [[SQLKey]: Int] = [:]
@@ -169,22 +188,14 @@ final class SQLExecutor {
                 groups[at].accumulators[position].add(try argument?.evaluate(self.row) ?? .null)
             }
         }
-        let width = bound.groupKeys.count + bound.aggregates.count
-        let groupRow = SQLSlots.allocate(capacity: max(1, width))
-        groupRow.initialize(repeating: .null)
-        defer {
-            groupRow.deinitialize()
-            groupRow.deallocate()
+        // The entity an aggregate reads (its first table), for an overflow's message.
+        let entities = bound.aggregates.map { call -> String in
+            let tables = call.argument?.tables ?? 0
+            let first = tables == 0 ? 0 : tables.trailingZeroBitCount
+            return first < bound.tables.count ? bound.tables[first].entity.name : "SELECT"
         }
-        let having = bound.having.map(SQLEvaluator.init)
-        let entity = plan.bound.tables.first?.entity.name ?? "SELECT"
         for group in groups {
-            for (slot, value) in group.keys.enumerated() { groupRow[slot] = value }
-            for (offset, accumulator) in group.accumulators.enumerated() {
-                groupRow[group.keys.count + offset] = try accumulator.result(entity: entity)
-            }
-            if let having, try !having.holds(groupRow) { continue }
-            try produce(groupRow)
+            try emit(group.keys, try zip(group.accumulators, entities).map { try $0.result(entity: $1) })
         }
     }
 
@@ -274,7 +285,9 @@ final class SQLExecutor {
 
     private func indexLookUp(_ state: StepState, position: Int, _ body: () throws -> Void) throws {
         guard let reader = state.reader, let value = try state.lookUp?.evaluate(row), !value.isNull,
-              let converted = SQLPlan.queryValue(value, for: reader.binding.schema.properties[position].type) else { return }
+              let converted = SQLPlan.queryValue(value, for: reader.binding.schema.properties[position].type),
+              // A value no key can hold (a negative one for an unsigned property) equals none.
+              IndexKey.encode(converted, type: reader.binding.schema.properties[position].type) != nil else { return }
         let condition = ConditionNode.leaf(ConditionLeaf(position: position, op: .compare(.equal), values: [converted], caseSensitive: true))
         let queryPlan = QueryPlanner.plan(condition: condition, orders: [], binding: reader.binding, transaction: transaction)
         let executor = QueryExecutor(binding: reader.binding, condition: condition, orders: [])

@@ -9,8 +9,10 @@ struct SQLParser {
     /// The next `?` number (`?` after `?N` continues from N + 1, as in SQLite).
     private var nextParameter = 1
 
-    /// The deepest expression nesting accepted; deeper is an error, not a crash.
-    static let depthLimit = 200
+    /// The deepest expression nesting accepted; deeper is an error, not a crash. Each
+    /// parenthesis, prefix operator and operator of a chain counts one level, a function
+    /// call or CASE two; the deepest statement fits a 512 KiB stack in a debug build.
+    static let depthLimit = 64
 
     /// Words that end an expression or a clause: never an implicit alias.
     private static let reserved: Set<String> = [
@@ -247,109 +249,110 @@ struct SQLParser {
 
     // MARK: - Expressions
 
-    private mutating func nested<T>(_ body: (inout SQLParser) throws -> T) throws -> T {
-        try deepen()
-        defer { depth -= 1 }
-        return try body(&self)
-    }
-
-    /// One level more: a parenthesis, a prefix operator, or one more operator of a chain
-    /// (`a + b + c` is a tree as deep as it is long). The caller gives the level back.
+    /// One level more: a parenthesis, a prefix operator, a function call, or one more
+    /// operator of a chain (`a + b + c` is a tree as deep as it is long). The caller gives
+    /// the level back.
     private mutating func deepen() throws {
         depth += 1
         guard depth <= Self.depthLimit else { throw error("the expression nests deeper than \(Self.depthLimit) levels") }
     }
 
     mutating func expression() throws -> SQLExpression {
-        try nested { try $0.or() }
+        try binary(Self.orLevel)
     }
 
-    private mutating func or() throws -> SQLExpression {
-        var left = try and()
-        var levels = 0
-        defer { depth -= levels }
-        while isKeyword("OR") {
-            try deepen()
-            levels += 1
+    // The binding levels, loosest first (SQLite's): OR, AND, NOT, the equality family
+    // (= <> IS IN LIKE BETWEEN MATCH), comparisons, + -, * / %, ||.
+    private static let orLevel = 1, andLevel = 2, notLevel = 3, equalityLevel = 4, comparisonLevel = 5
+    private static let additiveLevel = 6, multiplicativeLevel = 7, concatenationLevel = 8
+
+    /// The binding level of the infix operator at the current token, or nil when none starts
+    /// there (`NOT` is infix only before IN, LIKE, BETWEEN or NULL).
+    private var infixLevel: Int? {
+        switch current.kind {
+        case .symbol("=="), .symbol("="), .symbol("<>"), .symbol("!="): return Self.equalityLevel
+        case .symbol("<"), .symbol("<="), .symbol(">"), .symbol(">="): return Self.comparisonLevel
+        case .symbol("+"), .symbol("-"): return Self.additiveLevel
+        case .symbol("*"), .symbol("/"), .symbol("%"): return Self.multiplicativeLevel
+        case .symbol("||"): return Self.concatenationLevel
+        default: break
+        }
+        switch current.keyword {
+        case "OR": return Self.orLevel
+        case "AND": return Self.andLevel
+        case "IS", "IN", "LIKE", "BETWEEN", "MATCH": return Self.equalityLevel
+        case "NOT":
+            let next = index + 1 < tokens.count ? tokens[index + 1].keyword : nil
+            return ["IN", "LIKE", "BETWEEN", "NULL"].contains(next ?? "") ? Self.equalityLevel : nil
+        default: return nil
+        }
+    }
+
+    /// An expression of operators binding at `minimum` or tighter, by precedence climbing:
+    /// one frame per level of nesting, not one per precedence level, so that deep input stays
+    /// within a small stack.
+    private mutating func binary(_ minimum: Int) throws -> SQLExpression {
+        try deepen()
+        defer { depth -= 1 }
+        var left: SQLExpression
+        if minimum <= Self.notLevel, isKeyword("NOT") {
             let position = current.position
             advance()
-            left = .binary(.or, left, try and(), position: position)
+            left = .unary(.not, try binary(Self.notLevel), position: position)
+        } else {
+            left = try unary()
+        }
+        var levels = 0
+        defer { depth -= levels }
+        while let level = infixLevel, level >= minimum {
+            try deepen()
+            levels += 1
+            left = try infix(left, level: level)
         }
         return left
     }
 
-    private mutating func and() throws -> SQLExpression {
-        var left = try not()
-        var levels = 0
-        defer { depth -= levels }
-        while isKeyword("AND") {
-            try deepen()
-            levels += 1
-            let position = current.position
+    /// The operator at the current token applied to `left`, its right side binding tighter
+    /// (operators of one level associate to the left).
+    private mutating func infix(_ left: SQLExpression, level: Int) throws -> SQLExpression {
+        let position = current.position
+        let tighter = level + 1
+        if level == Self.concatenationLevel {
             advance()
-            left = .binary(.and, left, try not(), position: position)
+            return .binary(.concatenate, left, try unary(), position: position)
         }
-        return left
-    }
-
-    private mutating func not() throws -> SQLExpression {
-        if isKeyword("NOT") {
-            let position = current.position
+        let simple: [String: SQLExpression.BinaryOperator] = [
+            "OR": .or, "AND": .and, "=": .equal, "==": .equal, "<>": .notEqual, "!=": .notEqual, "<": .less, "<=": .lessOrEqual,
+            ">": .greater, ">=": .greaterOrEqual, "+": .add, "-": .subtract, "*": .multiply, "/": .divide, "%": .remainder,
+        ]
+        let name: String? = if case .symbol(let symbol) = current.kind { symbol } else { current.keyword }
+        if let name, let op = simple[name] {
             advance()
-            let operand = try nested { try $0.not() }
-            return .unary(.not, operand, position: position)
+            return .binary(op, left, try binary(op == .or ? Self.andLevel : (op == .and ? Self.notLevel : tighter)), position: position)
         }
-        return try equality()
-    }
-
-    /// `= == <> != IS [NOT] IN LIKE BETWEEN MATCH`, left to right.
-    private mutating func equality() throws -> SQLExpression {
-        var left = try comparison()
-        var levels = 0
-        defer { depth -= levels }
-        while true {
-            let startsOperator = isSymbol("=") || isSymbol("==") || isSymbol("<>") || isSymbol("!=")
-                || ["IS", "NOT", "IN", "LIKE", "BETWEEN", "MATCH"].contains(current.keyword ?? "")
-            guard startsOperator else { return left }
-            try deepen()
-            levels += 1
-            let position = current.position
-            if accept(symbol: "=") || accept(symbol: "==") {
-                left = .binary(.equal, left, try comparison(), position: position)
-            } else if accept(symbol: "<>") || accept(symbol: "!=") {
-                left = .binary(.notEqual, left, try comparison(), position: position)
-            } else if accept(keyword: "IS") {
-                let negated = accept(keyword: "NOT")
-                if accept(keyword: "NULL") {
-                    left = .isNull(left, negated: negated, position: position)
-                } else {
-                    left = .isDistinct(left, try comparison(), negated: negated, position: position)
-                }
-            } else if isKeyword("NOT") || isKeyword("IN") || isKeyword("LIKE") || isKeyword("BETWEEN") {
-                let negated = accept(keyword: "NOT")
-                if accept(keyword: "IN") {
-                    left = .inList(left, try list(), negated: negated, position: position)
-                } else if accept(keyword: "LIKE") {
-                    let pattern = try comparison()
-                    if isKeyword("ESCAPE") { throw error("LIKE ... ESCAPE is not supported") }
-                    left = .like(left, pattern: pattern, negated: negated, position: position)
-                } else if accept(keyword: "BETWEEN") {
-                    let low = try comparison()
-                    try expect(keyword: "AND", "in BETWEEN ... AND ...")
-                    let high = try comparison()
-                    left = .between(left, low: low, high: high, negated: negated, position: position)
-                } else if accept(keyword: "NULL") {
-                    // `x NOT NULL` (SQLite's postfix form).
-                    left = .isNull(left, negated: true, position: position)
-                } else {
-                    throw error("expected IN, LIKE or BETWEEN after NOT")
-                }
-            } else if accept(keyword: "MATCH") {
-                left = .match(left, search: try comparison(), position: position)
-            } else {
-                return left
-            }
+        if accept(keyword: "IS") {
+            let negated = accept(keyword: "NOT")
+            if accept(keyword: "NULL") { return .isNull(left, negated: negated, position: position) }
+            return .isDistinct(left, try binary(tighter), negated: negated, position: position)
         }
+        if accept(keyword: "MATCH") { return .match(left, search: try binary(tighter), position: position) }
+        let negated = accept(keyword: "NOT")
+        if accept(keyword: "IN") { return .inList(left, try list(), negated: negated, position: position) }
+        if accept(keyword: "LIKE") {
+            let pattern = try binary(tighter)
+            if isKeyword("ESCAPE") { throw error("LIKE ... ESCAPE is not supported") }
+            return .like(left, pattern: pattern, negated: negated, position: position)
+        }
+        if accept(keyword: "BETWEEN") {
+            let low = try binary(tighter)
+            try expect(keyword: "AND", "in BETWEEN ... AND ...")
+            return .between(left, low: low, high: try binary(tighter), negated: negated, position: position)
+        }
+        if negated, accept(keyword: "NULL") {
+            // `x NOT NULL` (SQLite's postfix form).
+            return .isNull(left, negated: true, position: position)
+        }
+        throw error("expected an operator")
     }
 
     private mutating func list() throws -> [SQLExpression] {
@@ -362,86 +365,28 @@ struct SQLParser {
         return items
     }
 
-    private mutating func comparison() throws -> SQLExpression {
-        var left = try additive()
-        var levels = 0
-        defer { depth -= levels }
-        while true {
-            let position = current.position
-            let op: SQLExpression.BinaryOperator
-            if accept(symbol: "<") { op = .less }
-            else if accept(symbol: "<=") { op = .lessOrEqual }
-            else if accept(symbol: ">") { op = .greater }
-            else if accept(symbol: ">=") { op = .greaterOrEqual }
-            else { return left }
-            try deepen()
-            levels += 1
-            left = .binary(op, left, try additive(), position: position)
-        }
-    }
-
-    private mutating func additive() throws -> SQLExpression {
-        var left = try multiplicative()
-        var levels = 0
-        defer { depth -= levels }
-        while true {
-            let position = current.position
-            let op: SQLExpression.BinaryOperator
-            if accept(symbol: "+") { op = .add }
-            else if accept(symbol: "-") { op = .subtract }
-            else { return left }
-            try deepen()
-            levels += 1
-            left = .binary(op, left, try multiplicative(), position: position)
-        }
-    }
-
-    private mutating func multiplicative() throws -> SQLExpression {
-        var left = try concatenation()
-        var levels = 0
-        defer { depth -= levels }
-        while true {
-            let position = current.position
-            let op: SQLExpression.BinaryOperator
-            if accept(symbol: "*") { op = .multiply }
-            else if accept(symbol: "/") { op = .divide }
-            else if accept(symbol: "%") { op = .remainder }
-            else { return left }
-            try deepen()
-            levels += 1
-            left = .binary(op, left, try concatenation(), position: position)
-        }
-    }
-
-    private mutating func concatenation() throws -> SQLExpression {
-        var left = try unary()
-        var levels = 0
-        defer { depth -= levels }
-        while isSymbol("||") {
-            try deepen()
-            levels += 1
-            let position = current.position
-            advance()
-            left = .binary(.concatenate, left, try unary(), position: position)
-        }
-        return left
-    }
-
     private mutating func unary() throws -> SQLExpression {
         let position = current.position
         if accept(symbol: "-") {
             // A negative literal is one literal, so that -9223372036854775808 is an integer.
             if case .integer(let digits) = current.kind {
                 advance()
+                // Decimal digits up to 9223372036854775808; a hex literal is already its Int64.
                 if let value = Int64("-" + digits) { return .literal(.integer(value), position: position) }
+                if let value = Int64(digits) {
+                    let (negated, overflow) = Int64(0).subtractingReportingOverflow(value)
+                    return .literal(overflow ? .real(-Double(value)) : .integer(negated), position: position)
+                }
                 return .literal(.real(-(Double(digits) ?? .infinity)), position: position)
             }
-            let operand = try nested { try $0.unary() }
-            return .unary(.negate, operand, position: position)
+            try deepen()
+            defer { depth -= 1 }
+            return .unary(.negate, try unary(), position: position)
         }
         if accept(symbol: "+") {
-            let operand = try nested { try $0.unary() }
-            return .unary(.plus, operand, position: position)
+            try deepen()
+            defer { depth -= 1 }
+            return .unary(.plus, try unary(), position: position)
         }
         return try primary()
     }
@@ -525,6 +470,9 @@ struct SQLParser {
     }
 
     private mutating func call(_ name: String, position: Int) throws -> SQLExpression {
+        // A call counts one level more than a parenthesis: binding one takes more stack.
+        try deepen()
+        defer { depth -= 1 }
         try expect(symbol: "(", "after \(name)")
         if accept(symbol: "*") {
             try expect(symbol: ")", "after \(name)(*")
@@ -540,6 +488,8 @@ struct SQLParser {
     }
 
     private mutating func caseWhen(_ position: Int) throws -> SQLExpression {
+        try deepen()
+        defer { depth -= 1 }
         let operand = isKeyword("WHEN") ? nil : try expression()
         var branches: [(SQLExpression, SQLExpression)] = []
         while accept(keyword: "WHEN") {

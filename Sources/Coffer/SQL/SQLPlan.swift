@@ -44,6 +44,8 @@ struct SQLPlan {
     let steps: [Step]
     /// Conditions on no table (constants, parameters): checked once.
     let constant: [SQLBound]
+    /// A GROUP BY the index answers alone, when the statement has one.
+    let indexGrouping: SQLIndexGrouping?
 
     /// Inner tables of at most this many objects are hashed rather than looked up row by row.
     static let hashLimit = 20_000
@@ -147,6 +149,7 @@ struct SQLPlan {
             }
         }
         self.steps = steps
+        indexGrouping = SQLIndexGrouping.detect(bound, steps: steps, constant: constant, transaction: transaction)
     }
 
     static func entries(_ binding: EntityBinding, _ transaction: Transaction) throws -> Int {
@@ -166,13 +169,24 @@ struct SQLPlan {
 
     /// A value as a condition leaf compares it with a property of `type`; nil when the leaf
     /// would not answer as SQL does.
+    ///
+    /// The planner compares an integer with a real through `Double`, which is not exact
+    /// beyond 2^53; SQL's comparison is. So only values whose comparison is exact either way
+    /// go to the planner: a real against an integer property only when it is a whole Int64
+    /// (then as that integer), an integer against a floating-point property only within
+    /// ±2^53. Everything else is checked by the statement itself.
     static func queryValue(_ value: SQLValue, for type: PropertyType) -> QueryValue? {
+        let isFloatingPoint = type == .float || type == .double
         switch (value, type) {
         case (.text(let text), .string): return .string(text)
         case (_, .string): return nil
-        case (.integer(let number), _): return .signed(number)
-        case (.unsigned(let number), _): return .unsigned(number)
-        case (.real(let number), _): return number.isNaN ? nil : .double(number)
+        case (.integer(let number), _):
+            if isFloatingPoint && number.magnitude > 1 << 53 { return nil }
+            return .signed(number)
+        case (.unsigned(let number), _): return isFloatingPoint ? nil : .unsigned(number)
+        case (.real(let number), _):
+            if isFloatingPoint { return number.isNaN ? nil : .double(number) }
+            return Int64(exactly: number).map { .signed($0) }
         default: return nil
         }
     }

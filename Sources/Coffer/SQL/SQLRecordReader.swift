@@ -76,7 +76,17 @@ struct SQLRecordReader {
             }
         }
         if let soupSlot, let soup {
+            // The whole object: every field checked as its column would be.
             try fields.validate()
+            try fields.forEach { storedId, field in
+                guard let property = soup.byId[storedId] else { return }
+                if let problem = FieldPayload.problem(field) ?? Self.stringArrayProblem(field) {
+                    throw CofferError.damagedRecord(entity: table.entity.name, id: id, reason: "property \(property.name) holds \(problem)")
+                }
+                if property.type == .string, field.kind == .bytes, String(validating: field.payload, as: UTF8.self) == nil {
+                    throw CofferError.damagedRecord(entity: table.entity.name, id: id, reason: "property \(property.name) holds bytes that are not UTF-8")
+                }
+            }
             row[soupSlot] = .text(try Store.jsonObject(id: id, record: record, entity: table.entity, byId: soup.byId, nesting: soup.nesting,
                                                        fields: nil, relations: soup.relations, in: transaction))
         }
@@ -122,11 +132,8 @@ struct SQLRecordReader {
             guard let value = FieldValue.signed(field.kind, payload) else { throw damage(id, property, field) }
             return .integer(value)
         case .uint64, .uint:
-            guard let value = FieldValue.unsigned(field.kind, payload) else {
-                // A negative value of a signed kind: a property that was signed before.
-                guard let signed = FieldValue.signed(field.kind, payload) else { throw damage(id, property, field) }
-                return .integer(signed)
-            }
+            // A negative value in an unsigned property is damage, as queries read it.
+            guard let value = FieldValue.unsigned(field.kind, payload) else { throw damage(id, property, field) }
             return Self.id(value)
         case .float, .double:
             guard let value = FieldValue.double(field.kind, payload) else { throw damage(id, property, field) }
@@ -153,8 +160,32 @@ struct SQLRecordReader {
                 }
                 return .text(json)
             }
+            // Arrays: checked whole (no element cut off or read as null), then as JSON.
+            if let problem = FieldPayload.problem(field) ?? Self.stringArrayProblem(field) {
+                throw CofferError.damagedRecord(entity: table.entity.name, id: id, reason: "property \(property.name) holds \(problem)")
+            }
             return .text(FieldDescription.json(field, type: property.type))
         }
+    }
+
+    /// A string array whose strings are not all UTF-8, or nil (its layout is checked by
+    /// `FieldPayload.problem` first).
+    static func stringArrayProblem(_ field: RecordFields.Field) -> String? {
+        guard field.kind == .stringArray, field.payload.count >= 4 else { return nil }
+        let payload = field.payload
+        let count = Int(UInt32(littleEndian: payload.loadUnaligned(as: UInt32.self)))
+        var offset = 4
+        for index in 0..<count {
+            guard payload.count - offset >= 4 else { return nil }
+            let length = Int(UInt32(littleEndian: payload.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+            offset += 4
+            guard payload.count - offset >= length else { return nil }
+            if String(validating: UnsafeRawBufferPointer(rebasing: payload[offset..<offset + length]), as: UTF8.self) == nil {
+                return "a string array whose string \(index) is not UTF-8"
+            }
+            offset += length
+        }
+        return nil
     }
 
     /// A value inside a document: scalars as themselves (a Bool as 1 or 0), arrays and

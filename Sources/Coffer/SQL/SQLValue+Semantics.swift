@@ -94,7 +94,7 @@ extension SQLValue {
         case .integer(let value): return value != 0
         case .unsigned: return true
         case .real(let value): return value != 0
-        case .text(let value): return (Double(value.trimmingCharacters(in: .whitespaces)) ?? 0) != 0
+        case .text(let value): return Self.numericPrefix(value) != 0
         case .blob: return false
         }
     }
@@ -186,14 +186,55 @@ extension SQLValue {
         }
     }
 
-    /// The text of a value in `||`: text as it is, an integer in decimal.
+    /// The text of a value in `||` (and LENGTH of a number): text as it is, an integer in
+    /// decimal, a real as SQLite writes it (15 significant digits, always with a point or an
+    /// exponent), bytes as UTF-8.
     var concatenationText: String? {
         switch self {
         case .text(let value): return value
         case .integer(let value): return String(value)
         case .unsigned(let value): return String(value)
-        default: return nil
+        case .real(let value): return Self.sqliteText(value)
+        case .blob(let value): return String(decoding: value, as: UTF8.self)
+        case .null: return nil
         }
+    }
+
+    /// A real as SQLite's `%!.15g` writes it: `1.0`, `0.1`, `9.22337203685478e+18`, `1.0e+301`, `Inf`.
+    static func sqliteText(_ value: Double) -> String {
+        if value.isNaN { return "NaN" }
+        if value.isInfinite { return value < 0 ? "-Inf" : "Inf" }
+        let text = String(format: "%.15g", value)
+        guard !text.contains(".") else { return text }
+        // The `!` flag: a point even in exponent form (`1.0e+301`).
+        if let exponent = text.firstIndex(of: "e") { return text[..<exponent] + ".0" + text[exponent...] }
+        return text + ".0"
+    }
+
+    /// The number a text starts with, as SQLite reads text in a numeric context: leading
+    /// spaces, a sign, digits, a fraction, an exponent; 0 when there is none.
+    static func numericPrefix(_ text: String) -> Double {
+        let scalars = Array(text.unicodeScalars.drop { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" })
+        var end = 0
+        func digits() -> Int {
+            let start = end
+            while end < scalars.count, ("0"..."9").contains(scalars[end]) { end += 1 }
+            return end - start
+        }
+        if end < scalars.count, scalars[end] == "+" || scalars[end] == "-" { end += 1 }
+        var count = digits()
+        if end < scalars.count, scalars[end] == "." {
+            end += 1
+            count += digits()
+        }
+        guard count > 0 else { return 0 }
+        let mantissaEnd = end
+        if end < scalars.count, scalars[end] == "e" || scalars[end] == "E" {
+            end += 1
+            if end < scalars.count, scalars[end] == "+" || scalars[end] == "-" { end += 1 }
+            if digits() == 0 { end = mantissaEnd }
+        }
+        return Double(String(String.UnicodeScalarView(scalars[..<end]))) ?? 0
     }
 }
 

@@ -127,8 +127,18 @@ extension Store {
         let select = try SQLParser.parse(sql)
         try openTables()   // tables created since the store opened, by any process
         try performRead { transaction in
-            let entities = try catalogDatabase.map { try Catalog.entities(dbi: $0, in: transaction) } ?? []
-            var binder = SQLBinder(statement: sql, entities: entities, parameters: parameters) { table, properties, text in
+            // A damaged catalog entry fails only the statements that name it.
+            var damage: (any Error)?
+            var entities: [CatalogEntity] = []
+            if let catalog = catalogDatabase {
+                do {
+                    entities = try Catalog.entities(dbi: catalog, in: transaction)
+                } catch {
+                    damage = error
+                    entities = try Catalog.entities(dbi: catalog, in: transaction, skippingDamaged: true)
+                }
+            }
+            var binder = SQLBinder(statement: sql, entities: entities, parameters: parameters, catalogDamage: damage) { table, properties, text in
                 let schema = table.schema
                 let link = TextMatchLink(schema: schema, properties: properties, text: text, useStoredNames: true) { transaction, store in
                     try store.makeCatalogBinding(schema, in: transaction)

@@ -38,7 +38,9 @@ struct Sql: ParsableCommand {
             guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else {
                 throw ValidationError("--named takes name=value, not \(pair)")
             }
-            byName[String(pair[..<equals])] = try Self.value(String(pair[pair.index(after: equals)...]))
+            let name = String(pair[..<equals])
+            guard byName[name] == nil else { throw ValidationError("--named gives \(name) twice") }
+            byName[name] = try Self.value(String(pair[pair.index(after: equals)...]))
         }
         let store = try openStoreOrFail(directory)
         defer { try? store.close() }
@@ -73,9 +75,10 @@ struct Sql: ParsableCommand {
         }
         if let integer = Int64(trimmed) { return .integer(integer) }
         if let unsigned = UInt64(trimmed) { return .unsigned(unsigned) }
-        if let real = Double(trimmed), trimmed.first.map({ $0.isNumber || $0 == "-" || $0 == "." }) == true { return .real(real) }
-        if trimmed.hasPrefix("\""), let decoded = try? JSONDecoder().decode(String.self, from: Data(trimmed.utf8)) {
-            return .text(decoded)
+        // Anything else is JSON: a number (never NaN or infinite), or a string.
+        if let parsed = try? JSONSerialization.jsonObject(with: Data(trimmed.utf8), options: .fragmentsAllowed) {
+            if let text = parsed as? String { return .text(text) }
+            if let number = parsed as? NSNumber, !(parsed is Bool), number.doubleValue.isFinite { return .real(number.doubleValue) }
         }
         throw ValidationError(#"a parameter is JSON: 42, 1.5, "text", null, true or false; not \#(text)"#)
     }
