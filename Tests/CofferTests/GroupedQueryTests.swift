@@ -71,6 +71,20 @@ import Testing
         }
     }
 
+    /// Objects stored by a build without the key property read as its declared default, and
+    /// are grouped so; SQL, without the app's types, reads them as NULL.
+    @Test func objectsStoredBeforeTheKeyExistedGroupByItsDefault() throws {
+        try withStore { store in
+            try store.box(for: Poem.self).put([Poem(title: "old"), Poem(title: "older")])
+            let newer = store.box(for: V2.Poem.self)
+            try newer.put([V2.Poem(title: "new", rating: 3), V2.Poem(title: "zero", rating: 0)])
+            let counts = try newer.query().build().grouped(by: V2.Poem.rating).count()
+            #expect(counts.map(\.key) == [0, 3] && counts.map(\.count) == [3, 1])
+            let sql = try store.query(sql: "SELECT rating, COUNT(*) FROM Poem GROUP BY rating ORDER BY 1").rows.map(\.values)
+            #expect(sql == [[nil, 2], [0, 1], [3, 1]])
+        }
+    }
+
     @Test func aSumThatOverflowsIsAnError() throws {
         try withStore { store in
             let box = store.box(for: SQLModel.Employee.self)

@@ -39,68 +39,53 @@ if let text = value(after: "--text-count") {
     textCount = parsed
 }
 
-if let contender = value(after: "--text-contender") {
-    // Child process: the full-text workload for one contender.
-    guard let directory = value(after: "--directory") else { fail("--text-contender needs --directory") }
-    let workload = TextWorkload(count: textCount)
-    do {
-        let result: TextResult
-        switch contender {
-        case "coffer": result = try runCofferText(workload, directory: directory)
-        case "grdb": result = try runGRDBText(workload, directory: directory)
-        default: fail("unknown text contender \(contender)")
-        }
-        print(String(decoding: try JSONEncoder().encode(result), as: UTF8.self))
-    } catch {
-        fail("\(contender) (text): \(error)")
-    }
-    exit(0)
-}
-
 var sqlCount = 1_000_000
 if let text = value(after: "--sql-count") {
     guard let parsed = Int(text), parsed >= 100 else { fail("--sql-count needs an integer of at least 100") }
     sqlCount = parsed
 }
 
-if let contender = value(after: "--sql-contender") {
-    // Child process: the Smart SQL workload for one contender.
-    guard let directory = value(after: "--directory") else { fail("--sql-contender needs --directory") }
-    let workload = SQLWorkload(count: sqlCount)
+/// When this process is a child started with `flag` (`--contender X --directory D`): runs
+/// the contender `run` names, prints its result as one JSON line and exits.
+@MainActor func serveChild<Result: Encodable>(_ flag: String, _ what: String, _ run: (String, String) throws -> Result?) {
+    guard let contender = value(after: flag) else { return }
+    guard let directory = value(after: "--directory") else { fail("\(flag) needs --directory") }
     do {
-        let result: SQLResult
-        switch contender {
-        case "coffer": result = try runCofferSQL(workload, directory: directory)
-        case "grdb": result = try runGRDBSQL(workload, directory: directory)
-        default: fail("unknown SQL contender \(contender)")
-        }
+        guard let result = try run(contender, directory) else { fail("unknown \(what)contender \(contender)") }
         print(String(decoding: try JSONEncoder().encode(result), as: UTF8.self))
     } catch {
-        fail("\(contender) (SQL): \(error)")
+        fail("\(contender) (\(what.isEmpty ? "main" : what)workload): \(error)")
     }
     exit(0)
 }
 
-if let contender = value(after: "--contender") {
-    // Child process: run one contender, print its result as one JSON line.
-    guard let directory = value(after: "--directory") else { fail("--contender needs --directory") }
-    let workload = Workload(count: count)
-    do {
-        let result: ContenderResult
-        switch contender {
-        case "coffer": result = try runCoffer(workload, directory: directory)
-        case "coffer-plain": result = try runWriteCost(BenchObject.self, workload, directory: directory)
-        case "coffer-synced": result = try runWriteCost(SyncedBenchObject.self, workload, directory: directory)
-        case "lmdb": result = try runLMDB(workload, directory: directory)
-        case "grdb": result = try runGRDB(workload, directory: directory)
-        case "floor": result = runFloor(workload)
-        default: fail("unknown contender \(contender)")
-        }
-        print(String(decoding: try JSONEncoder().encode(result), as: UTF8.self))
-    } catch {
-        fail("\(contender): \(error)")
+serveChild("--text-contender", "text ") { contender, directory -> TextResult? in
+    let workload = TextWorkload(count: textCount)
+    switch contender {
+    case "coffer": return try runCofferText(workload, directory: directory)
+    case "grdb": return try runGRDBText(workload, directory: directory)
+    default: return nil
     }
-    exit(0)
+}
+serveChild("--sql-contender", "SQL ") { contender, directory -> SQLResult? in
+    let workload = SQLWorkload(count: sqlCount)
+    switch contender {
+    case "coffer": return try runCofferSQL(workload, directory: directory)
+    case "grdb": return try runGRDBSQL(workload, directory: directory)
+    default: return nil
+    }
+}
+serveChild("--contender", "") { contender, directory -> ContenderResult? in
+    let workload = Workload(count: count)
+    switch contender {
+    case "coffer": return try runCoffer(workload, directory: directory)
+    case "coffer-plain": return try runWriteCost(BenchObject.self, workload, directory: directory)
+    case "coffer-synced": return try runWriteCost(SyncedBenchObject.self, workload, directory: directory)
+    case "lmdb": return try runLMDB(workload, directory: directory)
+    case "grdb": return try runGRDB(workload, directory: directory)
+    case "floor": return runFloor(workload)
+    default: return nil
+    }
 }
 
 let json = CommandLine.arguments.contains("--json")
