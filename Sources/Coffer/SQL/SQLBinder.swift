@@ -46,8 +46,6 @@ struct SQLBoundSelect {
     var distinct = false
     var limit: Int?
     var offset = 0
-    /// The full-text matches, to run first (table index, property positions, search).
-    var hasMatches = false
 }
 
 /// The parameters a statement is run with: by position (`?`, `?N`) or by name (`:name`).
