@@ -95,11 +95,11 @@ extension Gateway {
             }
         }
         router.get("v1/wait") { request, _ -> Response in
-            try await self.answer("wait", request) { _, request in try await self.wait(request, keys: nil) }
+            try await self.answer("wait", request) { user, request in try await self.wait(request, user: user, keys: nil) }
         }
         router.post("v1/wait") { request, _ -> Response in
-            try await self.answer("wait", request) { _, request in
-                try await self.wait(request, keys: try await self.wakeKeys(of: &request))
+            try await self.answer("wait", request) { user, request in
+                try await self.wait(request, user: user, keys: try await self.wakeKeys(of: &request))
             }
         }
     }
@@ -108,12 +108,30 @@ extension Gateway {
     static let waitKeyLimit = 10_000
     static let waitKeyLength = 512
 
-    /// A wait for changes that concern `keys` (nil: any change).
-    private func wait(_ request: Request, keys: Set<String>?) async throws -> String {
+    /// A wait for changes that concern `keys` (nil: any change). `waiter`, when given, names
+    /// the client's transport and `wait` the wait's place among its waits: its next wait
+    /// ends this one (see `GatewayWakeHub`).
+    private func wait(_ request: Request, user: String, keys: Set<String>?) async throws -> String {
         // A longer wait than the gateway holds is shortened, not refused.
         let seconds = min(try Self.integer(request, "timeout", 0...86_400), configuration.limits.waitSeconds)
         let after = request.uri.queryParameters["after"].map(String.init)
-        guard let (changed, generation) = await hub.wait(after: after, keys: keys, timeout: .seconds(seconds)) else {
+        var owner: (name: String, sequence: UInt64)?
+        if let waiter = request.uri.queryParameters["waiter"] {
+            guard (1...64).contains(waiter.utf8.count),
+                  waiter.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+                      || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) else {
+                throw Refusal(.badRequest, "malformed", "waiter must be 1 to 64 letters, digits and dashes")
+            }
+            let sequence = try request.uri.queryParameters["wait"].map { text -> UInt64 in
+                guard let sequence = UInt64(text) else {
+                    throw Refusal(.badRequest, "malformed", "wait must be a whole number")
+                }
+                return sequence
+            } ?? 0
+            // Per user: one user can never end another's wait.
+            owner = ("\(user.utf8.count):\(user)/\(waiter)", sequence)
+        }
+        guard let (changed, generation) = await hub.wait(after: after, keys: keys, timeout: .seconds(seconds), owner: owner) else {
             throw Refusal(.serviceUnavailable, "busy", "too many clients wait for changes; try again shortly")
         }
         return #"{"changed":\#(changed),"generation":"\#(generation)"}"#

@@ -17,6 +17,13 @@ import Synchronization
 /// changes returns at once (a wake-up too many, never one too few). A wait ends with true
 /// when woken, false at its timeout or when cancelled (the client went away), and nil at
 /// once when `limit` requests wait already.
+///
+/// A wait may name its owner (a client's user and the id its transport sends) and its place
+/// in the owner's sequence of waits: the owner's next wait ends it with false at once, and a
+/// wait that arrives after a later one of its owner (on another connection) returns false at
+/// once. A client that gave up on a wait (its replica had a
+/// local change to push) cannot cancel the HTTP request safely on every platform, so the
+/// request would otherwise hold a connection and a place in `limit` until it timed out.
 final class GatewayWakeHub: Sendable {
     private struct Waiter {
         let continuation: CheckedContinuation<Bool, Never>
@@ -39,6 +46,8 @@ final class GatewayWakeHub: Sendable {
         var byKey: [String: Set<UInt64>] = [:]
         var byEntity: [String: Set<UInt64>] = [:]
         var unkeyed: Set<UInt64> = []
+        /// The live wait of each owner that named itself, and its place in the owner's sequence.
+        var owned: [String: (id: UInt64, sequence: UInt64)] = [:]
         /// The generation at which each key (and each entity, under its bare name) last
         /// changed.
         var changed: [String: UInt64] = [:]
@@ -78,6 +87,14 @@ final class GatewayWakeHub: Sendable {
                 Self.drop(id, from: &byEntity, at: GatewayWakeHub.entity(of: key))
             }
             return waiter
+        }
+
+        /// Ends wait `id`: its waiter to resume with false if it is registered. Not registered
+        /// yet: the registration ends it at once. Already returned: nothing.
+        mutating func end(_ id: UInt64) -> Waiter? {
+            if let waiter = remove(id) { return waiter }
+            if live.contains(id) { ended.insert(id) }
+            return nil
         }
 
         private static func drop(_ id: UInt64, from index: inout [String: Set<UInt64>], at key: String) {
@@ -122,7 +139,7 @@ final class GatewayWakeHub: Sendable {
 
     /// How many waits the hub keeps track of, registered or about to be (for tests that
     /// every wait's bookkeeping goes when it returns).
-    var tracked: Int { state.withLock { $0.live.count + $0.ended.count + $0.waiters.count } }
+    var tracked: Int { state.withLock { $0.live.count + $0.ended.count + $0.waiters.count + $0.owned.count } }
 
     /// Wakes every waiting request (the LISTEN was re-established: anything may have changed).
     func signal() {
@@ -157,11 +174,13 @@ final class GatewayWakeHub: Sendable {
 
     /// Whether a change that concerns `keys` (nil: any) came after generation `after` (nil:
     /// the client has none yet), waiting for the next one at most `timeout`; and the
-    /// generation to pass next time.
-    func wait(after: String?, keys: Set<String>? = nil, timeout: Duration) async -> (changed: Bool, generation: String)? {
+    /// generation to pass next time. A wait of `owner` ends the owner's earlier wait.
+    func wait(after: String?, keys: Set<String>? = nil, timeout: Duration,
+              owner: (name: String, sequence: UInt64)? = nil) async -> (changed: Bool, generation: String)? {
         let seen = state.withLock { $0.generation }
+        // (A client without a generation of this run has no earlier wait here to end.)
         guard let after, let since = parse(after), since <= seen else { return (true, "\(epoch)-\(seen)") }
-        guard let changed = await wait(timeout: timeout, since: since, keys: keys) else { return nil }
+        guard let changed = await wait(timeout: timeout, since: since, keys: keys, owner: owner) else { return nil }
         return (changed, generation)
     }
 
@@ -174,18 +193,36 @@ final class GatewayWakeHub: Sendable {
 
     /// Waits for a change that concerns `keys` after generation `since`, at most `timeout`;
     /// nil at once when `limit` requests wait already.
-    private func wait(timeout: Duration, since: UInt64, keys: Set<String>?) async -> Bool? {
-        let id = state.withLock { state -> UInt64? in
-            guard state.waiters.count < limit else { return nil }
+    private func wait(timeout: Duration, since: UInt64, keys: Set<String>?,
+                      owner: (name: String, sequence: UInt64)?) async -> Bool? {
+        // The owner's earlier wait ends in the same step, so it never counts against `limit`
+        // here and two waits of one owner never both stay.
+        enum Start { case busy, stale, started(UInt64) }
+        let (start, superseded) = state.withLock { state -> (Start, Waiter?) in
+            var superseded: Waiter?
+            if let owner, let current = state.owned[owner.name] {
+                if current.sequence > owner.sequence { return (.stale, nil) }
+                state.owned[owner.name] = nil
+                superseded = state.end(current.id)
+            }
+            guard state.waiters.count < limit else { return (.busy, superseded) }
             state.nextId += 1
             state.live.insert(state.nextId)
-            return state.nextId
+            if let owner { state.owned[owner.name] = (state.nextId, owner.sequence) }
+            return (.started(state.nextId), superseded)
         }
-        guard let id else { return nil }
+        superseded?.continuation.resume(returning: false)
+        let id: UInt64
+        switch start {
+        case .busy: return nil
+        case .stale: return false
+        case .started(let started): id = started
+        }
         defer {
             state.withLock { state in
                 state.live.remove(id)
                 state.ended.remove(id)
+                if let owner, state.owned[owner.name]?.id == id { state.owned[owner.name] = nil }
             }
         }
         let timer = Task {
@@ -213,12 +250,7 @@ final class GatewayWakeHub: Sendable {
     }
 
     private func end(_ id: UInt64) {
-        let waiter = state.withLock { state -> Waiter? in
-            if let waiter = state.remove(id) { return waiter }
-            // Not registered yet: the registration ends it at once. Already returned: nothing.
-            if state.live.contains(id) { state.ended.insert(id) }
-            return nil
-        }
+        let waiter = state.withLock { $0.end(id) }
         waiter?.continuation.resume(returning: false)
     }
 }

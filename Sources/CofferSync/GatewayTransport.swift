@@ -33,7 +33,15 @@ public final class GatewayTransport: SyncTransport, Sendable {
         /// Replaced after a call fails on the network: a connection that timed out or broke
         /// mid-request is never reused (as a PostgresTransport closes its connection).
         var session: URLSession = GatewayTransport.makeSession()
+        /// The calls under way, so that closing ends them at once.
+        var calls: [ObjectIdentifier: GatewayCall] = [:]
+        /// How many waits this transport started (each names its place to the gateway).
+        var waits: UInt64 = 0
     }
+
+    /// Names this transport's waits to the gateway: a new wait ends the one before it, so a
+    /// wait the replica left for a local change does not hold a connection until it times out.
+    let waiter = UUID().uuidString.lowercased()
 
     static func makeSession() -> URLSession {
         let configuration = URLSessionConfiguration.ephemeral
@@ -49,7 +57,8 @@ public final class GatewayTransport: SyncTransport, Sendable {
             state.session = Self.makeSession()
             return failed
         }
-        dropped?.invalidateAndCancel()
+        // Its other calls run to their end (none is cancelled: see `perform`).
+        dropped?.finishTasksAndInvalidate()
     }
 
     /// A transport to the gateway at `url`, asking `token` for the bearer token of each call.
@@ -181,8 +190,12 @@ public final class GatewayTransport: SyncTransport, Sendable {
         // wait that returns at once (which made a replica's short polls a busy loop).
         let (whole, fraction) = timeout.components
         let seconds = max(0, min(Int(whole) + (fraction > 0 ? 1 : 0), 300))
-        var query = ["timeout": String(seconds)]
-        if let generation = state.withLock({ $0.generation }) { query["after"] = generation }
+        let (generation, sequence) = state.withLock { state in
+            state.waits &+= 1
+            return (state.generation, state.waits)
+        }
+        var query = ["timeout": String(seconds), "waiter": waiter, "wait": String(sequence)]
+        if let generation { query["after"] = generation }
         let data: Data
         if let keys, !state.withLock({ $0.keysUnsupported }) {
             let body = try JSONSerialization.data(withJSONObject: keys.sorted())
@@ -209,11 +222,13 @@ public final class GatewayTransport: SyncTransport, Sendable {
     /// await transport.close()
     /// ```
     public func close() async {
-        let session = state.withLock { state -> URLSession in
+        let (session, calls) = state.withLock { state -> (URLSession, [GatewayCall]) in
             state.closed = true
-            return state.session
+            defer { state.calls.removeAll() }
+            return (state.session, Array(state.calls.values))
         }
-        session.invalidateAndCancel()
+        for call in calls { call.finish(.failure(SyncTransportError.closed)) }
+        session.finishTasksAndInvalidate()
     }
 
     private func call(_ operation: String, _ method: String, _ path: String, _ query: [String: String],
@@ -244,19 +259,16 @@ public final class GatewayTransport: SyncTransport, Sendable {
         }
         let data: Data
         let response: URLResponse
-        let session = state.withLock { $0.session }
         do {
-            (data, response) = try await Self.perform(request, on: session)
-        } catch {
-            // A cancelled call (a wait the replica stopped for a local change) closes only
-            // its own connection: the others stay.
-            if error is CancellationError || Task.isCancelled { throw CancellationError() }
-            replace(session)
+            (data, response) = try await perform(request)
+        } catch let failure as Failure {
+            // (A cancelled call and a closed transport throw as they are.)
+            replace(failure.session)
             if state.withLock({ $0.closed }) { throw SyncTransportError.closed }
-            if let error = error as? URLError, error.code == .timedOut {
+            if let error = failure.error as? URLError, error.code == .timedOut {
                 throw SyncTransportError.timedOut(operation: operation, after: limit)
             }
-            throw SyncTransportError.unreachable(operation: operation, detail: "\(error)")
+            throw SyncTransportError.unreachable(operation: operation, detail: "\(failure.error)")
         }
         guard let http = response as? HTTPURLResponse else {
             throw SyncTransportError.malformedReply(operation: operation, detail: "not an HTTP response")
@@ -265,36 +277,53 @@ public final class GatewayTransport: SyncTransport, Sendable {
         throw Self.error(operation: operation, status: http.statusCode, body: data)
     }
 
-    /// `request` on `session`, cancelled with the calling task. Not `URLSession.data(for:)`:
-    /// on Linux its cancellation handler cancels the URL task while holding the Swift task's
-    /// status lock and waits for the session's queue, which may be delivering the reply and
-    /// waiting for that same lock to resume the task: both threads stopped for good (seen
-    /// when a replica stopped a wait for a local change as the wait returned). Here the URL
-    /// task is cancelled from another queue, after the lock is released.
-    private static func perform(_ request: URLRequest, on session: URLSession) async throws -> (Data, URLResponse) {
-        let call = LockedState<(task: URLSessionDataTask?, cancelled: Bool)>((nil, false))
+    /// A call that failed, and the session it ran on (replaced when the network failed).
+    private struct Failure: Error {
+        let error: any Error
+        let session: URLSession
+    }
+
+    /// `request` on the current session; a cancelled calling task or a closed transport ends
+    /// the call at once.
+    ///
+    /// The URL task itself is never cancelled. On Linux, `URLSessionTask.cancel()` races with
+    /// a transfer that is completing: the cancellation reaches the session after the finished
+    /// task left it, and FoundationNetworking stops the process ("Trying to access a behaviour
+    /// for a task that in not in the registry"); cancelling synchronously instead deadlocks
+    /// with the session's queue (as `URLSession.data(for:)` did when a replica stopped a wait
+    /// as it returned). So a call the caller gave up on returns at once and its transfer runs
+    /// to its end unheard: a wait is ended by the gateway when the transport's next wait
+    /// starts (`waiter`), any call by its own timeout.
+    private func perform(_ request: URLRequest) async throws -> GatewayCall.Reply {
+        let call = GatewayCall()
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
-                let task = session.dataTask(with: request) { data, response, error in
-                    if let data, let response, error == nil {
-                        continuation.resume(returning: (data, response))
-                    } else {
-                        continuation.resume(throwing: error ?? URLError(.badServerResponse))
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<GatewayCall.Reply, any Error>) in
+                // Already cancelled: the continuation is resumed, and nothing is sent.
+                guard call.start(continuation) else { return }
+                // The task is made under the state's lock, so that the session is the current
+                // one and not yet invalidated (making a task on an invalidated session traps).
+                let task = state.withLock { state -> URLSessionDataTask? in
+                    guard !state.closed else { return nil }
+                    let session = state.session
+                    let task = session.dataTask(with: request) { data, response, error in
+                        self.state.withLock { _ = $0.calls.removeValue(forKey: ObjectIdentifier(call)) }
+                        if let data, let response, error == nil {
+                            call.finish(.success((data, response)))
+                        } else {
+                            call.finish(.failure(Failure(error: error ?? URLError(.badServerResponse), session: session)))
+                        }
                     }
+                    state.calls[ObjectIdentifier(call)] = call
+                    return task
                 }
-                let cancelled = call.withLock { call in
-                    call.task = task
-                    return call.cancelled
+                guard let task else {
+                    call.finish(.failure(SyncTransportError.closed))
+                    return
                 }
                 task.resume()
-                if cancelled { DispatchQueue.global().async { task.cancel() } }
             }
         } onCancel: {
-            let task = call.withLock { call in
-                call.cancelled = true
-                return call.task
-            }
-            if let task { DispatchQueue.global().async { task.cancel() } }
+            call.finish(.failure(CancellationError()))
         }
     }
 

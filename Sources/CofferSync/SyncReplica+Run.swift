@@ -79,23 +79,41 @@ extension SyncReplica {
         var poll = Backoff(first: options.poll.first, longest: options.poll.longest)
         var retry = Backoff(first: options.retry.first, longest: options.retry.longest)
         var lastCounts = (pushed: -1, pulled: -1)
+        let clock = ContinuousClock()
+        var lastPass = clock.now
+        var passFailed = false
+        var passDue = true
         while !Task.isCancelled && !state.withLock({ $0.stopRequested }) {
-            let wait: Duration
-            do {
-                localWake.clear()
-                let status = try await pass(skippingBackedOff: true)
-                retry.reset()
-                if (status.pushed, status.pulled) != lastCounts { poll.reset() }
-                lastCounts = (status.pushed, status.pulled)
-                // With a transport that wakes the replica, a poll is only a safety net.
-                wait = transport.notifiesChanges ? options.poll.longest : poll.next()
-                channel.update { $0.phase = .waiting }
-            } catch {
-                if Task.isCancelled { break }
-                wait = retry.next()
-                channel.update { $0.phase = .backingOff }
+            var wait: Duration
+            if passDue {
+                do {
+                    localWake.clear()
+                    lastPass = clock.now
+                    let status = try await pass(skippingBackedOff: true)
+                    retry.reset()
+                    passFailed = false
+                    if (status.pushed, status.pulled) != lastCounts { poll.reset() }
+                    lastCounts = (status.pushed, status.pulled)
+                    // With a transport that wakes the replica, a poll is only a safety net.
+                    wait = transport.notifiesChanges ? options.poll.longest : poll.next()
+                    channel.update { $0.phase = .waiting }
+                } catch {
+                    if Task.isCancelled { break }
+                    passFailed = true
+                    wait = retry.next()
+                    channel.update { $0.phase = .backingOff }
+                }
+            } else {
+                // A notifying transport's wait ended with nothing changed (the server holds a
+                // wait shorter than the safety net): wait on until the safety net's pass.
+                wait = max(options.poll.longest - (clock.now - lastPass), .milliseconds(1))
             }
-            if await waitForWakeUp(timeout: wait) { poll.reset() }
+            let woken = await waitForWakeUp(timeout: wait)
+            if woken { poll.reset() }
+            // Without wake-ups every wait ends in a pass (a poll); with them, only a wake-up,
+            // a failed pass's retry or the safety net's interval does, so a thousand quiet
+            // replicas do not pull every time the server ends their waits.
+            passDue = woken || passFailed || !transport.notifiesChanges || clock.now - lastPass >= options.poll.longest
         }
     }
 

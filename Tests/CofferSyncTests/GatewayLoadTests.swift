@@ -69,10 +69,14 @@ import Testing
         let arrivals = LockedState<[String: [ContinuousClock.Instant]]>([:])
         let readFailures = LockedState<[String]>([])
         let written = LockedState<[String: (room: String, at: ContinuousClock.Instant)]>([:])
+        // Observation starts when iteration does: every observer iterates before any write.
+        let observing = LockedState(0)
         let observers = devices.map { device in
             Task {
                 let posts = device.store.store.box(for: Scoped.Post.self)
-                for await change in posts.changes() {
+                var changes = posts.changes().makeAsyncIterator()
+                observing.withLock { $0 += 1 }
+                while let change = await changes.next() {
                     let now = clock.now
                     let objects: [Scoped.Post?]
                     do {
@@ -87,6 +91,7 @@ import Testing
                 }
             }
         }
+        #expect(try await eventually(attempts: 1200, seconds: 120) { observing.withLock { $0 } == devices.count })
         let runs = devices.map { device in Task { await device.replica.run() } }
         let writing = clock.now
         try await forEach(Array(devices.enumerated()), concurrently: devices.count) { index, device in

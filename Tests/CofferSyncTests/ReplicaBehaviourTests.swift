@@ -77,6 +77,38 @@ import Testing
         }
     }
 
+    /// With a transport that notifies changes, a wait that ends with nothing changed (a
+    /// gateway holds a wait 25 s at most) is followed by another wait, not a pass: only a
+    /// wake-up or the longest poll's safety net pulls. With a thousand quiet replicas, those
+    /// passes were a pull every 25 s each. A transport that does not notify polls as before.
+    @Test(arguments: [true, false]) func quietWaitsOfANotifyingTransportDoNotPull(notifies: Bool) async throws {
+        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
+        let s = schema.schemaName
+        try await withInstalled(schema) { connection in
+            let temporary = try TemporaryStore()
+            defer { temporary.cleanUp() }
+            let scripted = ScriptedTransport(try await testTransport(schema: s))
+            scripted.script.withLock { script in
+                script.notifies = notifies
+                script.quietWaits = true
+            }
+            let replica = try SyncReplica(store: temporary.store, entities: [Replicated.Card.self], transport: scripted,
+                                          options: .init(poll: (.milliseconds(1), notifies ? .seconds(3600) : .milliseconds(2))))
+            let running = Task { await replica.run() }
+            // (Each poll is a pass through the server: beside the whole suite, a slow one.)
+            #expect(try await eventually(attempts: 600, seconds: 120) { scripted.script.withLock { $0.waits >= 20 } })
+            replica.stop()
+            await running.value
+            let (pulls, waits) = scripted.script.withLock { ($0.pulls.count, $0.waits) }
+            if notifies {
+                #expect(pulls == 1, "\(pulls) pulls in \(waits) waits: only the first pass pulls")
+            } else {
+                #expect(pulls >= waits - 1, "\(pulls) pulls in \(waits) waits: every poll pulls")
+            }
+            await scripted.close()
+        }
+    }
+
     @Test func runWakesOnChangesAndStopsPromptly() async throws {
         let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
         let s = schema.schemaName

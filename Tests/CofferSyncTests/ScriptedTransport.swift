@@ -22,6 +22,12 @@ final class ScriptedTransport: SyncTransport {
         var failFetches = false
         /// Fetches of more ids fail as a reply too large for the server would.
         var largestFetch = Int.max
+        /// Whether the transport says it notifies changes (nil: as the inner one says).
+        var notifies: Bool?
+        /// Waits return false ("nothing changed") after a millisecond, as a server that
+        /// ends its waits early would make them; counted in `waits`.
+        var quietWaits = false
+        var waits = 0
     }
 
     let inner: any SyncTransport
@@ -65,8 +71,22 @@ final class ScriptedTransport: SyncTransport {
         return try await inner.fetch(entity: entity, ids: ids)
     }
 
+    var notifiesChanges: Bool { script.withLock { $0.notifies } ?? inner.notifiesChanges }
+
     func waitForChanges(timeout: Duration) async throws -> Bool {
-        try await inner.waitForChanges(timeout: timeout)
+        try await waitForChanges(timeout: timeout, keys: nil)
+    }
+
+    func waitForChanges(timeout: Duration, keys: Set<String>?) async throws -> Bool {
+        let quiet = script.withLock { script in
+            script.waits += 1
+            return script.quietWaits
+        }
+        if quiet {
+            try await Task.sleep(for: .milliseconds(1))
+            return false
+        }
+        return try await inner.waitForChanges(timeout: timeout, keys: keys)
     }
 
     func close() async {

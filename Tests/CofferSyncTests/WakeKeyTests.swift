@@ -91,6 +91,50 @@ import Testing
         #expect(hub.tracked == 0)
     }
 
+    /// A wait that names its owner ends the owner's earlier wait (false, at once) and no
+    /// one else's; the owners' bookkeeping goes with their waits.
+    @Test func anOwnersNewWaitEndsItsEarlierOneOnly() async throws {
+        let hub = GatewayWakeHub(limit: 2)
+        let start = hub.generation
+        let first = Task { await hub.wait(after: start, keys: ["Post/a"], timeout: .seconds(120), owner: ("alice", 1)) }
+        let other = Task { await hub.wait(after: start, keys: ["Post/a"], timeout: .seconds(120), owner: ("bob", 1)) }
+        try await Self.waitUntil(hub, holds: 2)
+        // At the limit, the owner's next wait is still taken: its earlier one makes room.
+        let second = Task { await hub.wait(after: start, keys: ["Post/a"], timeout: .seconds(120), owner: ("alice", 3)) }
+        #expect(await first.value?.changed == false)
+        try await Self.waitUntil(hub, holds: 2)
+        // A wait that arrives after a later one of its owner returns at once.
+        #expect(await hub.wait(after: start, keys: ["Post/a"], timeout: .seconds(120), owner: ("alice", 2))?.changed == false)
+        #expect(hub.waiting == 2)
+        hub.signal("Post/a")
+        #expect(await second.value?.changed == true)
+        #expect(await other.value?.changed == true)
+        #expect(hub.tracked == 0)
+    }
+
+    /// Many owners each starting waits that overlap at random (as transports whose replicas
+    /// leave waits for local changes do): at most one wait per owner stays, every wait
+    /// returns, and nothing is left behind.
+    @Test func overlappingWaitsOfRandomOwnersLeaveOnePerOwner() async throws {
+        let hub = GatewayWakeHub(limit: 10_000)
+        var random = SplitMix64(state: 7)
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<600 {
+                let owner = ("user/\(random.next() % 20)", random.next() % 1000)
+                let after = hub.generation
+                group.addTask { _ = await hub.wait(after: after, keys: ["Post/"], timeout: .seconds(120), owner: owner) }
+                if random.next() % 50 == 0 { hub.signal("Post/") }
+                if random.next() % 4 == 0 { await Task.yield() }
+            }
+            // Let every wait register, then check the bound and wake the rest.
+            for _ in 0..<400 where hub.waiting > 20 { try? await Task.sleep(for: .milliseconds(5)) }
+            try? await Task.sleep(for: .milliseconds(50))
+            #expect(hub.waiting <= 20)
+            hub.signal("Post/")
+        }
+        #expect(hub.tracked == 0)
+    }
+
     /// Random notifications and waits from random earlier generations, against a log of
     /// every notification: a wait returns at once exactly when a logged notification after
     /// its generation concerns it; with a small key limit, at least then.
@@ -190,6 +234,62 @@ extension WakeKeyTests {
     /// Waits cancelled at random moments around their reply (a write wakes them as they are
     /// cancelled): every one ends, woken or cancelled, and the transport goes on working. With
     /// `URLSession.data(for:)`, such a cancellation could stop the test process for good.
+    /// The transport never cancels an HTTP request (see `GatewayTransport.perform`): a wait
+    /// its caller gave up on is ended on the gateway by the transport's next wait, so waits
+    /// left for local changes do not pile up there until they time out.
+    @Test(.timeLimit(.minutes(3))) func waitsLeftByTheirCallerEndWhenTheNextBegins() async throws {
+        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
+        let s = schema.schemaName
+        try await withInstalled(schema) { connection in
+            try await TestGateway.with(connection, schema: s) { gateway in
+                let waiter = try await gateway.transport(for: "alice")
+                _ = try await waiter.waitForChanges(timeout: .seconds(5))
+                func waiting() async throws -> Int {
+                    let (_, metrics) = try await gateway.request("GET", "metrics", token: nil)
+                    return metrics.split(separator: "\n").first { $0.hasPrefix("coffer_gateway_waiting ") }
+                        .flatMap { Int($0.split(separator: " ")[1]) } ?? -1
+                }
+                // The gateway's LISTEN is up (its first start wakes every wait): a change wakes a wait.
+                #expect(try await eventually {
+                    let wait = Task { try await waiter.waitForChanges(timeout: .seconds(2), keys: ["Card/"]) }
+                    try await Task.sleep(for: .milliseconds(50))
+                    try await connection.run(#"INSERT INTO \#(s)."Card" (title) VALUES ('listening')"#)
+                    return try await wait.value
+                })
+                for _ in 0..<10 {
+                    let task = Task { try await waiter.waitForChanges(timeout: .seconds(25), keys: ["Card/"]) }
+                    var seen = try await waiting()
+                    for _ in 0..<500 where seen == 0 {
+                        try await Task.sleep(for: .milliseconds(10))
+                        seen = try await waiting()
+                    }
+                    task.cancel()
+                    // Cancelled, or woken just before (nothing here changes, but a wake-up
+                    // too many is allowed).
+                    do { _ = try await task.value } catch is CancellationError {}
+                }
+                // Ten waits left: at most the latest one still waits (without the transport's
+                // waiter, all ten would until they timed out).
+                for _ in 0..<20 {
+                    #expect(try await waiting() <= 1)
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                let last = Task { try await waiter.waitForChanges(timeout: .seconds(25), keys: ["Card/"]) }
+                try await Task.sleep(for: .milliseconds(100))
+                #expect(try await waiting() <= 1)
+                try await connection.run(#"INSERT INTO \#(s)."Card" (title) VALUES ('wake')"#)
+                #expect(try await last.value)
+                var left = try await waiting()
+                for _ in 0..<500 where left != 0 {
+                    try await Task.sleep(for: .milliseconds(10))
+                    left = try await waiting()
+                }
+                #expect(left == 0)
+                await waiter.close()
+            }
+        }
+    }
+
     @Test(.timeLimit(.minutes(3))) func waitsCancelledAsTheirRepliesArriveAllEnd() async throws {
         let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
         let s = schema.schemaName
