@@ -93,8 +93,12 @@ func runCofferSQL(_ workload: SQLWorkload, directory: String) throws -> SQLResul
         }
         try box.put(batch)
     }
-    for statement in workload.statements {
-        let (milliseconds, rows) = try timeStatement(workload.runs) { try store.query(sql: statement.coffer) }
+    // For profiling (perf, callgrind): COFFER_SQL_ONLY=<statement name> runs that statement
+    // alone, COFFER_SQL_RUNS times.
+    let only = ProcessInfo.processInfo.environment["COFFER_SQL_ONLY"]
+    let runs = ProcessInfo.processInfo.environment["COFFER_SQL_RUNS"].flatMap(Int.init) ?? workload.runs
+    for statement in workload.statements where only == nil || only == statement.name {
+        let (milliseconds, rows) = try timeStatement(runs) { try store.query(sql: statement.coffer) }
         result.milliseconds[statement.name] = milliseconds
         result.rows[statement.name] = rowText(rows.rows.map { row in
             row.values.map { value in

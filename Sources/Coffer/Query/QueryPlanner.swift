@@ -58,6 +58,10 @@ enum QueryPlanner {
                 guard let candidate = plan(for: leaf, binding: binding, transaction: transaction) else { continue }
                 if best.map({ candidate.score < $0.score }) ?? true { best = candidate }
             }
+            if best.map({ $0.score > boundedRangeScore }) ?? true,
+               let bounded = boundedRange(nodes, binding: binding, transaction: transaction) {
+                best = bounded
+            }
             if let best { return best }
         default:
             break
@@ -92,6 +96,44 @@ enum QueryPlanner {
 
     static func usableIndex(_ position: Int, binding: EntityBinding, transaction: Transaction) -> IndexBinding? {
         binding.indexes.first { $0.position == position && transaction.snapshotId >= $0.createdInTransaction }
+    }
+
+    /// A range bounded on both sides scores between a list of values and an open range.
+    static let boundedRangeScore = 4
+
+    /// A lower and an upper bound of one indexed property in a conjunction (`age >= 30 &&
+    /// age <= 34`, SQL's BETWEEN) as one range of its index, instead of the better of two
+    /// open ranges that each hold most of the table. The span covers the bounds in either
+    /// order and is never exact: every candidate is checked against the whole condition, so
+    /// reversed bounds (an empty result) and strict bounds are answered by that check.
+    private static func boundedRange(_ nodes: [ConditionNode], binding: EntityBinding, transaction: Transaction) -> QueryPlan? {
+        var lowers: [ConditionLeaf] = []
+        var uppers: [ConditionLeaf] = []
+        for case .leaf(let leaf) in nodes where leaf.path.isEmpty && leaf.values.count == 1 {
+            switch leaf.op {
+            case .compare(.greater), .compare(.greaterOrEqual): lowers.append(leaf)
+            case .compare(.less), .compare(.lessOrEqual): uppers.append(leaf)
+            default: break
+            }
+        }
+        for lower in lowers {
+            for upper in uppers where upper.position == lower.position && upper.caseSensitive == lower.caseSensitive {
+                var between = lower
+                var (lowerInclusive, upperInclusive) = (false, false)
+                if case .compare(.greaterOrEqual) = lower.op { lowerInclusive = true }
+                if case .compare(.lessOrEqual) = upper.op { upperInclusive = true }
+                between.op = .between(lowerInclusive: lowerInclusive, upperInclusive: upperInclusive)
+                between.values = [lower.values[0], upper.values[0]]
+                guard var plan = plan(for: between, binding: binding, transaction: transaction) else { continue }
+                switch plan.source {
+                case .index, .idRange: break
+                default: continue
+                }
+                plan.score = boundedRangeScore
+                return plan
+            }
+        }
+        return nil
     }
 
     /// A plan for one leaf with its score (lower is more selective), or nil.

@@ -5,7 +5,9 @@ import Foundation
 /// overflow, and is real as soon as one value is; AVG and TOTAL are real; MIN and MAX
 /// keep the first of equal values; NULLs are skipped; DISTINCT skips repeated values.
 struct SQLAccumulator {
-    let call: SQLAggregateCall
+    private let kind: SQLAggregateKind
+    /// COUNT(*): counts rows, reads no argument.
+    private let countsRows: Bool
     private var count: Int64 = 0
     private var integerSum: Int64 = 0
     private var overflow = false
@@ -15,13 +17,14 @@ struct SQLAccumulator {
     private var seen: Set<SQLKey>?
 
     init(_ call: SQLAggregateCall) {
-        self.call = call
+        kind = call.kind
+        countsRows = call.argument == nil
         seen = call.distinct ? [] : nil
     }
 
     /// Adds a row: its argument's value (ignored by COUNT(*)).
     mutating func add(_ value: SQLValue) {
-        if call.argument == nil {
+        if countsRows {
             count &+= 1
             return
         }
@@ -30,7 +33,7 @@ struct SQLAccumulator {
             guard seen?.insert(SQLKey(value)).inserted == true else { return }
         }
         count &+= 1
-        switch call.kind {
+        switch kind {
         case .count:
             break
         case .sum, .average, .total:
@@ -57,19 +60,20 @@ struct SQLAccumulator {
                 extreme = value
             } else {
                 let order = SQLValue.order(value, extreme)
-                if call.kind == .minimum ? order < 0 : order > 0 { extreme = value }
+                if kind == .minimum ? order < 0 : order > 0 { extreme = value }
             }
         }
     }
 
-    /// The aggregate's value; `entity` names the table in an overflow error.
-    func result(entity: String) throws -> SQLValue {
-        switch call.kind {
+    /// The aggregate's value; `entity` and `text` (the call as written) name it in an
+    /// overflow error.
+    func result(entity: String, text: String) throws -> SQLValue {
+        switch kind {
         case .count:
             return .integer(count)
         case .sum:
             guard count > 0 else { return .null }
-            if overflow { throw CofferError.limitReached(.sum(entity: entity, property: call.text)) }
+            if overflow { throw CofferError.limitReached(.sum(entity: entity, property: text)) }
             return approximate ? .real(realSum) : .integer(integerSum)
         case .average:
             // An exact integer sum divides once; otherwise the running real sum.

@@ -18,12 +18,16 @@ final class SQLExecutor {
         let pair: SQLEvaluator?
         let after: SQLEvaluator?
         let lookUp: SQLEvaluator?
-        let outerKeys: [SQLEvaluator]
-        let innerKeys: [SQLEvaluator]
+        let outerKeys: [SQLOperand]
+        let innerKeys: [SQLOperand]
         /// The table's slots, in the order `rows` keeps their values.
         let slots: [Int]
-        var rows: [[SQLValue]]?
-        var hashed: [[SQLKey]: [Int]] = [:]
+        /// A hashed or read-once table's rows, `slots.count` values each, one after another.
+        var rows: [SQLValue]?
+        var rowCount = 0
+        /// The rows (their numbers) of each key: by one key alone, or by a list of them.
+        var hashedByKey: [SQLKey: [Int]] = [:]
+        var hashedByKeys: [[SQLKey]: [Int]] = [:]
 
         init(_ step: SQLPlan.Step, reader: SQLRecordReader?) {
             self.step = step
@@ -37,7 +41,7 @@ final class SQLExecutor {
                 (outerKeys, innerKeys) = ([], [])
             case .hash(let inner, let outer, _):
                 lookUp = nil
-                (outerKeys, innerKeys) = (outer.map(SQLEvaluator.init), inner.map(SQLEvaluator.init))
+                (outerKeys, innerKeys) = (outer.map(SQLOperand.init), inner.map(SQLOperand.init))
             default:
                 lookUp = nil
                 (outerKeys, innerKeys) = ([], [])
@@ -163,29 +167,53 @@ final class SQLExecutor {
             try grouping.run(reader: reader, row: row, transaction: transaction) { key, counts in try emit([key], counts) }
             return
         }
-        let keys = bound.groupKeys.map(SQLEvaluator.init)
-        let arguments = bound.aggregates.map { $0.argument.map(SQLEvaluator.init) }
-        var index: [[SQLKey]: Int] = [:]
-        var groups: [(keys: [SQLValue], accumulators: [SQLAccumulator])] = []
+        let keys = bound.groupKeys.map(SQLOperand.init)
+        let arguments = bound.aggregates.map { $0.argument.map(SQLOperand.init) }
+        let count = arguments.count
+        // Each group's keys, and its accumulators at `group * count` in one flat list (no
+        // array per group to copy on write).
+        var groupKeys: [[SQLValue]] = []
+        var accumulators: [SQLAccumulator] = []
         let fresh = bound.aggregates.map(SQLAccumulator.init)
+        // One key (the usual GROUP BY) is hashed alone; more as a list.
+        var byKey: [SQLKey: Int] = [:]
+        var byKeys: [[SQLKey]: Int] = [:]
         if keys.isEmpty {
             // Aggregates without GROUP BY: one group, even over no rows.
-            groups.append(([], fresh))
-            index[[]] = 0
+            groupKeys.append([])
+            accumulators += fresh
         }
         try join {
-            let values = try keys.map { try $0.evaluate(self.row) }
-            let key = values.map(SQLKey.init)
             let at: Int
-            if let known = index[key] {
-                at = known
-            } else {
-                at = groups.count
-                index[key] = at
-                groups.append((values, fresh))
+            switch keys.count {
+            case 0:
+                at = 0
+            case 1:
+                let value = try keys[0].value(self.row)
+                let key = SQLKey(value)
+                if let known = byKey[key] {
+                    at = known
+                } else {
+                    at = groupKeys.count
+                    byKey[key] = at
+                    groupKeys.append([value])
+                    accumulators += fresh
+                }
+            default:
+                let values = try keys.map { try $0.value(self.row) }
+                let key = values.map(SQLKey.init)
+                if let known = byKeys[key] {
+                    at = known
+                } else {
+                    at = groupKeys.count
+                    byKeys[key] = at
+                    groupKeys.append(values)
+                    accumulators += fresh
+                }
             }
-            for (position, argument) in arguments.enumerated() {
-                groups[at].accumulators[position].add(try argument?.evaluate(self.row) ?? .null)
+            let first = at &* count
+            for position in 0..<count {
+                accumulators[first &+ position].add(try arguments[position]?.value(self.row) ?? .null)
             }
         }
         // The entity an aggregate reads (its first table), for an overflow's message.
@@ -194,8 +222,13 @@ final class SQLExecutor {
             let first = tables == 0 ? 0 : tables.trailingZeroBitCount
             return first < bound.tables.count ? bound.tables[first].entity.name : "SELECT"
         }
-        for group in groups {
-            try emit(group.keys, try zip(group.accumulators, entities).map { try $0.result(entity: $1) })
+        var results = Array(repeating: SQLValue.null, count: count)
+        for (group, keys) in groupKeys.enumerated() {
+            for position in 0..<count {
+                results[position] = try accumulators[group &* count &+ position].result(entity: entities[position],
+                                                                                       text: bound.aggregates[position].text)
+            }
+            try emit(keys, results)
         }
     }
 
@@ -239,17 +272,24 @@ final class SQLExecutor {
             try indexLookUp(state, position: position) { try candidate() }
         case .hash:
             try materialize(state)
-            let key = try state.outerKeys.map { SQLKey(try $0.evaluate(row)) }
-            if !key.contains(.null), let found = state.hashed[key], let rows = state.rows {
+            let found: [Int]?
+            if state.outerKeys.count == 1 {
+                let key = SQLKey(try state.outerKeys[0].value(row))
+                found = key == .null ? nil : state.hashedByKey[key]
+            } else {
+                let key = try state.outerKeys.map { SQLKey(try $0.value(row)) }
+                found = key.contains(.null) ? nil : state.hashedByKeys[key]
+            }
+            if let found {
                 for at in found {
-                    restore(state, rows[at])
+                    restore(state, at)
                     try candidate()
                 }
             }
         case .nestedLoop:
             try materialize(state)
-            for values in state.rows ?? [] {
-                restore(state, values)
+            for at in 0..<state.rowCount {
+                restore(state, at)
                 try candidate()
             }
         case .relation(let join, let tables):
@@ -303,27 +343,37 @@ final class SQLExecutor {
     /// Reads a hashed or read-once table's rows (its own conditions checked) on first use.
     private func materialize(_ state: StepState) throws {
         guard state.rows == nil else { return }
-        var rows: [[SQLValue]] = []
+        var rows: [SQLValue] = []
+        var count = 0
         let queryPlan: QueryPlan
         switch state.step.access {
         case .hash(_, _, let planned), .nestedLoop(let planned): queryPlan = planned
         default: return
         }
         try walk(state, queryPlan) {
-            let values = state.slots.map { row[$0] }
-            if !state.innerKeys.isEmpty {
-                let key = try state.innerKeys.map { SQLKey(try $0.evaluate(row)) }
-                // A NULL key equals nothing.
+            // A NULL key equals nothing.
+            if state.innerKeys.count == 1 {
+                let key = SQLKey(try state.innerKeys[0].value(row))
+                if key == .null { return }
+                state.hashedByKey[key, default: []].append(count)
+            } else if !state.innerKeys.isEmpty {
+                let key = try state.innerKeys.map { SQLKey(try $0.value(row)) }
                 if key.contains(.null) { return }
-                state.hashed[key, default: []].append(rows.count)
+                state.hashedByKeys[key, default: []].append(count)
             }
-            rows.append(values)
+            for slot in state.slots { rows.append(row[slot]) }
+            count += 1
         }
         state.rows = rows
+        state.rowCount = count
     }
 
-    private func restore(_ state: StepState, _ values: [SQLValue]) {
-        for (slot, value) in zip(state.slots, values) { row[slot] = value }
+    /// Puts row `at` of a hashed or read-once table back into its slots.
+    private func restore(_ state: StepState, _ at: Int) {
+        guard let rows = state.rows else { return }
+        let width = state.slots.count
+        let first = at &* width
+        for (offset, slot) in state.slots.enumerated() { row[slot] = rows[first &+ offset] }
     }
 
     private func relation(_ state: StepState, _ join: SQLBoundSelect.RelationJoin, _ tables: RelationTables,

@@ -5,11 +5,14 @@ import Foundation
 /// walk over each record's fields, decoding only the fields a column reads. Bytes that do
 /// not fit the property's type are damage (`CofferError.damagedRecord`), never a NULL.
 struct SQLRecordReader {
+    /// Plain values only, so the per-field loop copies no reference (the property's
+    /// schema is looked up by `position` for error messages).
     private struct FieldColumn {
         let slot: Int
-        let property: PropertySchema
-        /// nil: the value itself; else the path inside a document.
-        let path: [String]?
+        let position: Int
+        let type: PropertyType
+        /// -1: the value itself; else the index of the path inside a document in `paths`.
+        let path: Int
         let lastModified: Bool
     }
 
@@ -17,8 +20,10 @@ struct SQLRecordReader {
     let binding: EntityBinding
     private let idSlot: Int?
     private let soupSlot: Int?
-    /// The columns of each stored property id (index), as a flat list per id.
-    private let byStoredId: [[FieldColumn]]
+    /// The columns of stored property id `k` are `columns[starts[k]..<starts[k + 1]]`.
+    private let columns: [FieldColumn]
+    private let starts: [Int]
+    private let paths: [[String]]
     private let fieldSlots: [Int]
     private let soup: (byId: [UInt16: CatalogProperty], nesting: EmbeddedNesting, relations: [(name: String, table: MDB_dbi)])?
 
@@ -31,6 +36,7 @@ struct SQLRecordReader {
         var idSlot: Int?
         var soupSlot: Int?
         var byStoredId: [[FieldColumn]] = []
+        var paths: [[String]] = []
         var fieldSlots: [Int] = []
         for column in table.columns {
             switch column.source {
@@ -39,18 +45,25 @@ struct SQLRecordReader {
             case .field(let position), .documentPath(let position, _), .lastModified(let position):
                 let storedId = Int(binding.storedIds[position])
                 if storedId >= byStoredId.count { byStoredId += Array(repeating: [], count: storedId + 1 - byStoredId.count) }
-                var path: [String]?
-                if case .documentPath(_, let inner) = column.source { path = inner }
+                var path = -1
+                if case .documentPath(_, let inner) = column.source {
+                    path = paths.count
+                    paths.append(inner)
+                }
                 var lastModified = false
                 if case .lastModified = column.source { lastModified = true }
-                byStoredId[storedId].append(FieldColumn(slot: column.slot, property: binding.schema.properties[position],
+                byStoredId[storedId].append(FieldColumn(slot: column.slot, position: position, type: binding.schema.properties[position].type,
                                                         path: path, lastModified: lastModified))
                 fieldSlots.append(column.slot)
             }
         }
         self.idSlot = idSlot
         self.soupSlot = soupSlot
-        self.byStoredId = byStoredId
+        columns = byStoredId.flatMap { $0 }
+        var starts = [0]
+        for list in byStoredId { starts.append(starts[starts.count - 1] + list.count) }
+        self.starts = starts
+        self.paths = paths
         self.fieldSlots = fieldSlots
         if soupSlot != nil {
             let byId = Dictionary(table.entity.properties.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
@@ -67,11 +80,16 @@ struct SQLRecordReader {
         let fields = RecordFields(bytes: record, layout: binding, id: id)
         if !fieldSlots.isEmpty {
             var walk = try fields.walk()
+            let last = starts.count - 1
             while let (storedId, field) = try walk.next() {
                 let index = Int(storedId)
-                guard index < byStoredId.count else { continue }
-                for column in byStoredId[index] {
+                guard index < last else { continue }
+                var at = starts[index]
+                let end = starts[index &+ 1]
+                while at < end {
+                    let column = columns[at]
                     row[column.slot] = try value(field, column, id: id)
+                    at &+= 1
                 }
             }
         }
@@ -101,70 +119,74 @@ struct SQLRecordReader {
         id <= UInt64(Int64.max) ? .integer(Int64(id)) : .unsigned(id)
     }
 
-    private func damage(_ id: Id, _ property: PropertySchema, _ field: RecordFields.Field) -> CofferError {
-        CofferError.damagedRecord(entity: table.entity.name, id: id,
-                                  reason: "property \(property.name) holds a \(field.kind) value, which a \(property.swiftType) cannot hold")
+    private func damage(_ id: Id, _ column: FieldColumn, _ field: RecordFields.Field) -> CofferError {
+        let property = binding.schema.properties[column.position]
+        return CofferError.damagedRecord(entity: table.entity.name, id: id,
+                                         reason: "property \(property.name) holds a \(field.kind) value, which a \(property.swiftType) cannot hold")
     }
 
+    /// The name of the property a column reads, for error messages.
+    private func name(_ column: FieldColumn) -> String { binding.schema.properties[column.position].name }
+
     private func value(_ field: RecordFields.Field, _ column: FieldColumn, id: Id) throws -> SQLValue {
-        let property = column.property
-        guard FieldOperand.fits(field.kind, property.type) || (property.type.isDocument && field.kind == .document) else {
-            throw damage(id, property, field)
+        let type = column.type
+        guard FieldOperand.fits(field.kind, type) || (type.isDocument && field.kind == .document) else {
+            throw damage(id, column, field)
         }
         if column.lastModified {
-            guard let seconds = FieldValue.double(field.kind, field.payload) else { throw damage(id, property, field) }
+            guard let seconds = FieldValue.double(field.kind, field.payload) else { throw damage(id, column, field) }
             let milliseconds = ((seconds + Self.referenceDateOffset) * 1000).rounded()
             return milliseconds.isFinite && abs(milliseconds) < 9.2e18 ? .integer(Int64(milliseconds)) : .real(milliseconds)
         }
-        if let path = column.path {
-            switch DocumentCodec.find(path, in: field.payload) {
+        if column.path >= 0 {
+            switch DocumentCodec.find(paths[column.path], in: field.payload) {
             case .value(let node): return Self.value(node)
             case .missing: return .null
             case .damaged:
-                throw CofferError.damagedRecord(entity: table.entity.name, id: id, reason: "the document in property \(property.name) is damaged")
+                throw CofferError.damagedRecord(entity: table.entity.name, id: id, reason: "the document in property \(name(column)) is damaged")
             }
         }
         let payload = field.payload
-        switch property.type {
+        switch type {
         case .bool:
             return .integer(field.kind == .boolTrue ? 1 : 0)
         case .int8, .int16, .int32, .int64, .int, .uint8, .uint16, .uint32:
-            guard let value = FieldValue.signed(field.kind, payload) else { throw damage(id, property, field) }
+            guard let value = FieldValue.signed(field.kind, payload) else { throw damage(id, column, field) }
             return .integer(value)
         case .uint64, .uint:
             // A negative value in an unsigned property is damage, as queries read it.
-            guard let value = FieldValue.unsigned(field.kind, payload) else { throw damage(id, property, field) }
+            guard let value = FieldValue.unsigned(field.kind, payload) else { throw damage(id, column, field) }
             return Self.id(value)
         case .float, .double:
-            guard let value = FieldValue.double(field.kind, payload) else { throw damage(id, property, field) }
+            guard let value = FieldValue.double(field.kind, payload) else { throw damage(id, column, field) }
             return .real(value)
         case .date:
-            guard let value = FieldValue.double(field.kind, payload) else { throw damage(id, property, field) }
+            guard let value = FieldValue.double(field.kind, payload) else { throw damage(id, column, field) }
             return .real(value + Self.referenceDateOffset)
         case .string:
             guard let text = String(validating: payload, as: UTF8.self) else {
-                throw CofferError.damagedRecord(entity: table.entity.name, id: id, reason: "property \(property.name) holds bytes that are not UTF-8")
+                throw CofferError.damagedRecord(entity: table.entity.name, id: id, reason: "property \(name(column)) holds bytes that are not UTF-8")
             }
             return .text(text)
         case .data:
             return .blob(Data(payload))
         case .uuid:
-            guard payload.count == 16 else { throw damage(id, property, field) }
+            guard payload.count == 16 else { throw damage(id, column, field) }
             var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
             withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: payload) }
             return .text(UUID(uuid: uuid).uuidString)
         default:
             if field.kind == .document {
-                guard let json = DocumentCodec.json(payload, tagged: FieldDescription.isTagged(property.type)) else {
-                    throw CofferError.damagedRecord(entity: table.entity.name, id: id, reason: "the document in property \(property.name) is damaged")
+                guard let json = DocumentCodec.json(payload, tagged: FieldDescription.isTagged(type)) else {
+                    throw CofferError.damagedRecord(entity: table.entity.name, id: id, reason: "the document in property \(name(column)) is damaged")
                 }
                 return .text(json)
             }
             // Arrays: checked whole (no element cut off or read as null), then as JSON.
             if let problem = FieldPayload.problem(field) ?? Self.stringArrayProblem(field) {
-                throw CofferError.damagedRecord(entity: table.entity.name, id: id, reason: "property \(property.name) holds \(problem)")
+                throw CofferError.damagedRecord(entity: table.entity.name, id: id, reason: "property \(name(column)) holds \(problem)")
             }
-            return .text(FieldDescription.json(field, type: property.type))
+            return .text(FieldDescription.json(field, type: type))
         }
     }
 
