@@ -9,9 +9,9 @@
 #
 #   Benchmarks/gateway-load.sh [devices (1000)] [posts per device (2)] [window in seconds (20)] [swift test options]
 #
-# COFFER_GATEWAY_LOAD_POLL sets the replicas' longest poll in seconds (the suite's 5 unless
-# given; the replicas' default is 60): every poll ends in a pass that pulls, so at 1,000
-# devices a 5-second poll alone is 200 passes a second.
+# COFFER_GATEWAY_LOAD_POLL sets the replicas' longest poll in seconds, the interval of their
+# safety-net pass (the suite's 5 unless given; the replicas' default is 60): at 1,000 devices
+# a 5-second one alone is 200 pulling passes a second.
 #
 # Debug by default (the suite's build); add `-c release -Xswiftc -enable-testing` for a
 # release build (15 to 25 minutes the first time).
