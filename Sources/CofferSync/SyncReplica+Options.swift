@@ -45,8 +45,9 @@ extension SyncReplica {
         /// Polling when no notification comes: the first wait after a pass that found
         /// something, doubling (with jitter) after each quiet pass up to the longest. With a
         /// transport that notifies changes (``SyncTransport/notifiesChanges``: a LISTEN, a
-        /// gateway's long poll), every wait is the longest, a safety net: notifications and
-        /// local changes end it at once.
+        /// gateway's long poll), a pass runs at least once per longest, a safety net:
+        /// notifications and local changes end the wait at once, and a wait the server ends
+        /// with nothing changed is followed by another wait, not a pass.
         ///
         /// ```swift
         /// options.poll = (first: .milliseconds(500), longest: .seconds(60))

@@ -84,7 +84,7 @@ extension SyncReplica {
         var passFailed = false
         var passDue = true
         while !Task.isCancelled && !state.withLock({ $0.stopRequested }) {
-            var wait: Duration
+            let wait: Duration
             if passDue {
                 do {
                     localWake.clear()

@@ -290,6 +290,26 @@ extension WakeKeyTests {
         }
     }
 
+    /// Closing the transport ends a wait in flight at once with `.closed` (its HTTP request is
+    /// never cancelled), and later calls fail the same way.
+    @Test(.timeLimit(.minutes(1))) func closingEndsAWaitInFlight() async throws {
+        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
+        try await withInstalled(schema) { connection in
+            try await TestGateway.with(connection, schema: schema.schemaName) { gateway in
+                let waiter = try await gateway.transport(for: "alice")
+                _ = try await waiter.waitForChanges(timeout: .seconds(5))
+                let wait = Task { try await waiter.waitForChanges(timeout: .seconds(25), keys: ["Card/"]) }
+                try await Task.sleep(for: .milliseconds(200))
+                await waiter.close()
+                do {
+                    _ = try await wait.value
+                    // Woken just before the close (a wake-up too many is allowed).
+                } catch SyncTransportError.closed {}
+                await #expect(throws: SyncTransportError.self) { _ = try await waiter.lastMutationId(client: UUID()) }
+            }
+        }
+    }
+
     @Test(.timeLimit(.minutes(3))) func waitsCancelledAsTheirRepliesArriveAllEnd() async throws {
         let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
         let s = schema.schemaName

@@ -107,21 +107,13 @@ enum QueryPlanner {
     /// order and is never exact: every candidate is checked against the whole condition, so
     /// reversed bounds (an empty result) and strict bounds are answered by that check.
     private static func boundedRange(_ nodes: [ConditionNode], binding: EntityBinding, transaction: Transaction) -> QueryPlan? {
-        var lowers: [ConditionLeaf] = []
-        var uppers: [ConditionLeaf] = []
-        for case .leaf(let leaf) in nodes where leaf.path.isEmpty && leaf.values.count == 1 {
-            switch leaf.op {
-            case .compare(.greater), .compare(.greaterOrEqual): lowers.append(leaf)
-            case .compare(.less), .compare(.lessOrEqual): uppers.append(leaf)
-            default: break
-            }
-        }
-        for lower in lowers {
-            for upper in uppers where upper.position == lower.position && upper.caseSensitive == lower.caseSensitive {
+        // No list of leaves: a parameterised query plans on every call.
+        for case .leaf(let lower) in nodes where lower.path.isEmpty && lower.values.count == 1 {
+            guard let lowerInclusive = bound(lower.op, lower: true) else { continue }
+            for case .leaf(let upper) in nodes where upper.position == lower.position && upper.path.isEmpty
+                && upper.values.count == 1 && upper.caseSensitive == lower.caseSensitive {
+                guard let upperInclusive = bound(upper.op, lower: false) else { continue }
                 var between = lower
-                var (lowerInclusive, upperInclusive) = (false, false)
-                if case .compare(.greaterOrEqual) = lower.op { lowerInclusive = true }
-                if case .compare(.lessOrEqual) = upper.op { upperInclusive = true }
                 between.op = .between(lowerInclusive: lowerInclusive, upperInclusive: upperInclusive)
                 between.values = [lower.values[0], upper.values[0]]
                 guard var plan = plan(for: between, binding: binding, transaction: transaction) else { continue }
@@ -134,6 +126,17 @@ enum QueryPlanner {
             }
         }
         return nil
+    }
+
+    /// Whether `op` is a lower (`lower`) or an upper bound, and then whether it includes its value.
+    private static func bound(_ op: ConditionOp, lower: Bool) -> Bool? {
+        switch op {
+        case .compare(.greater): return lower ? false : nil
+        case .compare(.greaterOrEqual): return lower ? true : nil
+        case .compare(.less): return lower ? nil : false
+        case .compare(.lessOrEqual): return lower ? nil : true
+        default: return nil
+        }
     }
 
     /// A plan for one leaf with its score (lower is more selective), or nil.
