@@ -136,6 +136,43 @@ import Testing
         }
     }
 
+    /// A replica a little fast (within the server's clamp) creates a card with no note. The
+    /// creation reaches the server but its reply is lost; a plain-SQL write then sets the note
+    /// (stamped at the server's time, below the creation's clock); the replica pulls while
+    /// its pushes fail. The creation never sent the note, so the pulled note is the server's
+    /// to take, not one the unacknowledged creation outranks: kept local, the replica would
+    /// hold no note for good once the creation is acknowledged (the row does not come again).
+    @Test func aFieldAWholeCreationLeftEmptyTakesThePulledValue() async throws {
+        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
+        let s = schema.schemaName
+        try await withInstalled(schema) { connection in
+            let local = try TemporaryStore()
+            defer { local.cleanUp() }
+            SkewedClock(offset: 2 * 60_000).install(in: local.store)
+            let transport = ScriptedTransport(try await testTransport(schema: s))
+            let replica = try SyncReplica(store: local.store, entities: [Replicated.Card.self], transport: transport)
+            let cards = local.store.box(for: Replicated.Card.self)
+            var card = Replicated.Card(title: "made", count: 1, done: false, note: nil)
+            try cards.put(&card)
+
+            transport.script.withLock { $0.lostReplies = 1 }
+            await #expect(throws: SyncTransportError.self) { try await replica.syncNow() }
+            #expect(try await connection.value("SELECT title FROM \(s).\"Card\"") == "made", "the server applied the creation")
+            #expect(try local.store.pendingSyncCount() == 1, "the creation is not acknowledged")
+            _ = try await connection.value("UPDATE \(s).\"Card\" SET note = 'from sql' RETURNING note")
+
+            transport.script.withLock { $0.failPushes = true }
+            await #expect(throws: SyncTransportError.self) { try await replica.syncNow() }
+            #expect(try cards.get(card.id)?.note == "from sql", "the pull took the note the creation never sent")
+            transport.script.withLock { $0.failPushes = false }
+            try await replica.syncNow()
+            #expect(try local.store.pendingSyncCount() == 0)
+            #expect(try cards.get(card.id)?.note == "from sql")
+            #expect(try await connection.value("SELECT note FROM \(s).\"Card\"") == "from sql")
+            await transport.close()
+        }
+    }
+
     /// An hour-fast, an hour-slow and a jumping replica (back an hour mid-run) and a plain-SQL
     /// writer change the same objects' fields in rounds: every replica's clock only rises,
     /// all end with the server's rows, and each field of the server holds a logged write that
@@ -204,7 +241,7 @@ import Testing
                 let real = HybridClock.milliseconds(of: write.clock) - UInt64(Self.hour)
                 return min(write.clock, HybridClock.value(milliseconds: real + 5 * 60_000))
             }
-            #expect(problems.isEmpty, "\(problems.prefix(5))")
+            #expect(problems.isEmpty, "\(problems.prefix(5)); the fast, slow and jumping replicas are \(origins)")
         }
     }
 
@@ -229,7 +266,9 @@ import Testing
     /// Checks each field of the server's rows against the log: it holds the value of a logged
     /// write of the origin its clock names (at that clock unless `least` lowers the writer's
     /// clocks), and no logged write of a live object beats its (clock, origin) by the least
-    /// clock it can have had on the server. Objects a logged delete removed must be gone.
+    /// clock it can have had on the server (a field a creation left empty is no stamped
+    /// write: a plain-SQL write after it takes the server's clock, which a replica's clock
+    /// may be ahead of). Objects a logged delete removed must be gone.
     static func checkWinners(log: WriteLog, connection: PostgresConnection, schema: String,
                              least: (WriteLog.Write) -> UInt64) async throws -> [String] {
         let writes = log.all()
@@ -265,13 +304,21 @@ import Testing
                 if !candidates.contains(where: { $0.origin == origin && $0.value == value && least($0) <= clock && clock <= $0.clock }) {
                     problems.append("\(object).\(field) = \(value ?? "nil") at \(clock) from \(origin) is no logged write")
                 }
-                for write in candidates {
+                // Of writes with one stamp, the last logged is the change the server got (a
+                // whole creation sends its record as it last stood); one the creation left
+                // empty (unstamped) has no clock on the server and beats nothing there.
+                let sent = candidates.enumerated().filter { index, write in
+                    !candidates[(index + 1)...].contains { $0.origin == write.origin && $0.clock == write.clock }
+                }.map(\.element)
+                for write in sent where write.stamped {
                     var lowest = write
                     lowest.clock = least(write)
                     // The same stamp from the same origin is the same change (its value is
                     // checked above), not a later one.
                     if !(lowest.clock == clock && write.origin == origin), WriteLog.beats(lowest, winner) {
-                        problems.append("\(object).\(field): \(write.value ?? "nil") at \(lowest.clock) from \(write.origin) beats the server's \(value ?? "nil") at \(clock) from \(origin)")
+                        // The field's whole history, in log order, to tell what went astray.
+                        let history = candidates.map { "\($0.value ?? "nil")@\($0.clock)/\($0.origin.uuidString.prefix(8))" }
+                        problems.append("\(object).\(field): \(write.value ?? "nil") at \(lowest.clock) from \(write.origin) beats the server's \(value ?? "nil") at \(clock) from \(origin); history \(history.joined(separator: ", "))")
                     }
                 }
             }

@@ -78,6 +78,9 @@ final class WriteLog: Sendable {
         var value: String?
         var clock: UInt64
         var origin: UUID
+        /// False for a field a whole creation leaves empty: the creation does not send it,
+        /// so the server holds no clock for it and the write beats nothing there.
+        var stamped = true
     }
 
     private let writes = LockedState<[Write]>([])
@@ -149,7 +152,7 @@ final class ReplicaNode: CardReplica {
         creationClocks.withLock { $0[object] = clock }
         let fields: [(String, String?)] = [("title", card.title), ("count", String(card.count)), ("done", "false"), ("note", nil)]
         for (field, value) in fields {
-            log.record(.init(object: object, field: field, value: value, clock: clock, origin: origin))
+            log.record(.init(object: object, field: field, value: value, clock: clock, origin: origin, stamped: value != nil))
         }
     }
 
@@ -188,7 +191,7 @@ final class ReplicaNode: CardReplica {
                     } else if changed {
                         // No tick for a change: it joined the card's untaken whole creation.
                         let creation = try #require(creationClocks.withLock { $0[object] }, "a change of \(object) recorded nothing")
-                        log.record(.init(object: object, field: field, value: value, clock: creation, origin: origin))
+                        log.record(.init(object: object, field: field, value: value, clock: creation, origin: origin, stamped: value != nil))
                     }   // else the put changed nothing: it sends nothing
                 }
             }

@@ -9,6 +9,9 @@ final class ScriptedTransport: SyncTransport {
     struct Script {
         /// Every push fails (as a server that is unreachable would make it).
         var failPushes = false
+        /// The next this many pushes reach the server, which applies them, and then fail as
+        /// a connection lost before the reply would make them.
+        var lostReplies = 0
         /// The pull calls made so far, with the cursor each asked from.
         var pulls: [(entity: String, cursor: String)] = []
         /// The pull call (counted from 1 over the transport's life) that fails instead of
@@ -41,7 +44,14 @@ final class ScriptedTransport: SyncTransport {
 
     func push(client: UUID, batch: SyncPushBatch) async throws -> SyncPushReply {
         if script.withLock({ $0.failPushes }) { throw SyncTransportError.unreachable(operation: "push", detail: "scripted") }
-        return try await inner.push(client: client, batch: batch)
+        let reply = try await inner.push(client: client, batch: batch)
+        let loses = script.withLock { script in
+            guard script.lostReplies > 0 else { return false }
+            script.lostReplies -= 1
+            return true
+        }
+        if loses { throw SyncTransportError.unreachable(operation: "push", detail: "scripted: the reply was lost") }
+        return reply
     }
 
     func lastMutationId(client: UUID) async throws -> UInt64 {

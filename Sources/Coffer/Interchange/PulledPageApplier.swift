@@ -152,6 +152,9 @@ struct PulledPageApplier {
         }
         let existingId = try transaction.localId(of: change.syncId, in: tables)
         let existing = try existingId.flatMap { try transaction.record($0, table: binding.table, entity: schema.name) }.map { Array($0) }
+        // The fields an unacknowledged whole creation of the object sends (see
+        // `UnacknowledgedChanges.clock(of:sentWhole:)`); nil when there is none.
+        let sentWhole = try mine.flatMap { $0.wholeClock == 0 ? nil : try sentByWholeCreation(existingId, existing) }
         var decisions: [Int: Decision] = [:]
         // For the app's merge: the pulled decisions of fields kept local, and the positions
         // of every field both the change and an unacknowledged local change set.
@@ -162,7 +165,8 @@ struct PulledPageApplier {
             let property = schema.properties[position]
             // Local changes count while the object is here (a pulled delete earlier in the
             // page removed it: the server's values are the object's now).
-            let localClock = existing == nil ? nil : mine?.clock(of: binding.storedIds[position])
+            let storedId = binding.storedIds[position]
+            let localClock = existing == nil ? nil : mine?.clock(of: storedId, sentWhole: sentWhole?.contains(storedId) ?? false)
             let pulled = change.stamp(of: member.key)
             // This replica's own earlier write coming back (pushed before the unacknowledged
             // change, or pushed and not yet acknowledged) is not another replica's change:
@@ -241,6 +245,26 @@ struct PulledPageApplier {
         if let merge, let views, let existingId {
             try callMerge(merge, id: existingId, views: views, relations: relations, collided: collided, syncId: change.syncId)
         }
+    }
+
+    /// The stored ids of the fields a whole creation of the local object `id` sends as it
+    /// stands (as `SyncChangeReader` reads it): those its record holds, and its to-many
+    /// relations that hold targets, here or pending. Empty when the object is not here.
+    private func sentByWholeCreation(_ id: Id?, _ record: [UInt8]?) throws -> Set<UInt16> {
+        guard let id, let record else { return [] }
+        var sent = Set<UInt16>()
+        try record.withUnsafeBytes { raw in
+            try RecordFields(bytes: raw, layout: binding, id: id).forEach { storedId, _ in sent.insert(storedId) }
+        }
+        for (position, property) in schema.properties.enumerated() where property.flags.contains(.toMany) {
+            guard let relation = binding.relationTables[position] else { continue }
+            let storedId = binding.storedIds[position]
+            if try !transaction.relatedIds(relation.forward, of: id, owner: relation.owner).isEmpty
+                || !transaction.pendingTargets(ownerEntityId: binding.entityId, owner: id, field: storedId).isEmpty {
+                sent.insert(storedId)
+            }
+        }
+        return sent
     }
 
     /// Calls the app's merge and stores its result as a local change (recorded in the

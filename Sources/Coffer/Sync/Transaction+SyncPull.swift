@@ -17,10 +17,13 @@ extension Transaction {
         var untakenMids: [UInt64] = []
 
         /// The latest clock of the stored field `field`, or nil when no unacknowledged
-        /// change set it.
-        func clock(of field: UInt16) -> UInt64? {
+        /// change set it. `sentWhole`: a whole creation sends the field (the record holds
+        /// it, or it is a to-many relation that holds targets). A field a whole creation
+        /// leaves out gets no clock on the server: a value pulled for it was set there
+        /// after the creation, whatever its clock.
+        func clock(of field: UInt16, sentWhole: Bool) -> UInt64? {
             let listed = fieldClocks[field]
-            guard wholeClock != 0 else { return listed }
+            guard wholeClock != 0, sentWhole else { return listed }
             return max(listed ?? 0, wholeClock)
         }
     }
