@@ -109,10 +109,13 @@ import Testing
                         if entries.contains(where: { $0.operation == .delete }) { continue }   // deletes win
                         var fields = expected[syncId] ?? Fields(title: remote.title)
                         let isNew = expected[syncId] == nil
+                        // A whole creation stands for every field the object holds, at its
+                        // clock: one it leaves empty (a nil note) is not sent, so the server
+                        // holds no clock for it.
+                        let holdsNote = fields.note != nil
                         for name in sent {
-                            // A whole creation stands for every field at its clock.
-                            let local = (entries.flatMap(\.fields).filter { names[$0.id] == name }.map(\.clock)
-                                         + entries.filter(\.isWhole).map(\.clock)).max()
+                            let whole = name != "note" || holdsNote ? entries.filter(\.isWhole).map(\.clock) : []
+                            let local = (entries.flatMap(\.fields).filter { names[$0.id] == name }.map(\.clock) + whole).max()
                             if !isNew, let local, (local, client.uuidString) >= (stamp, (origin ?? PulledPage.nilOrigin).uuidString) { continue }
                             set(name, from: remote, into: &fields)
                         }
