@@ -138,6 +138,56 @@ import Testing
         }
     }
 
+    /// Grouping by text merges canonically equal spellings, ASCII or not (U+212A KELVIN SIGN
+    /// is "K"; "é" precomposed and decomposed) under the first row's spelling, whether the
+    /// key is read as bytes (a plain column no condition reads), from a hashed table's rows
+    /// (grouped per row of it), or by the general path; hash joins on integer and text keys
+    /// match as the values compare.
+    @Test func groupingByTextMergesCanonicalSpellingsOnEveryPath() throws {
+        try withStore { store in
+            let departments = store.box(for: SQLModel.Department.self)
+            var named = ["\u{212A}", "K", "e\u{301}"].enumerated().map { SQLModel.Department(code: "c\($0.offset)", name: $0.element, budget: nil) }
+            try departments.put(&named)
+            let cities: [String?] = ["\u{212A}", "K", "Paris", nil, "\u{E9}", "e\u{301}", "K", "Paris", "\u{212A}"]
+            var staff = cities.enumerated().map { index, city in
+                var employee = SQLModel.Employee(name: "n\(index)", salary: 10 * index, city: city)
+                if index % 4 < 3 { employee.department.targetId = named[index % 4].id }
+                return employee
+            }
+            try store.box(for: SQLModel.Employee.self).put(&staff)
+            // Spellings compared as bytes: `String` equality is canonical.
+            func spelled(_ rows: [[SQLValue]]) -> [[String]] {
+                rows.map { row in row.map { value in
+                    if case .text(let text) = value { return Array(text.utf8).map { String($0) }.joined(separator: ".") }
+                    return value.description
+                } }
+            }
+
+            let bytes = try Self.values(store, "SELECT city, COUNT(*), SUM(salary) FROM Employee GROUP BY city")
+            let general = try Self.values(store, "SELECT city, COUNT(*), SUM(salary) FROM Employee WHERE salary + 0 >= 0 GROUP BY city")
+            #expect(spelled(bytes) == spelled(general))
+            #expect(spelled(bytes) == spelled([["\u{212A}", 4, 150], ["Paris", 2, 90], [.null, 1, 30], ["\u{E9}", 2, 90]]))
+
+            let byInnerRow = try Self.values(store, "SELECT d.name, COUNT(*) FROM Employee e JOIN Department d ON e.department GROUP BY d.name")
+            #expect(spelled(byInnerRow) == spelled([["\u{212A}", 5], ["e\u{301}", 2]]))
+            let left = try Self.values(store, "SELECT d.name, COUNT(*) FROM Employee e LEFT JOIN Department d ON e.department GROUP BY d.name")
+            #expect(spelled(left) == spelled([["\u{212A}", 5], ["e\u{301}", 2], [.null, 2]]))
+            let computed = try Self.values(store, "SELECT d.name || '', COUNT(*) FROM Employee e LEFT JOIN Department d ON e.department GROUP BY d.name || ''")
+            #expect(spelled(computed) == spelled(left))
+
+            // A hash join on text: each employee meets every department whose name equals its city.
+            let byText = try Self.values(store, "SELECT e.name, d.code FROM Employee e JOIN Department d ON d.name = e.city ORDER BY e.id, d.id")
+            var expected: [[SQLValue]] = []
+            for employee in staff {
+                for department in named where employee.city == department.name { expected.append([.text(employee.name), .text(department.code)]) }
+            }
+            #expect(byText == expected && expected.count == 10)
+            // An integer key met by a real of the same value, and keys outside the ids' range.
+            let byReal = try Self.values(store, "SELECT e.name, d.code FROM Employee e JOIN Department d ON d.id = e.salary / 10.0 - 1 ORDER BY e.id")
+            #expect(byReal == [["n2", "c0"], ["n3", "c1"], ["n4", "c2"]])
+        }
+    }
+
     /// Integers and reals compare exactly, also where the planner or an index answers: 2^53 + 1
     /// is above the real 2^53, which a comparison through Double would call equal.
     @Test func integersAndRealsCompareExactlyOnIndexAndScan() throws {

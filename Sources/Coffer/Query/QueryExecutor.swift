@@ -301,7 +301,11 @@ private struct CandidateWalk {
     func visit(_ ids: [Id], listedByIndex: Bool, in transaction: Transaction, _ emit: Emit) throws {
         let name = binding.schema.name
         // Link steps and full-text matches give ascending ids already.
-        let ordered = zip(ids, ids.dropFirst()).allSatisfy { $0 < $1 } ? ids : Set(ids).sorted()
+        var ordered = ids
+        if !zip(ids, ids.dropFirst()).allSatisfy({ $0 < $1 }) {
+            ordered.sort()
+            Self.removeRepeats(&ordered)
+        }
         let missing: ((Id) throws -> Void)? = listedByIndex ? { id in
             throw CofferError.damagedRecord(entity: name, id: id, reason: "the full-text index lists this id, which is not stored")
         } : nil
@@ -326,16 +330,33 @@ private struct CandidateWalk {
     }
 
     /// Several spans of an index, or a range: they list their ids in key order, so the ids
-    /// are collected and visited in id order.
+    /// are collected and visited in id order, through one cursor that steps to near ids
+    /// (see `Transaction.forEachRecord(_:ids:missing:_:)`).
+    ///
+    /// Each value's entries are in id order, so the list is a few ascending runs, which the
+    /// standard library's sort merges in near-linear time; an id that several entries list
+    /// (an array's elements, overlapping spans) is visited once.
     @inline(__always)
     func visit(_ spans: [IndexSpan], of index: IndexBinding, in transaction: Transaction, _ emit: Emit) throws {
-        let name = binding.schema.name
+        let (name, property) = (binding.schema.name, index.property.name)
         var ids: [Id] = []
         for span in spans { try transaction.collectIndexIds(index, span: span, entity: name, into: &ids) }
-        ids = Set(ids).sorted()
-        for id in ids {
-            if try !consider(id, try QueryExecutor.indexedRecord(id, index: index, binding: binding, transaction: transaction), emit) { break }
+        ids.sort()
+        Self.removeRepeats(&ids)
+        try transaction.forEachRecord(binding, ids: ids, missing: { id in
+            throw CofferError.damagedStore(part: .index(entity: name, property: property), reason: "it lists the id \(id), which is not stored")
+        }) { id, record in try consider(id, record, emit) }
+    }
+
+    /// Drops the repeats of a sorted list, in place.
+    static func removeRepeats(_ ids: inout [Id]) {
+        guard ids.count > 1 else { return }
+        var kept = 1
+        for at in 1..<ids.count where ids[at] != ids[kept &- 1] {
+            ids[kept] = ids[at]
+            kept &+= 1
         }
+        ids.removeLast(ids.count &- kept)
     }
 
     /// The whole index in value order (the query's order).

@@ -28,6 +28,13 @@ final class SQLExecutor {
         /// The rows (their numbers) of each key: by one key alone, or by a list of them.
         var hashedByKey: [SQLKey: [Int]] = [:]
         var hashedByKeys: [[SQLKey]: [Int]] = [:]
+        /// One key whose values are all integers in a short range (the usual join on an id):
+        /// the first row of the key `denseBase + k` is `denseFirst[k] - 1` (0: none), and each
+        /// row's next one of the same key `denseNext[row] - 1`; no hashing per look-up.
+        var denseFirst: [Int] = []
+        var denseNext: [Int] = []
+        var denseBase: Int64 = 0
+        var isDense = false
 
         init(_ step: SQLPlan.Step, reader: SQLRecordReader?) {
             self.step = step
@@ -167,13 +174,40 @@ final class SQLExecutor {
             try grouping.run(reader: reader, row: row, transaction: transaction) { key, counts in try emit([key], counts) }
             return
         }
-        let keys = bound.groupKeys.map(SQLOperand.init)
-        let arguments = bound.aggregates.map { $0.argument.map(SQLOperand.init) }
-        let count = arguments.count
+        let count = bound.aggregates.count
         // Each group's keys, and its accumulators at `group * count` in one flat list (no
         // array per group to copy on write).
         var groupKeys: [[SQLValue]] = []
         var accumulators: [SQLAccumulator] = []
+        if let (kernel, queryPlan) = try aggregateKernel(), let first = steps.first {
+            (groupKeys, accumulators) = try kernel.run(plan: queryPlan, pushdown: first.step.pushdown, transaction: transaction)
+        } else {
+            try groupRows(into: &groupKeys, &accumulators)
+        }
+        // The entity an aggregate reads (its first table), for an overflow's message.
+        let entities = bound.aggregates.map { call -> String in
+            let tables = call.argument?.tables ?? 0
+            let first = tables == 0 ? 0 : tables.trailingZeroBitCount
+            return first < bound.tables.count ? bound.tables[first].entity.name : "SELECT"
+        }
+        var results = Array(repeating: SQLValue.null, count: count)
+        for (group, keys) in groupKeys.enumerated() {
+            for position in 0..<count {
+                results[position] = try accumulators[group &* count &+ position].result(entity: entities[position],
+                                                                                       text: bound.aggregates[position].text)
+            }
+            try emit(keys, results)
+        }
+    }
+
+    /// The general grouping: each joined row's keys and aggregate arguments evaluated on
+    /// the row's slots. Fills each group's keys and its accumulators (`aggregates.count` per
+    /// group), in the order the groups were met.
+    private func groupRows(into groupKeys: inout [[SQLValue]], _ accumulators: inout [SQLAccumulator]) throws {
+        let bound = plan.bound
+        let keys = bound.groupKeys.map(SQLOperand.init)
+        let arguments = bound.aggregates.map { $0.argument.map(SQLOperand.init) }
+        let count = arguments.count
         let fresh = bound.aggregates.map(SQLAccumulator.init)
         // One key (the usual GROUP BY) is hashed alone; more as a list.
         var byKey: [SQLKey: Int] = [:]
@@ -216,20 +250,59 @@ final class SQLExecutor {
                 accumulators[first &+ position].add(try arguments[position]?.value(self.row) ?? .null)
             }
         }
-        // The entity an aggregate reads (its first table), for an overflow's message.
-        let entities = bound.aggregates.map { call -> String in
-            let tables = call.argument?.tables ?? 0
-            let first = tables == 0 ? 0 : tables.trailingZeroBitCount
-            return first < bound.tables.count ? bound.tables[first].entity.name : "SELECT"
-        }
-        var results = Array(repeating: SQLValue.null, count: count)
-        for (group, keys) in groupKeys.enumerated() {
-            for position in 0..<count {
-                results[position] = try accumulators[group &* count &+ position].result(entity: entities[position],
-                                                                                       text: bound.aggregates[position].text)
+    }
+
+    /// The aggregate kernel of a grouping it can run (see `SQLAggregateKernel`), with the
+    /// first table's plan, or nil: no condition outside the first table's pushed-down ones,
+    /// at most one GROUP BY key, a plain column of the first table or of the joined one,
+    /// aggregates without DISTINCT over plain columns of the first table (or `COUNT(*)`),
+    /// and at most one more table, inner-joined by one equality whose keys are integers in
+    /// a short range (the table is hashed here, to see).
+    private func aggregateKernel() throws -> (SQLAggregateKernel, QueryPlan)? {
+        let bound = plan.bound
+        guard plan.constant.isEmpty, bound.groupKeys.count <= 1, steps.count == 1 || steps.count == 2, let first = steps.first,
+              let reader = first.reader, case .planned(let queryPlan) = first.step.access,
+              first.local == nil, first.pair == nil, first.after == nil else { return nil }
+        var arguments: [Int?] = []
+        for call in bound.aggregates {
+            guard !call.distinct else { return nil }
+            guard let argument = call.argument else {
+                arguments.append(nil)
+                continue
             }
-            try emit(keys, results)
+            guard case .column(let column) = argument, let index = reader.plainColumn(slot: column.slot) else { return nil }
+            arguments.append(index)
         }
+        var join: SQLAggregateKernel.Join?
+        var joined: StepState?
+        if steps.count == 2 {
+            let inner = steps[1]
+            // The one pair condition is the equality the table is hashed by.
+            guard !inner.step.table.isLeftJoined, inner.after == nil, inner.step.pair.count == 1, case .hash = inner.step.access,
+                  inner.outerKeys.count == 1, case .slot(let outer) = inner.outerKeys[0],
+                  let column = reader.plainColumn(slot: outer) else { return nil }
+            try materialize(inner)
+            // Integer keys only: a look-up by `SQLKey` would match NaN with NaN, which `=`
+            // does not.
+            guard inner.isDense else { return nil }
+            join = SQLAggregateKernel.Join(column: column, first: inner.denseFirst, next: inner.denseNext, base: inner.denseBase)
+            joined = inner
+        }
+        let key: SQLAggregateKernel.Key
+        if let grouped = bound.groupKeys.first {
+            guard case .column(let column) = grouped else { return nil }
+            if let index = reader.plainColumn(slot: column.slot) {
+                key = .column(index, text: reader.isText(column: index))
+            } else if let joined, let rows = joined.rows, let offset = joined.slots.firstIndex(of: column.slot) {
+                let width = joined.slots.count
+                key = .joined((0..<joined.rowCount).map { rows[$0 &* width &+ offset] })
+            } else {
+                return nil
+            }
+        } else {
+            key = .none
+        }
+        return (SQLAggregateKernel(reader: reader, key: key, join: join, arguments: arguments, aggregates: bound.aggregates), queryPlan)
     }
 
     // MARK: - Joins
@@ -273,7 +346,21 @@ final class SQLExecutor {
         case .hash:
             try materialize(state)
             let found: [Int]?
-            if state.outerKeys.count == 1 {
+            if state.isDense {
+                // Every key of the table is an integer: another key matches no row.
+                found = nil
+                if case .integer(let value) = SQLKey(try state.outerKeys[0].value(row)) {
+                    let (offset, overflow) = value.subtractingReportingOverflow(state.denseBase)
+                    if !overflow, offset >= 0, offset < Int64(state.denseFirst.count) {
+                        var at = state.denseFirst[Int(offset)]
+                        while at > 0 {
+                            restore(state, at &- 1)
+                            try candidate()
+                            at = state.denseNext[at &- 1]
+                        }
+                    }
+                }
+            } else if state.outerKeys.count == 1 {
                 let key = SQLKey(try state.outerKeys[0].value(row))
                 found = key == .null ? nil : state.hashedByKey[key]
             } else {
@@ -366,6 +453,38 @@ final class SQLExecutor {
         }
         state.rows = rows
         state.rowCount = count
+        if state.innerKeys.count == 1 { Self.makeDense(state) }
+    }
+
+    /// Indexes a single-key table's rows by integer key in an array when every key is an
+    /// integer and their range is at most four times the row count (or 1,024): a look-up
+    /// is then a subtraction and an array read. The rows of each key keep their order.
+    private static func makeDense(_ state: StepState) {
+        var lowest = Int64.max
+        var highest = Int64.min
+        for key in state.hashedByKey.keys {
+            guard case .integer(let value) = key else { return }
+            lowest = min(lowest, value)
+            highest = max(highest, value)
+        }
+        guard lowest <= highest else { return }
+        let (span, overflow) = highest.subtractingReportingOverflow(lowest)
+        guard !overflow, span < Int64(max(1_024, state.rowCount &* 4)) else { return }
+        var first = Array(repeating: 0, count: Int(span) &+ 1)
+        var next = Array(repeating: 0, count: state.rowCount)
+        for (key, rows) in state.hashedByKey {
+            guard case .integer(let value) = key else { return }
+            let slot = Int(value &- lowest)
+            for at in rows.reversed() {
+                next[at] = first[slot]
+                first[slot] = at &+ 1
+            }
+        }
+        state.denseFirst = first
+        state.denseNext = next
+        state.denseBase = lowest
+        state.isDense = true
+        state.hashedByKey = [:]
     }
 
     /// Puts row `at` of a hashed or read-once table back into its slots.

@@ -192,6 +192,42 @@ final class SQLRecordReader {
         }
     }
 
+    // MARK: - Columns one at a time (SQLAggregateKernel)
+
+    /// The index of the column that reads a property's own value (not a path inside a
+    /// document, not a modification time) into `slot`, or nil.
+    func plainColumn(slot: Int) -> Int? {
+        columns.firstIndex { $0.slot == slot && $0.path < 0 && !$0.lastModified }
+    }
+
+    /// The stored field id the column at `index` reads.
+    func storedId(ofColumn index: Int) -> UInt16 {
+        // `columns[starts[k]..<starts[k + 1]]` read stored id k.
+        var storedId = 0
+        while starts[storedId &+ 1] <= index { storedId &+= 1 }
+        return UInt16(truncatingIfNeeded: storedId)
+    }
+
+    /// Whether the column at `index` reads a text property.
+    func isText(column index: Int) -> Bool { columns[index].type == .string }
+
+    /// The value of `field` as the column at `index` reads it (the checks and the damage of
+    /// `fill`).
+    @inline(__always)
+    func value(_ field: RecordFields.Field, column index: Int, id: Id) throws -> SQLValue {
+        try value(field, columns[index], id: id)
+    }
+
+    /// The payload of a text field when it is ASCII, else nil (the column's value is then
+    /// read by `value(_:column:id:)`, which also reports damage). ASCII is valid UTF-8.
+    @inline(__always)
+    static func asciiText(_ field: RecordFields.Field) -> UnsafeRawBufferPointer? {
+        guard FieldOperand.fits(field.kind, .string) else { return nil }
+        let payload = field.payload
+        for byte in payload where byte & 0x80 != 0 { return nil }
+        return payload
+    }
+
     /// The text a `.bytes` payload holds, or nil when it is not UTF-8. Not
     /// `String(validating:as:)`: it is generic in the standard library and looked up type
     /// metadata on every call (a fifth of a GROUP BY on a text column). ASCII, the usual
