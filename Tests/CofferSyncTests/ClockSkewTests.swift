@@ -137,11 +137,12 @@ import Testing
     }
 
     /// A replica a little fast (within the server's clamp) creates a card with no note. The
-    /// creation reaches the server but its reply is lost; a plain-SQL write then sets the note
-    /// (stamped at the server's time, below the creation's clock); the replica pulls while
-    /// its pushes fail. The creation never sent the note, so the pulled note is the server's
-    /// to take, not one the unacknowledged creation outranks: kept local, the replica would
-    /// hold no note for good once the creation is acknowledged (the row does not come again).
+    /// creation reaches the server but its reply is lost; plain-SQL writes then set the note
+    /// and the title (stamped at the server's time, below the creation's clock); the replica
+    /// pulls while its pushes fail. The row shows the creation was applied, so its fields are
+    /// the server's answer to it, not values the unacknowledged creation outranks: kept
+    /// local, they would stay for good once the creation is acknowledged (the row does not
+    /// come again).
     @Test func aFieldAWholeCreationLeftEmptyTakesThePulledValue() async throws {
         let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
         let s = schema.schemaName
@@ -161,14 +162,25 @@ import Testing
             #expect(try local.store.pendingSyncCount() == 1, "the creation is not acknowledged")
             _ = try await connection.value("UPDATE \(s).\"Card\" SET note = 'from sql' RETURNING note")
 
+            // Pulls see a commit once no older transaction holds the horizon back (another
+            // test's may, for a while): each step waits for its pull, bounded.
             transport.script.withLock { $0.failPushes = true }
-            await #expect(throws: SyncTransportError.self) { try await replica.syncNow() }
-            #expect(try cards.get(card.id)?.note == "from sql", "the pull took the note the creation never sent")
+            #expect(try await eventually(attempts: 600, seconds: 90) {
+                do { try await replica.syncNow() } catch is SyncTransportError {}
+                return try cards.get(card.id)?.note == "from sql"
+            }, "the pull took the note the creation never sent")
+            // A second plain-SQL write, stamped below the creation's clock too: the record
+            // now holds a note, but one the server gave, not the creation.
+            _ = try await connection.value("UPDATE \(s).\"Card\" SET note = 'from sql again', title = 'retitled' RETURNING note")
+            #expect(try await eventually(attempts: 600, seconds: 90) {
+                do { try await replica.syncNow() } catch is SyncTransportError {}
+                return try cards.get(card.id).map { [$0.note, $0.title] } == ["from sql again", "retitled"]
+            }, "the pulled row is the server's answer to the applied creation")
             transport.script.withLock { $0.failPushes = false }
             try await replica.syncNow()
             #expect(try local.store.pendingSyncCount() == 0)
-            #expect(try cards.get(card.id)?.note == "from sql")
-            #expect(try await connection.value("SELECT note FROM \(s).\"Card\"") == "from sql")
+            #expect(try cards.get(card.id)?.note == "from sql again")
+            #expect(try await connection.value("SELECT note FROM \(s).\"Card\"") == "from sql again")
             await transport.close()
         }
     }

@@ -88,12 +88,17 @@ import Testing
                     if let last = batch.last?.mid, Bool.random(using: &random) { try store.acknowledgeSyncChanges(through: last) }
                 default:
                     // A pulled page, checked against the rules given the outbox now.
-                    let outbox = try SyncProbe.snapshot(store).outbox
+                    let snapshot = try SyncProbe.snapshot(store)
+                    let outbox = snapshot.outbox
                     var builder = PageBuilder()
                     var expected = model
                     for _ in 0..<Int.random(in: 0...4, using: &random) {
                         guard let syncId = known.randomElement(using: &random) else { continue }
                         let entries = outbox.map(\.entry).filter { $0.syncId == syncId }
+                        // A whole creation a pusher took protects nothing: the object's row
+                        // on the server shows the creation was applied.
+                        let untakenWhole = outbox.filter { $0.entry.syncId == syncId && $0.entry.isWhole && $0.mid > snapshot.state.sendFloor }
+                            .map(\.entry.clock)
                         let remoteMilliseconds = clock.now + UInt64.random(in: 0...4, using: &random) - 2
                         let stamp = HybridClock.value(milliseconds: remoteMilliseconds) + UInt64.random(in: 0...2, using: &random)
                         let origin = origins.randomElement(using: &random) ?? nil
@@ -109,12 +114,12 @@ import Testing
                         if entries.contains(where: { $0.operation == .delete }) { continue }   // deletes win
                         var fields = expected[syncId] ?? Fields(title: remote.title)
                         let isNew = expected[syncId] == nil
-                        // A whole creation stands for every field the object holds, at its
-                        // clock: one it leaves empty (a nil note) is not sent, so the server
-                        // holds no clock for it.
+                        // An untaken whole creation stands for every field the object holds,
+                        // at its clock: one it leaves empty (a nil note) is not sent, so the
+                        // server holds no clock for it.
                         let holdsNote = fields.note != nil
                         for name in sent {
-                            let whole = name != "note" || holdsNote ? entries.filter(\.isWhole).map(\.clock) : []
+                            let whole = name != "note" || holdsNote ? untakenWhole : []
                             let local = (entries.flatMap(\.fields).filter { names[$0.id] == name }.map(\.clock) + whole).max()
                             if !isNew, let local, (local, client.uuidString) >= (stamp, (origin ?? PulledPage.nilOrigin).uuidString) { continue }
                             set(name, from: remote, into: &fields)

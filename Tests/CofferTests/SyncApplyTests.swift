@@ -85,19 +85,37 @@ import Testing
             var stored = try #require(try tasks.get(task.id))
             #expect(stored.title == "mine" && stored.priority == 5)
 
-            // Taken but not acknowledged: still kept. The same clock decides by origin.
+            // A whole creation a pusher took protects nothing: a pulled row of the object shows
+            // the server applied it (its reply may have been lost), so the row is the server's
+            // answer to it, whatever its clock.
+            let creation = try store.takeSyncChanges(limit: 10)
+            builder = PageBuilder()
+            builder.upsert(syncId, clock: local - 5, origin: nil, fields: [("priority", "6")])
+            summary = try store.applyPulledPage(builder.page(), entity: "Task", stream: stream)
+            #expect(summary.fieldsKeptLocal == 0)
+            #expect(try tasks.get(task.id)?.priority == 6)
+            try store.acknowledgeSyncChanges(through: creation.last?.mid ?? 0)
+
+            // A change of a stored object, taken but not acknowledged: still kept (the row
+            // existed before it, so a pulled row says nothing of it). The same clock decides
+            // by origin.
+            clock.now = 2_000_100
+            task = try #require(try tasks.get(task.id))
+            task.title = "mine, changed"
+            try tasks.put(&task)
+            let changed = HybridClock.value(milliseconds: 2_000_100)
             let batch = try store.takeSyncChanges(limit: 10)
             let below = UUID(uuidString: "00000000-0000-0000-0000-000000000001")!
             let above = UUID(uuidString: "ffffffff-ffff-ffff-ffff-ffffffffffff")!
             builder = PageBuilder()
-            builder.upsert(syncId, clock: local, origin: below, fields: [("title", "\"same clock, lower origin\"")])
+            builder.upsert(syncId, clock: changed, origin: below, fields: [("title", "\"same clock, lower origin\"")])
             summary = try store.applyPulledPage(builder.page(), entity: "Task", stream: stream)
             #expect(summary.fieldsKeptLocal == 1)
-            #expect(try tasks.get(task.id)?.title == "mine")
+            #expect(try tasks.get(task.id)?.title == "mine, changed")
             builder = PageBuilder()
-            builder.upsert(syncId, clock: local, origin: above, fields: [("title", "\"same clock, higher origin\"")])
+            builder.upsert(syncId, clock: changed, origin: above, fields: [("title", "\"same clock, higher origin\"")])
             _ = try store.applyPulledPage(builder.page(), entity: "Task", stream: stream)
-            #expect(try tasks.get(task.id)?.title == (client.uuidString < above.uuidString ? "same clock, higher origin" : "mine"))
+            #expect(try tasks.get(task.id)?.title == (client.uuidString < above.uuidString ? "same clock, higher origin" : "mine, changed"))
 
             // Acknowledged: the server's value is the truth, whatever its clock.
             try store.acknowledgeSyncChanges(through: batch.last?.mid ?? 0)

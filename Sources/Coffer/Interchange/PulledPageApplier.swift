@@ -253,8 +253,14 @@ struct PulledPageApplier {
     private func sentByWholeCreation(_ id: Id?, _ record: [UInt8]?) throws -> Set<UInt16> {
         guard let id, let record else { return [] }
         var sent = Set<UInt16>()
-        try record.withUnsafeBytes { raw in
-            try RecordFields(bytes: raw, layout: binding, id: id).forEach { storedId, _ in sent.insert(storedId) }
+        do {
+            try record.withUnsafeBytes { raw in
+                try RecordFields(bytes: raw, layout: binding, id: id).forEach { storedId, _ in sent.insert(storedId) }
+            }
+        } catch CofferError.damagedRecord {
+            // The record cannot be sent as it stands: nothing of it is protected, and the
+            // change is applied (or refused) as for any damaged record below.
+            return []
         }
         for (position, property) in schema.properties.enumerated() where property.flags.contains(.toMany) {
             guard let relation = binding.relationTables[position] else { continue }

@@ -10,7 +10,11 @@ extension Transaction {
     /// object), and the mids of its entries no pusher has taken.
     struct UnacknowledgedChanges {
         var fieldClocks: [UInt16: UInt64] = [:]
-        /// The clock of a whole creation (every field at it; 0: none).
+        /// The clock of a whole creation no pusher has taken (every field it sends at it; 0:
+        /// none). A taken one protects nothing: a pulled row of the object shows the server
+        /// applied it (only the creation makes the row, and its derived sync id is this
+        /// store's), so the row's fields are the server's answer to it, even when its reply
+        /// was lost and it is not acknowledged yet.
         var wholeClock: UInt64 = 0
         var isDeleted = false
         var isUntakenCreation = false
@@ -47,7 +51,7 @@ extension Transaction {
                     var object = changes[entry.syncId] ?? UnacknowledgedChanges()
                     if entry.operation == .delete { object.isDeleted = true }
                     for field in entry.fields { object.fieldClocks[field.id] = max(object.fieldClocks[field.id] ?? 0, field.clock) }
-                    if entry.isWhole { object.wholeClock = max(object.wholeClock, entry.clock) }
+                    if entry.isWhole && mid > floor { object.wholeClock = max(object.wholeClock, entry.clock) }
                     if mid > floor {
                         object.untakenMids.append(mid)
                         if entry.isCreation { object.isUntakenCreation = true }
