@@ -80,7 +80,7 @@ final class SQLAggregateKernel {
         // struct in the loop (an array inside) is retained and released per record.
         var joinedKeys: [SQLValue] = []
         if case .joined(let values) = key { joinedKeys = values }
-        /// Per joined row, its group + 1 (0: not met yet).
+        // Per joined row, its group + 1 (0: not met yet).
         var joinedGroups = Array(repeating: 0, count: joinedKeys.count)
         let isJoined = join != nil
         let (joinFirst, joinNext, joinBase, joinColumn) = (join?.first ?? [], join?.next ?? [], join?.base ?? 0, join?.column ?? 0)
