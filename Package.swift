@@ -22,6 +22,8 @@ let package = Package(
         // Only the gateway (coffer-gateway) depends on these.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
+        // Hummingbird's own lifecycle: the gateway stops by a graceful shutdown.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
     ],
     targets: [
         // The system LMDB (Debian: liblmdb-dev, Homebrew: lmdb).
@@ -78,6 +80,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(name: "CofferGatewayMain", dependencies: ["CofferGateway"]),

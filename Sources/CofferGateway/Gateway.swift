@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import ServiceLifecycle
 
 /// The gateway for public apps: stateless HTTP in front of the sync schema's SQL functions.
 /// Per request it checks the bearer token (a JWT), applies the user's rate limit, and calls
@@ -70,6 +71,11 @@ public final class Gateway: Sendable {
     /// Serves until the task is cancelled: the HTTP server, the connection pool and the LISTEN
     /// connection. `onListening` gets the port once the server accepts connections.
     ///
+    /// Cancelling shuts the server down gracefully: it stops accepting connections, ends the
+    /// waits for changes (answered as changed), lets the requests in flight finish (each is
+    /// bounded by `limits.callSeconds`), closes idle connections, and only then closes the
+    /// database connections.
+    ///
     /// ```swift
     /// let task = Task { try await gateway.run { port in print(port) } }
     /// task.cancel()   // stops it
@@ -82,15 +88,32 @@ public final class Gateway: Sendable {
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
             logger: logger)
+        var lifecycle = ServiceGroupConfiguration(services: [app], logger: logger)
+        // Requests still running this long after the shutdown began are cancelled.
+        lifecycle.maximumGracefulShutdownDuration = .seconds(configuration.limits.callSeconds + 5)
+        let server = ServiceGroup(configuration: lifecycle)
         let listen = try database.listenConfiguration
         let (client, hub, logger) = (database.client, hub, logger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            group.addTask { await PostgresTransport.listen(configuration: listen, logger: logger, signal: { hub.signal($0) }) }
-            group.addTask { try await app.run() }
-            // The server ends first (cancelled, or it failed): the rest follows it.
-            defer { group.cancelAll() }
-            try await group.next()
+        // Each part runs in a task of its own, which this task's cancellation does not reach:
+        // cancelled, the server would stop reading accepted connections at once (a connection
+        // accepted in that moment is dropped unread, and swift-nio traps on it), and the
+        // connection pool would close under the requests still in flight. Cancellation asks
+        // for the graceful shutdown instead; the pool and the LISTEN connection close after
+        // the server has stopped.
+        let pool = Task { await client.run() }
+        let listener = Task { await PostgresTransport.listen(configuration: listen, logger: logger, signal: { hub.signal($0) }) }
+        let serving = Task { try await server.run() }
+        let served = await withTaskCancellationHandler {
+            await serving.result
+        } onCancel: {
+            hub.close()
+            Task { await server.triggerGracefulShutdown() }
         }
+        // The server ends first (shut down, or it failed): the rest follows it.
+        listener.cancel()
+        pool.cancel()
+        await listener.value
+        await pool.value
+        try served.get()
     }
 }

@@ -53,6 +53,8 @@ final class GatewayWakeHub: Sendable {
         var changed: [String: UInt64] = [:]
         /// Changes at or below this generation were forgotten: they may concern any key.
         var forgotten: UInt64 = 0
+        /// The gateway stops: no wait is registered any more.
+        var closed = false
 
         /// Whether anything a wait for `keys` concerns changed after generation `seen`.
         func changed(since seen: UInt64, keys: Set<String>?) -> Bool {
@@ -169,6 +171,18 @@ final class GatewayWakeHub: Sendable {
         for continuation in woken { continuation.resume(returning: true) }
     }
 
+    /// Ends every wait as changed and answers every later one so at once: the gateway is
+    /// stopping, and a waiting request must not hold its graceful shutdown for the rest of
+    /// its timeout. Changed, not timed out: its client pulls (from another instance, if one
+    /// serves), so nothing that came meanwhile waits for the client's next poll.
+    func close() {
+        let woken = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
+            state.closed = true
+            return Array(state.waiters.keys).compactMap { state.remove($0)?.continuation }
+        }
+        for continuation in woken { continuation.resume(returning: true) }
+    }
+
     /// The generation as clients pass it back: `<epoch>-<count>`.
     var generation: String { "\(epoch)-\(state.withLock { $0.generation })" }
 
@@ -237,6 +251,7 @@ final class GatewayWakeHub: Sendable {
             await withCheckedContinuation { continuation in
                 let immediate = state.withLock { state -> Bool? in
                     if state.ended.remove(id) != nil { return false }
+                    if state.closed { return true }
                     // A change since the client's generation, or between reading it and now.
                     if state.changed(since: since, keys: keys) { return true }
                     state.register(id, Waiter(continuation: continuation, keys: keys))

@@ -19,7 +19,7 @@ do {
             print("coffer-gateway listening on \(configuration.host):\(port)")
         }
     }
-    // Stops on SIGINT or SIGTERM: the server stops taking requests and the task ends.
+    // SIGINT or SIGTERM cancels the task, which shuts the gateway down gracefully.
     let sources = [SIGINT, SIGTERM].map { number -> any DispatchSourceSignal in
         signal(number, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: number)

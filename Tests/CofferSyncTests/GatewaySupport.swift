@@ -19,6 +19,8 @@ struct TestGateway {
     let appRole: String
     let gatewayRole: String
     let keys: JWTKeyCollection
+    /// The task the gateway runs in: cancelling it shuts the gateway down gracefully.
+    let server: Task<Void, any Error>
     var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
     /// A token for `user` that expires `expiresIn` from now (negative: expired).
@@ -97,13 +99,16 @@ struct TestGateway {
         }
         let keys = JWTKeyCollection()
         await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
-        return (TestGateway(port: port, appRole: appRole, gatewayRole: gatewayRole, keys: keys), server)
+        return (TestGateway(port: port, appRole: appRole, gatewayRole: gatewayRole, keys: keys, server: server), server)
     }
 
     /// A raw request to the gateway: the status and the body.
-    func request(_ method: String, _ path: String, token: String?, body: Data? = nil) async throws -> (Int, String) {
+    func request(_ method: String, _ path: String, token: String?, body: Data? = nil,
+                 closing: Bool = false) async throws -> (Int, String) {
         var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/\(path)")!)
         request.httpMethod = method
+        // The server closes the connection after the answer: the next request opens a new one.
+        if closing { request.setValue("close", forHTTPHeaderField: "Connection") }
         if let token { request.setValue("Bearer " + token, forHTTPHeaderField: "Authorization") }
         request.httpBody = body
         request.timeoutInterval = 10

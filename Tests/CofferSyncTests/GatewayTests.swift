@@ -108,6 +108,58 @@ import Testing
         }
     }
 
+    /// Cancelling the gateway's task while new connections keep arriving and a client waits
+    /// for changes shuts it down gracefully: the task ends without an error (a cancelled
+    /// server used to drop a connection accepted in that moment, and swift-nio traps on an
+    /// unread connection), the wait is answered as changed instead of holding the shutdown
+    /// for its timeout, and afterwards nothing listens.
+    @Test func stoppingWhileConnectionsArriveEndsWaitsAndShutsDownCleanly() async throws {
+        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
+        var limits = GatewayConfiguration.Limits()
+        limits.requestsPerSecond = 1_000_000
+        limits.burst = 1_000_000
+        try await withInstalled(schema) { connection in
+            try await TestGateway.with(connection, schema: schema.schemaName, limits: limits) { gateway in
+                let waiter = try await gateway.transport(for: "alice")
+                #expect(try await waiter.waitForChanges(timeout: .seconds(5)))
+                var quiet = false
+                for _ in 0..<10 where !quiet {
+                    quiet = try await waiter.waitForChanges(timeout: .seconds(1)) == false
+                }
+                #expect(quiet)
+                // Far longer than the test: only the shutdown ends it early.
+                let waiting = Task { try await waiter.waitForChanges(timeout: .seconds(250)) }
+                // Clients that open a new connection for every request, until one is refused.
+                let token = try await gateway.token(for: "bob")
+                let clients = (0..<4).map { _ in
+                    Task { () -> (answered: Int, refused: Bool) in
+                        var answered = 0
+                        for _ in 0..<5_000 {
+                            do {
+                                _ = try await gateway.request("GET", "v1/last-mid?client=\(UUID())", token: token, closing: true)
+                                answered += 1
+                            } catch {
+                                return (answered, true)
+                            }
+                        }
+                        return (answered, false)
+                    }
+                }
+                try await Task.sleep(for: .milliseconds(500))
+                gateway.server.cancel()
+                // Ends without an error: the cancellation became a graceful shutdown.
+                try await gateway.server.value
+                #expect(try await waiting.value)
+                for client in clients {
+                    let (answered, refused) = await client.value
+                    #expect(answered > 0)
+                    #expect(refused, "a client still got answers after the shutdown")
+                }
+                await waiter.close()
+            }
+        }
+    }
+
     /// With the database unreachable (nothing listens on its port), health and every call are
     /// answered 503 within `limits.connectSeconds` instead of waiting for a connection for ever,
     /// and the transport reports that as transient.
