@@ -14,21 +14,28 @@ extension SyncReplica {
     /// one is taken and encoded, and it is sent as soon as the answer came, before that batch
     /// is acknowledged. One batch is on its way at a time, so the server receives the mids in
     /// order, as without the overlap.
-    func pushOutbox(client: UUID) async throws {
+    ///
+    /// `through`: only changes up to that mid are pushed (``answerLostPush(client:)``).
+    ///
+    /// When a batch was sent and its answer did not come, the server may have applied it:
+    /// its first mid is kept (``RunState/unansweredPushFrom``) until the server says.
+    func pushOutbox(client: UUID, through: UInt64 = .max) async throws {
         channel.update { $0.phase = .pushing }
         guard try store.pendingSyncCount() > 0 else {
+            state.withLock { $0.unansweredPushFrom = nil }
             channel.update { $0.pending = 0 }
             return
         }
-        let recordedBefore = try store.syncLastMutationId()
-        var current = try takeBatch(after: 0, carrying: [])
+        let recordedBefore = min(through, try store.syncLastMutationId())
+        var current = try takeBatch(after: 0, carrying: [], through: recordedBefore)
         var inFlight = send(current, client: client)
         do {
             while let batch = current.batch {
                 try Task.checkCancellation()
                 // The next batch is taken and encoded while the server applies this one; it
                 // begins with the changes this one had no room for.
-                let next: TakenBatch? = try batch.lastMid < recordedBefore ? takeBatch(after: batch.lastMid, carrying: current.leftover) : nil
+                let next: TakenBatch? = try batch.lastMid < recordedBefore
+                    ? takeBatch(after: batch.lastMid, carrying: current.leftover, through: recordedBefore) : nil
                 // Changes the server could never store are refused here, and end as its refusals do.
                 var rejected = batch.refusedLocally
                 if let call = inFlight {
@@ -68,8 +75,38 @@ extension SyncReplica {
             // A batch sent ahead is not acknowledged: the next attempt sends it again, and
             // the server skips what it applied. It ends before the replica's next call.
             await inFlight?.drop()
+            // The oldest change not acknowledged was sent (the batches before it were
+            // answered): the server may have applied it and those after it.
+            if let first = current.changes.first?.mid, current.batch != nil {
+                state.withLock { $0.unansweredPushFrom = min($0.unansweredPushFrom ?? first, first) }
+            }
             throw error
         }
+        // Every change recorded before the call is acknowledged, those of a lost answer too.
+        state.withLock { $0.unansweredPushFrom = nil }
+    }
+
+    /// Whether a push's answer was lost and the server has not said since what it applied.
+    var pushAnswerLost: Bool { state.withLock { $0.unansweredPushFrom != nil } }
+
+    /// Learns what became of a push whose answer was lost (nothing to do when none was).
+    ///
+    /// Until it is known, a pulled row could meet changes the server applied as if they were
+    /// still on their way: pulled values do not overwrite fields whose taken changes order
+    /// after them, and an applied change whose object a plain-SQL write then changed with a
+    /// lower clock (stamped at the server's time, the replica's clock being ahead) would keep
+    /// the replica's value, for good once acknowledged. So the server is asked for the last
+    /// mid it applied: below the lost batch, nothing of it was applied. Otherwise the changes
+    /// through that mid are sent again: the server applies nothing new and answers with the
+    /// rejections it recorded for them, and they are acknowledged as a first answer would
+    /// have acknowledged them. Throws what the calls throw; the answer stays lost then.
+    func answerLostPush(client: UUID) async throws {
+        guard let first = state.withLock({ $0.unansweredPushFrom }) else { return }
+        let applied = try await transport.lastMutationId(client: client)
+        if applied >= first {
+            try await pushOutbox(client: client, through: applied)
+        }
+        state.withLock { $0.unansweredPushFrom = nil }
     }
 
     /// Outbox changes taken for a push: those the batch covers, their encoding (nil when
@@ -81,13 +118,15 @@ extension SyncReplica {
     /// changes, ``Options/pushBatchBytes`` bytes) after the `carrying` ones taken before, and
     /// encodes them. Reading stops once the bytes are reached, so a change's values are read
     /// and encoded once, whatever their size.
-    private func takeBatch(after mid: UInt64, carrying: ArraySlice<SyncChange>) throws -> TakenBatch {
+    private func takeBatch(after mid: UInt64, carrying: ArraySlice<SyncChange>, through: UInt64) throws -> TakenBatch {
         var changes = Array(carrying)
         let carried = carrying.reduce(0) { $0 + $1.wireSizeEstimate }
         if changes.count < options.pushBatchSize && carried < options.pushBatchBytes {
             changes += try store.takeSyncChanges(limit: options.pushBatchSize - changes.count, after: carrying.last?.mid ?? mid,
                                                  byteBudget: options.pushBatchBytes - carried)
         }
+        // (Those taken past `through` stay taken and unacknowledged: the next push sends them.)
+        if let last = changes.last, last.mid > through { changes = changes.filter { $0.mid <= through } }
         guard let (batch, covered) = SyncPushBatch.encoding(changes[...], byteLimit: options.pushBatchBytes,
                                                             largestChange: options.largestChange) else {
             return ([], nil, [])

@@ -65,6 +65,9 @@ public final class SyncReplica: Sendable {
         var inStepSince = ContinuousClock.now
         /// Conflicts parked in the store at the last look; nil before the first.
         var parkedConflicts: Int?
+        /// The first mid of a push whose answer never came (the server may have applied it);
+        /// nil when every push sent was answered. No pull runs while it is set.
+        var unansweredPushFrom: UInt64?
         /// The entities whose pull failed, with when ``run()`` tries each again.
         var pullBackoff: [String: EntityBackoff] = [:]
         /// The wake key of each stream pulled (``wakeKeyIndex(_:stream:)``), from its last page.
@@ -150,6 +153,13 @@ public final class SyncReplica: Sendable {
                 // overwrite fields with unacknowledged local changes that order after them);
                 // the pass still fails, with the push's error first.
                 var failure: (any Error)?
+                // A push whose answer was lost may have been applied: until the server says
+                // which of its changes it applied (and refused), no pull runs.
+                do {
+                    try await answerLostPush(client: client)
+                } catch where !(error is CancellationError) && !Task.isCancelled {
+                    failure = error
+                }
                 // An entity with an app's merge is pulled before the push too: changes other
                 // replicas pushed then meet this replica's unacknowledged changes here, where
                 // the merge decides, instead of on the server, where the later clock would.
@@ -158,7 +168,7 @@ public final class SyncReplica: Sendable {
                 // other replicas' on the server by their clocks, and the merge would never run.
                 let merging = entityNames.filter { store.hasSyncMerge(entity: $0) }
                 var pushWaits = false
-                if !merging.isEmpty, try store.pendingSyncCount() > 0 {
+                if !merging.isEmpty, !pushAnswerLost, try store.pendingSyncCount() > 0 {
                     do {
                         for entity in merging { try await pullEntity(entity) }
                     } catch where !(error is CancellationError) && !Task.isCancelled {
@@ -171,13 +181,18 @@ public final class SyncReplica: Sendable {
                         try await pushOutbox(client: client)
                     } catch where !(error is CancellationError) && !Task.isCancelled {
                         failure = error
+                        do {
+                            try await answerLostPush(client: client)
+                        } catch where !(error is CancellationError) && !Task.isCancelled {}
                     }
                 }
                 let conflictsBefore = channel.current.conflicts
-                do {
-                    try await pullEntities(skippingBackedOff: skippingBackedOff)
-                } catch where !(error is CancellationError) && !Task.isCancelled {
-                    failure = failure ?? error
+                if !pushAnswerLost {
+                    do {
+                        try await pullEntities(skippingBackedOff: skippingBackedOff)
+                    } catch where !(error is CancellationError) && !Task.isCancelled {
+                        failure = failure ?? error
+                    }
                 }
                 do {
                     try retryParkedConflicts(parkedByThisPass: channel.current.conflicts - conflictsBefore)

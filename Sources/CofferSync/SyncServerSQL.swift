@@ -85,6 +85,10 @@ enum SyncServerSQL {
             rejected_at timestamptz NOT NULL DEFAULT now()
         )
         """#,
+        // A resent batch answers the rejections of the mids it skips from here.
+        #"""
+        CREATE INDEX IF NOT EXISTS rejections_client_mid ON @S@.rejections (client_id, mid)
+        """#,
 
         // Scopes (partial replication): a named filter of an entity's rows, the predicate a
         // SQL boolean expression over the row `r` and the subscription's parameters
@@ -1000,6 +1004,34 @@ enum SyncServerSQL {
         $$
         """#,
 
+        // The rejections recorded for the mids of `batch` up to `through` (applied by an
+        // earlier push of the client): a resent batch answers them again, since the client
+        // resends when it never got the first answer, and would otherwise take the refused
+        // changes for applied. Runs as the schema's owner (the roles that sync cannot read
+        // `rejections`); refuses (CF005) a client that is not the caller's.
+        #"""
+        CREATE OR REPLACE FUNCTION @S@._recorded_rejections(client uuid, batch jsonb, through bigint) RETURNS jsonb
+        LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+        DECLARE
+            answer jsonb;
+        BEGIN
+            IF NOT EXISTS (SELECT 1 FROM @S@.clients c WHERE c.client_id = client AND c.user_id = @S@.coffer_user_id()) THEN
+                RAISE EXCEPTION 'client % belongs to another user than %', client, @S@.coffer_user_id() USING ERRCODE = 'CF005';
+            END IF;
+            SELECT coalesce(jsonb_agg(jsonb_build_object('mid', f.mid, 'reason', f.reason) ORDER BY f.mid), '[]')
+            INTO answer
+            FROM (
+                SELECT DISTINCT ON (r.mid) r.mid, r.reason
+                FROM @S@.rejections r
+                WHERE r.client_id = client AND r.mid <= through
+                  AND r.mid IN (SELECT (e ->> 'mid')::bigint FROM jsonb_array_elements(batch) AS t(e))
+                ORDER BY r.mid, r.id
+            ) f;
+            RETURN answer;
+        END
+        $$
+        """#,
+
         // Tombstones for pushed deletes: one for each id of `ids` that has no row (a row
         // deleted by this transaction, or one the server never had), with its change's clock
         // from `hlcs`. A tombstone the trigger left in this transaction for an id of
@@ -1671,8 +1703,13 @@ enum SyncServerSQL {
             IF jsonb_array_length(rejected) > 0 THEN
                 SELECT jsonb_agg(r ORDER BY (r ->> 'mid')::bigint) INTO rejected FROM jsonb_array_elements(rejected) AS r;
             END IF;
+            PERFORM @S@._finish_push(client, greatest(applied_mid, last_mid), rejected, batch);
+            -- Mids an earlier push applied (this batch is resent: that push's answer was lost)
+            -- are answered as that push answered them.
+            IF applied_mid > 0 AND EXISTS (SELECT 1 FROM jsonb_array_elements(batch) AS t(e) WHERE (e ->> 'mid')::bigint <= applied_mid) THEN
+                rejected := @S@._recorded_rejections(client, batch, applied_mid) || rejected;
+            END IF;
             applied_mid := greatest(applied_mid, last_mid);
-            PERFORM @S@._finish_push(client, applied_mid, rejected, batch);
             RETURN jsonb_build_object('lastMid', applied_mid, 'txid', pg_current_xact_id()::text, 'rejected', rejected);
         END
         $$

@@ -137,12 +137,11 @@ import Testing
     }
 
     /// A replica a little fast (within the server's clamp) creates a card with no note. The
-    /// creation reaches the server but its reply is lost; plain-SQL writes then set the note
-    /// and the title (stamped at the server's time, below the creation's clock); the replica
-    /// pulls while its pushes fail. The row shows the creation was applied, so its fields are
-    /// the server's answer to it, not values the unacknowledged creation outranks: kept
-    /// local, they would stay for good once the creation is acknowledged (the row does not
-    /// come again).
+    /// creation reaches the server but its reply is lost (the pass learns that the server
+    /// applied it); plain-SQL writes then set the note and the title (stamped at the server's
+    /// time, below the creation's clock); the replica pulls while its pushes fail. The row's
+    /// fields are the server's answer to the creation, not values it outranks: kept local,
+    /// they would stay for good (the row does not come again).
     @Test func aFieldAWholeCreationLeftEmptyTakesThePulledValue() async throws {
         let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
         let s = schema.schemaName
@@ -159,7 +158,7 @@ import Testing
             transport.script.withLock { $0.lostReplies = 1 }
             await #expect(throws: SyncTransportError.self) { try await replica.syncNow() }
             #expect(try await connection.value("SELECT title FROM \(s).\"Card\"") == "made", "the server applied the creation")
-            #expect(try local.store.pendingSyncCount() == 1, "the creation is not acknowledged")
+            #expect(try local.store.pendingSyncCount() == 0, "the pass asked what the server applied and acknowledged the creation")
             _ = try await connection.value("UPDATE \(s).\"Card\" SET note = 'from sql' RETURNING note")
 
             // Pulls see a commit once no older transaction holds the horizon back (another
@@ -181,6 +180,57 @@ import Testing
             #expect(try local.store.pendingSyncCount() == 0)
             #expect(try cards.get(card.id)?.note == "from sql again")
             #expect(try await connection.value("SELECT note FROM \(s).\"Card\"") == "from sql again")
+            await transport.close()
+        }
+    }
+
+    /// A replica ten minutes fast (past the server's clamp) changes a card it has pushed
+    /// before. The change reaches the server, which keeps it at the clamped clock, but the
+    /// answer is lost, and further pushes fail; a plain-SQL write then changes the title again
+    /// (its clock follows the clamped one, below the replica's). The replica does not pull
+    /// until the server has said what it applied: pulled while the change still looked on
+    /// its way, the row would leave the replica's value in place, and once the change is
+    /// acknowledged the row never comes again. It ends with the server's title.
+    @Test func aChangeWhoseAnswerWasLostTakesALaterSQLWrite() async throws {
+        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
+        let s = schema.schemaName
+        try await withInstalled(schema) { connection in
+            let local = try TemporaryStore()
+            defer { local.cleanUp() }
+            SkewedClock(offset: 10 * 60_000).install(in: local.store)
+            let transport = ScriptedTransport(try await testTransport(schema: s))
+            let replica = try SyncReplica(store: local.store, entities: [Replicated.Card.self], transport: transport)
+            let cards = local.store.box(for: Replicated.Card.self)
+            var card = Replicated.Card(title: "made", count: 1, done: false, note: nil)
+            try cards.put(&card)
+            try await replica.syncNow()
+            #expect(try local.store.pendingSyncCount() == 0)
+
+            card.title = "changed here"
+            try cards.put(&card)
+            transport.script.withLock { script in
+                script.lostReplies = 1
+                script.failPushesAfterLostReply = true
+            }
+            await #expect(throws: SyncTransportError.self) { try await replica.syncNow() }
+            #expect(try await connection.value("SELECT title FROM \(s).\"Card\"") == "changed here", "the server applied the change")
+            #expect(try local.store.pendingSyncCount() == 1, "the change is not acknowledged")
+            let txid = try #require(try await connection.value("UPDATE \(s).\"Card\" SET title = 'from sql' RETURNING _txid::text"))
+            // Once no older transaction holds the horizon back (another test's may, for a
+            // while), a pull would see the write.
+            #expect(try await eventually(attempts: 600, seconds: 90) {
+                try await connection.value("SELECT (pg_snapshot_xmin(pg_current_snapshot()) > '\(txid)'::xid8)::text") == "true"
+            })
+            await #expect(throws: SyncTransportError.self) { try await replica.syncNow() }
+            #expect(try cards.get(card.id)?.title == "changed here", "nothing was pulled while the answer was unknown")
+
+            transport.script.withLock { $0.failPushes = false }
+            #expect(try await eventually(attempts: 600, seconds: 90) {
+                do { try await replica.syncNow() } catch is SyncTransportError {}
+                return try cards.get(card.id)?.title == "from sql"
+            }, "the replica takes the server's title")
+            #expect(try local.store.pendingSyncCount() == 0)
+            #expect(try await connection.value("SELECT title FROM \(s).\"Card\"") == "from sql")
             await transport.close()
         }
     }

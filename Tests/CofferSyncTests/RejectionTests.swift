@@ -86,6 +86,41 @@ import Testing
 
     /// A fetch the server refuses as too large (many large rows) is halved down to single
     /// ids: the replica takes the server's state of every refused object in the same pass.
+    /// A push whose change the server refuses loses its answer. The next attempt sends the
+    /// change again, which the server skips as applied; its answer gives the refusal again,
+    /// so the replica records it once and takes the server's state, instead of taking the
+    /// change for applied.
+    @Test func aRefusalWhoseAnswerWasLostIsAnsweredAgain() async throws {
+        let schema = try SyncSchema([Chore.self], schema: uniqueSchemaName())
+        let s = schema.schemaName
+        try await withInstalled(schema) { connection in
+            let (a, b) = (try TemporaryStore(), try TemporaryStore())
+            defer { a.cleanUp(); b.cleanUp() }
+            let transport = (a: ScriptedTransport(try await testTransport(schema: s)), b: try await testTransport(schema: s))
+            let replica = (a: try SyncReplica(store: a.store, entities: [Chore.self], transport: transport.a),
+                           b: try SyncReplica(store: b.store, entities: [Chore.self], transport: transport.b))
+            let chores = (a: a.store.box(for: Chore.self), b: b.store.box(for: Chore.self))
+            try chores.b.put(Chore(title: "b's", code: "c1"))
+            try await replica.b.syncNow()
+            var collided = Chore(title: "a's", code: "c1")
+            try chores.a.put(&collided)
+            var kept = Chore(title: "a's other", code: "c2")
+            try chores.a.put(&kept)
+
+            transport.a.script.withLock { $0.lostReplies = 1 }
+            await #expect(throws: SyncTransportError.self) { try await replica.a.syncNow() }
+            try await replica.a.syncNow()
+            #expect(try a.store.syncRejections().count == 1)
+            #expect(replica.a.currentStatus.rejectedCount == 1)
+            #expect(try chores.a.get(collided.id) == nil, "the refused creation is undone")
+            #expect(try chores.a.get(kept.id)?.code == "c2")
+            #expect(try a.store.pendingSyncCount() == 0)
+            #expect(try await connection.value("SELECT count(*)::text FROM \(s).\"Chore\"") == "2")
+            await transport.a.close()
+            await transport.b.close()
+        }
+    }
+
     @Test func aFetchTooLargeForTheServerIsSplit() async throws {
         try await Self.withScriptedReplica { connection, s, temporary, scripted, replica in
             let chores = temporary.store.box(for: Chore.self)

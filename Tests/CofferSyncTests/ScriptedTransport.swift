@@ -12,6 +12,9 @@ final class ScriptedTransport: SyncTransport {
         /// The next this many pushes reach the server, which applies them, and then fail as
         /// a connection lost before the reply would make them.
         var lostReplies = 0
+        /// Once a reply was lost, every push fails (`failPushes` is set): the connection
+        /// stays down for pushes while other calls get through.
+        var failPushesAfterLostReply = false
         /// The pull calls made so far, with the cursor each asked from.
         var pulls: [(entity: String, cursor: String)] = []
         /// The pull call (counted from 1 over the transport's life) that fails instead of
@@ -48,6 +51,7 @@ final class ScriptedTransport: SyncTransport {
         let loses = script.withLock { script in
             guard script.lostReplies > 0 else { return false }
             script.lostReplies -= 1
+            if script.failPushesAfterLostReply { script.failPushes = true }
             return true
         }
         if loses { throw SyncTransportError.unreachable(operation: "push", detail: "scripted: the reply was lost") }
