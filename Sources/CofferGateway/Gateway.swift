@@ -72,9 +72,9 @@ public final class Gateway: Sendable {
     /// connection. `onListening` gets the port once the server accepts connections.
     ///
     /// Cancelling shuts the server down gracefully: it stops accepting connections, ends the
-    /// waits for changes (answered as changed), lets the requests in flight finish (each is
-    /// bounded by `limits.callSeconds`), closes idle connections, and only then closes the
-    /// database connections.
+    /// waits for changes (answered as changed), lets the requests in flight finish (those
+    /// still running `limits.callSeconds` plus 5 s later are cancelled), closes idle
+    /// connections, and only then closes the database connections.
     ///
     /// ```swift
     /// let task = Task { try await gateway.run { port in print(port) } }

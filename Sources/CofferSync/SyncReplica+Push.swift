@@ -27,7 +27,7 @@ extension SyncReplica {
             return
         }
         let recordedBefore = min(through, try store.syncLastMutationId())
-        var current = try takeBatch(after: 0, carrying: [], through: recordedBefore)
+        var current = try takeBatch(after: 0, carrying: [], through: through)
         var inFlight = send(current, client: client)
         do {
             while let batch = current.batch {
@@ -35,7 +35,7 @@ extension SyncReplica {
                 // The next batch is taken and encoded while the server applies this one; it
                 // begins with the changes this one had no room for.
                 let next: TakenBatch? = try batch.lastMid < recordedBefore
-                    ? takeBatch(after: batch.lastMid, carrying: current.leftover, through: recordedBefore) : nil
+                    ? takeBatch(after: batch.lastMid, carrying: current.leftover, through: through) : nil
                 // Changes the server could never store are refused here, and end as its refusals do.
                 var rejected = batch.refusedLocally
                 if let call = inFlight {
@@ -76,8 +76,10 @@ extension SyncReplica {
             // the server skips what it applied. It ends before the replica's next call.
             await inFlight?.drop()
             // The oldest change not acknowledged was sent (the batches before it were
-            // answered): the server may have applied it and those after it.
-            if let first = current.changes.first?.mid, current.batch != nil {
+            // answered): the server may have applied it and those after it, unless the server
+            // answered with an error (its transaction rolled back).
+            let answeredByServer = (error as? SyncTransportError).map { !$0.isTransient } ?? false
+            if let first = current.changes.first?.mid, current.batch != nil, !answeredByServer {
                 state.withLock { $0.unansweredPushFrom = min($0.unansweredPushFrom ?? first, first) }
             }
             throw error
@@ -99,12 +101,19 @@ extension SyncReplica {
     /// mid it applied: below the lost batch, nothing of it was applied. Otherwise the changes
     /// through that mid are sent again: the server applies nothing new and answers with the
     /// rejections it recorded for them, and they are acknowledged as a first answer would
-    /// have acknowledged them. Throws what the calls throw; the answer stays lost then.
+    /// have acknowledged them. Throws what the calls throw; the answer stays lost then, unless
+    /// the server refused a call outright (not a transient failure): asking again would not
+    /// help, and pulls must not wait for ever.
     func answerLostPush(client: UUID) async throws {
         guard let first = state.withLock({ $0.unansweredPushFrom }) else { return }
-        let applied = try await transport.lastMutationId(client: client)
-        if applied >= first {
-            try await pushOutbox(client: client, through: applied)
+        do {
+            let applied = try await transport.lastMutationId(client: client)
+            if applied >= first {
+                try await pushOutbox(client: client, through: applied)
+            }
+        } catch let error as SyncTransportError where !error.isTransient {
+            state.withLock { $0.unansweredPushFrom = nil }
+            throw error
         }
         state.withLock { $0.unansweredPushFrom = nil }
     }
@@ -125,7 +134,8 @@ extension SyncReplica {
             changes += try store.takeSyncChanges(limit: options.pushBatchSize - changes.count, after: carrying.last?.mid ?? mid,
                                                  byteBudget: options.pushBatchBytes - carried)
         }
-        // (Those taken past `through` stay taken and unacknowledged: the next push sends them.)
+        // (Only when settling a lost answer: those taken past `through` stay taken and
+        // unacknowledged, and the next push sends them.)
         if let last = changes.last, last.mid > through { changes = changes.filter { $0.mid <= through } }
         guard let (batch, covered) = SyncPushBatch.encoding(changes[...], byteLimit: options.pushBatchBytes,
                                                             largestChange: options.largestChange) else {

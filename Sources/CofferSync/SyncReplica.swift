@@ -134,7 +134,8 @@ public final class SyncReplica: Sendable {
     /// - Throws: what failed (usually a ``SyncTransportError``; the push's failure before a
     ///   pull's); what was acknowledged or applied before the failure stays done, the rest
     ///   is sent or fetched by the next pass. A failed push does not keep the pull from
-    ///   running, and an entity that cannot be pulled does not keep the others from it
+    ///   running, unless its answer was lost (see the README's "Failures stay where they
+    ///   are"), and an entity that cannot be pulled does not keep the others from it
     ///   (``SyncStatus/pullFailures``).
     @discardableResult
     public func syncNow() async throws -> SyncStatus {
@@ -150,8 +151,8 @@ public final class SyncReplica: Sendable {
                 try Task.checkCancellation()
                 let client = try await checkedClientId()
                 // A push that fails does not keep the pull from running (pulled values never
-                // overwrite fields with unacknowledged local changes that order after them);
-                // the pass still fails, with the push's error first.
+                // overwrite fields with unacknowledged local changes that order after them),
+                // unless its answer was lost; the pass still fails, with the push's error first.
                 var failure: (any Error)?
                 // A push whose answer was lost may have been applied: until the server says
                 // which of its changes it applied (and refused), no pull runs.
@@ -168,6 +169,9 @@ public final class SyncReplica: Sendable {
                 // other replicas' on the server by their clocks, and the merge would never run.
                 let merging = entityNames.filter { store.hasSyncMerge(entity: $0) }
                 var pushWaits = false
+                // While a lost answer is unsettled the merge pull cannot run, so neither may
+                // the push it guards.
+                if !merging.isEmpty, pushAnswerLost, try store.pendingSyncCount() > 0 { pushWaits = true }
                 if !merging.isEmpty, !pushAnswerLost, try store.pendingSyncCount() > 0 {
                     do {
                         for entity in merging { try await pullEntity(entity) }
@@ -241,7 +245,14 @@ public final class SyncReplica: Sendable {
         if applied > (try store.syncLastMutationId()) {
             client = try store.renewSyncClientId()
         }
-        state.withLock { $0.clientId = client }
+        // Changes a previous run (or replica) of this store sent may have been applied with
+        // their answer lost: the first pass settles that before it pulls.
+        let firstCheck = checked == nil
+        let pending = try store.pendingSyncCount() > 0
+        state.withLock { state in
+            state.clientId = client
+            if firstCheck && pending { state.unansweredPushFrom = 1 }
+        }
         channel.update { $0.clientId = client }
         return client
     }

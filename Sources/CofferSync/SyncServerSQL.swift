@@ -6,7 +6,7 @@
 /// Placeholders: `@S@` is the quoted schema name, `@SL@` the schema name as a string literal.
 enum SyncServerSQL {
     /// The format these statements install; an install refuses a schema of a newer format.
-    static let format = 1
+    static let format = 2
 
     /// Custom SQLSTATEs. `CF001`: the server's schema is behind the pushing client's model
     /// (unknown entity or field): the push fails as a whole and nothing advances, so no change
@@ -31,6 +31,8 @@ enum SyncServerSQL {
                 RAISE EXCEPTION 'schema % was installed by a newer CofferSync (format %); this one installs format \#(format)',
                     @SL@, (SELECT value FROM @S@.meta WHERE key = 'format');
             END IF;
+            -- An older installer must not put back functions this one replaced.
+            UPDATE @S@.meta SET value = '\#(format)' WHERE key = 'format' AND value::integer < \#(format);
         END
         $$
         """#,

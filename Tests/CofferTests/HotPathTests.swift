@@ -116,6 +116,73 @@ import Testing
         }
     }
 
+    /// One walk for several fields (Smart SQL's aggregate kernel) against the general walk:
+    /// the first copy of each wanted field, nil for one the record lacks, and damage exactly
+    /// when the general walk meets it before the last wanted field. Records of both formats,
+    /// fields reordered and repeated, cut short or with bytes changed.
+    @Test func gatheringSeveralFieldsAgreesWithTheWalk() throws {
+        try withStore { (store: Store) throws in
+            let box = store.box(for: Everything.self)
+            var generator = SplitMix64(state: 91)
+            var checked = (found: 0, damaged: 0)
+            for _ in 0..<300 {
+                var object = Self.randomEverything(&generator)
+                try box.put(&object)
+                var fields = try Self.storedFields(store, id: object.id)
+                fields.shuffle(using: &generator)
+                if let repeated = fields.randomElement(using: &generator), Bool.random(using: &generator) {
+                    var copy = repeated
+                    copy.payload = Array(copy.payload.reversed())
+                    fields.insert(copy, at: Int.random(in: 0...fields.count, using: &generator))
+                }
+                var bytes = RawField.record(fields, compact: Int.random(in: 0..<4, using: &generator) > 0)
+                switch Int.random(in: 0..<4, using: &generator) {
+                case 0: bytes = Array(bytes.prefix(Int.random(in: 0...bytes.count, using: &generator)))
+                case 1: bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
+                default: break
+                }
+                let ids = Set(fields.map(\.storedId))
+                var wanted = Set(ids.filter { _ in Bool.random(using: &generator) })
+                wanted.insert(UInt16.random(in: 0...40, using: &generator))  // perhaps one the record lacks
+                let order = wanted.sorted()
+                var slotTable = Array(repeating: Int8(-1), count: Int(order.last!) + 1)
+                for (slot, id) in order.enumerated() { slotTable[Int(id)] = Int8(slot) }
+                try bytes.withUnsafeBytes { raw in
+                    let record = RecordFields(bytes: raw, entity: "test", id: 1)
+                    // The general walk, to the last wanted field.
+                    var expected: [UInt16: RawField] = [:]
+                    let walked = Result { () throws in
+                        var walk = try record.walk()
+                        while expected.count < wanted.count, let (id, field) = try walk.next() {
+                            if wanted.contains(id), expected[id] == nil {
+                                expected[id] = RawField(storedId: id, kind: field.kind.rawValue, payload: Array(field.payload))
+                            }
+                        }
+                    }
+                    let found = UnsafeMutableBufferPointer<RecordFields.Field?>.allocate(capacity: order.count)
+                    found.initialize(repeating: nil)
+                    defer { found.deallocate() }
+                    let gathered = slotTable.withUnsafeBufferPointer { slots in
+                        Result { try record.gather(slots, wanted: order.count, into: found) }
+                    }
+                    switch (walked, gathered) {
+                    case (.success, .success):
+                        for (slot, id) in order.enumerated() {
+                            let field = found[slot].map { RawField(storedId: id, kind: $0.kind.rawValue, payload: Array($0.payload)) }
+                            #expect(field?.kind == expected[id]?.kind && field?.payload == expected[id]?.payload, "field \(id) of \(bytes)")
+                        }
+                        checked.found += 1
+                    case (.failure, .failure):
+                        checked.damaged += 1
+                    default:
+                        Issue.record("the gathering and the walk disagree on damage in \(bytes) for \(order)")
+                    }
+                }
+            }
+            #expect(checked.found > 100 && checked.damaged > 20)
+        }
+    }
+
     /// Format 2 framing at its boundaries: property ids around the escape (2046, 2047, 2048
     /// and the largest) and lengths around the long form (254, 255, 256 and beyond 64 KiB),
     /// written by `RecordWriter` and read back by `RecordFields` exactly, byte for byte the

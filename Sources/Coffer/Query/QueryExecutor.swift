@@ -198,8 +198,8 @@ struct QueryExecutor {
     private func walk(in transaction: Transaction, plan: QueryPlan, skipping: Int, limit: Int?,
                       _ emit: (Match) throws -> Void) throws {
         if limit == 0 { return }
-        // An exact plan needs no check (and a long id list no hash set).
-        let evaluator = plan.isExact ? nil : try ConditionEvaluator(condition, binding: binding)
+        // An exact plan needs no check (and a long id list no hash set), nor does no condition.
+        let evaluator = plan.isExact || condition == nil ? nil : try ConditionEvaluator(condition, binding: binding)
         let walk = CandidateWalk(evaluator: evaluator, binding: binding, page: PageCounter(skipping: skipping, limit: limit))
         switch plan.source {
         case .scan:

@@ -122,10 +122,27 @@ enum QueryPlanner {
                 default: continue
                 }
                 plan.score = boundedRangeScore
+                plan.isExact = nodes.count == 2 && lowerInclusive && upperInclusive
+                    && isExactRange(plan.source, from: lower.values[0], to: upper.values[0])
                 return plan
             }
         }
         return nil
+    }
+
+    /// Whether the span of two inclusive bounds, `low` and `high`, is exactly what they accept
+    /// when they are the whole condition: on a value index of integers (whose keys order as
+    /// the numbers do, and hold nothing but the value), with `low`'s key not above `high`'s
+    /// (reversed bounds accept nothing, but the span holds the values between them).
+    private static func isExactRange(_ source: QueryPlan.Source, from low: QueryValue, to high: QueryValue) -> Bool {
+        guard case .index(let index, let spans) = source, !index.isElementIndex, spans.count == 1 else { return false }
+        switch index.property.type.indexKeyFamily {
+        case .signedInteger, .unsignedInteger: break
+        default: return false
+        }
+        guard let lowKey = IndexKey.encode(low, type: index.property.type),
+              let highKey = IndexKey.encode(high, type: index.property.type) else { return false }
+        return ByteSearch.order(lowKey, highKey) <= 0
     }
 
     /// Whether `op` is a lower (`lower`) or an upper bound, and then whether it includes its value.

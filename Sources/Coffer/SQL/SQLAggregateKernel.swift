@@ -1,11 +1,10 @@
 /// GROUP BY and aggregates over the first table's records, alone or inner-joined to one
 /// hashed table whose keys are integers in a short range (a join on an id or a link), in one
-/// loop per record: each field the statement needs is found as the query planner's scans
-/// find one (a shortcut past the headers before it) and decoded as the table's columns read
-/// it (the same checks, the same damage), the group
-/// is found by the key's bytes (ASCII text, see `SQLTextGroups`), by the joined row (each
-/// row of the hashed table is in one group), or by `SQLKey`, and each aggregate adds the
-/// value by `SQLAccumulator`'s rules.
+/// loop per record: the fields the statement needs are found in one walk of the record's
+/// headers and decoded as the table's columns read them (the same checks, the same damage),
+/// the group is found by the key's bytes (ASCII text, see `SQLTextGroups`), by the joined
+/// row (each row of the hashed table is in one group), or by `SQLKey`, and each aggregate
+/// adds the value by `SQLAccumulator`'s rules.
 ///
 /// The general executor gives the same groups in the same order (first met first); this
 /// loop skips its per-row costs (a row of slots, a closure per step and per condition,
@@ -66,86 +65,137 @@ final class SQLAggregateKernel {
         self.columns = columns
     }
 
-    /// The groups of the records `plan` gives (the first table's pushed-down conditions
-    /// checked by the walk): each group's key values (none, or one), and its accumulators,
-    /// `aggregates.count` per group, in the order the groups were met.
-    func run(plan: QueryPlan, pushdown: ConditionNode?, transaction: Transaction) throws -> (keys: [[SQLValue]], accumulators: [SQLAccumulator]) {
-        let fresh = aggregates.map(SQLAccumulator.init)
-        let width = aggregates.count
-        var groupKeys: [[SQLValue]] = []
-        var accumulators: [SQLAccumulator] = []
-        var byKey: [SQLKey: Int] = [:]
+    /// The loop's state, read through one reference: captured by the walk's closure as local
+    /// constants and variables, each record cost a retain and a release per array and class
+    /// it touched, and a run-time exclusivity check per variable. Scratch and the small
+    /// tables are buffers it owns.
+    private final class Loop {
+        let reader: SQLRecordReader
         let textGroups = SQLTextGroups()
-        // Everything the loop reads is a local constant: a value read out of an enum or a
-        // struct in the loop (an array inside) is retained and released per record.
-        var joinedKeys: [SQLValue] = []
-        if case .joined(let values) = key { joinedKeys = values }
-        // Per joined row, its group + 1 (0: not met yet).
-        var joinedGroups = Array(repeating: 0, count: joinedKeys.count)
-        let isJoined = join != nil
-        let (joinFirst, joinNext, joinBase, joinColumn) = (join?.first ?? [], join?.next ?? [], join?.base ?? 0, join?.column ?? 0)
-        let columns = self.columns, arguments = self.arguments, reader = self.reader, binding = reader.binding
-        if case .none = key {
-            groupKeys.append([])
-            accumulators += fresh
+        /// Each group's key values (none, or one), in the order met.
+        @exclusivity(unchecked) var keys: [[SQLValue]] = []
+        /// `width` per group.
+        @exclusivity(unchecked) var accumulators: [SQLAccumulator] = []
+        @exclusivity(unchecked) var byKey: [SQLKey: Int] = [:]
+        let fresh: [SQLAccumulator]
+        let width: Int
+        /// Per stored field id, its place in `found` (-1: not read); how many are read.
+        let slots: UnsafeMutableBufferPointer<Int8>
+        let wanted: Int
+        let found: UnsafeMutableBufferPointer<RecordFields.Field?>
+        /// Per argument column: the reader's column, its field's place in `found`, its value.
+        let columns: UnsafeMutableBufferPointer<Int>
+        let argumentSlots: UnsafeMutableBufferPointer<Int>
+        let values: UnsafeMutableBufferPointer<SQLValue>
+        /// Per aggregate: the index of its argument in `values`, -1 for `COUNT(*)`.
+        let arguments: UnsafeMutableBufferPointer<Int>
+        /// 0: no key, 1: a column of the first table, 2: the joined rows.
+        let keyKind: Int
+        let keyColumn: Int
+        let keyIsText: Bool
+        let keySlot: Int
+        let isJoined: Bool
+        let joinColumn: Int
+        let joinSlot: Int
+        let joinBase: Int64
+        /// The hashed table's rows by key and their chains (see `Join`), each joined row's
+        /// key value, and its group + 1 (0: not met yet).
+        let joinFirst: UnsafeMutableBufferPointer<Int>
+        let joinNext: UnsafeMutableBufferPointer<Int>
+        let joinedKeys: UnsafeMutableBufferPointer<SQLValue>
+        let ofJoinedRow: UnsafeMutableBufferPointer<Int>
+
+        init(kernel: SQLAggregateKernel) {
+            reader = kernel.reader
+            fresh = kernel.aggregates.map(SQLAccumulator.init)
+            width = kernel.aggregates.count
+            let columnList = kernel.columns
+            // The stored fields the loop reads, each found once per record in one walk: the
+            // argument columns' (roles 0 ..< columns.count), the key's and the join's. A
+            // field that serves several roles (a key that is also an argument) fills each.
+            var fieldOf: [(storedId: UInt16, role: Int)] = []
+            for (index, column) in columnList.enumerated() { fieldOf.append((reader.storedId(ofColumn: column), index)) }
+            let keyRole = columnList.count, joinRole = columnList.count + 1
+            if case .column(let column, _) = kernel.key { fieldOf.append((reader.storedId(ofColumn: column), keyRole)) }
+            if let join = kernel.join { fieldOf.append((reader.storedId(ofColumn: join.column), joinRole)) }
+            let fieldIds = Array(Set(fieldOf.map(\.storedId))).sorted()
+            var slotTable = Array(repeating: Int8(-1), count: Int(fieldIds.last ?? 0) + 1)
+            for (slot, fieldId) in fieldIds.enumerated() { slotTable[Int(fieldId)] = Int8(slot) }
+            let roleSlot = (0..<(columnList.count + 2)).map { role in
+                fieldOf.first { $0.role == role }.flatMap { entry in fieldIds.firstIndex(of: entry.storedId) } ?? -1
+            }
+            slots = Self.buffer(slotTable)
+            wanted = fieldIds.count
+            found = .allocate(capacity: max(fieldIds.count, 1))
+            found.initialize(repeating: nil)
+            columns = Self.buffer(columnList)
+            argumentSlots = Self.buffer(Array(roleSlot[0..<columnList.count]))
+            values = Self.buffer(Array(repeating: SQLValue.null, count: columnList.count))
+            arguments = Self.buffer(kernel.arguments.map { $0 ?? -1 })
+            switch kernel.key {
+            case .none: (keyKind, keyColumn, keyIsText) = (0, 0, false)
+            case .column(let column, let text): (keyKind, keyColumn, keyIsText) = (1, column, text)
+            case .joined: (keyKind, keyColumn, keyIsText) = (2, 0, false)
+            }
+            keySlot = roleSlot[keyRole]
+            joinSlot = roleSlot[joinRole]
+            isJoined = kernel.join != nil
+            joinColumn = kernel.join?.column ?? 0
+            joinBase = kernel.join?.base ?? 0
+            joinFirst = Self.buffer(kernel.join?.first ?? [])
+            joinNext = Self.buffer(kernel.join?.next ?? [])
+            var joined: [SQLValue] = []
+            if case .joined(let values) = kernel.key { joined = values }
+            joinedKeys = Self.buffer(joined)
+            ofJoinedRow = Self.buffer(Array(repeating: 0, count: joined.count))
+            if case .none = kernel.key {
+                keys.append([])
+                accumulators += fresh
+            }
         }
+
+        deinit {
+            slots.deallocate()
+            found.deallocate()
+            columns.deallocate()
+            argumentSlots.deallocate()
+            values.deinitialize().deallocate()
+            arguments.deallocate()
+            joinFirst.deallocate()
+            joinNext.deallocate()
+            joinedKeys.deinitialize().deallocate()
+            ofJoinedRow.deallocate()
+        }
+
+        /// A buffer holding `elements`.
+        private static func buffer<T>(_ elements: [T]) -> UnsafeMutableBufferPointer<T> {
+            let buffer = UnsafeMutableBufferPointer<T>.allocate(capacity: elements.count)
+            _ = buffer.initialize(from: elements)
+            return buffer
+        }
+
+        /// The group of key `value`, made when it is new.
         func group(of value: SQLValue) -> Int {
             let sqlKey = SQLKey(value)
             if let known = byKey[sqlKey] { return known }
-            let at = groupKeys.count
+            let at = keys.count
             byKey[sqlKey] = at
-            groupKeys.append([value])
+            keys.append([value])
             accumulators += fresh
             return at
         }
 
-        // Which stored fields the loop reads: the argument columns, the key's and the join's.
-        var fieldOf: [(storedId: UInt16, role: Int)] = []
-        for (index, column) in columns.enumerated() { fieldOf.append((reader.storedId(ofColumn: column), index)) }
-        if case .column(let column, _) = key { fieldOf.append((reader.storedId(ofColumn: column), columns.count)) }
-        if let join { fieldOf.append((reader.storedId(ofColumn: join.column), columns.count + 1)) }
-        // Each stored field is looked up once per record, through a shortcut of its own
-        // (the records of one table are nearly all laid out alike, see
-        // `RecordFields.Shortcut`), as the query planner's scans read a field; a field that
-        // serves several roles (a key that is also an argument) fills each.
-        let fieldIds = Array(Set(fieldOf.map(\.storedId))).sorted()
-        let shortcuts = fieldIds.map { _ in RecordFields.Shortcut() }
-        let roleField = (0..<(columns.count + 2)).map { role in
-            fieldOf.first { $0.role == role }.flatMap { entry in fieldIds.firstIndex(of: entry.storedId) } ?? -1
-        }
-        let roleCount = roleField.count
-        var fieldsFound = Array(repeating: RecordFields.Field?.none, count: fieldIds.count)
-        let keyRole = columns.count, joinRole = columns.count + 1
-        var found = Array(repeating: RecordFields.Field?.none, count: columns.count + 2)
-        var values = Array(repeating: SQLValue.null, count: columns.count)
-        // 0: no key, 1: a column of the first table, 2: the joined rows.
-        let keyKind: Int
-        let keyColumn: Int
-        let keyIsText: Bool
-        switch key {
-        case .none: (keyKind, keyColumn, keyIsText) = (0, 0, false)
-        case .column(let column, let text): (keyKind, keyColumn, keyIsText) = (1, column, text)
-        case .joined: (keyKind, keyColumn, keyIsText) = (2, 0, false)
-        }
-
-        let executor = QueryExecutor(binding: binding, condition: pushdown, orders: [])
-        try executor.forEachMatch(in: transaction, offset: 0, limit: nil, plan: plan) { match in
-            let id = match.id
-            let record = RecordFields(bytes: match.record, layout: binding, id: id)
-            for index in fieldIds.indices {
-                fieldsFound[index] = try record.inlinedField(fieldIds[index], shortcut: shortcuts[index])
-            }
-            for role in 0..<roleCount {
-                let field = roleField[role]
-                found[role] = field >= 0 ? fieldsFound[field] : nil
-            }
-            for index in columns.indices {
-                values[index] = try found[index].map { try reader.value($0, column: columns[index], id: id) } ?? .null
+        /// Adds the record `id` to its groups.
+        @inline(__always)
+        func add(_ id: Id, _ record: UnsafeRawBufferPointer) throws {
+            try RecordFields(bytes: record, layout: reader.binding, id: id).gather(UnsafeBufferPointer(slots), wanted: wanted, into: found)
+            for index in 0..<columns.count {
+                values[index] = try found[argumentSlots[index]].map { try reader.value($0, column: columns[index], id: id) } ?? .null
             }
             // The joined rows this record meets (an inner join: none, no group).
             var joinedRow = -1
             if isJoined {
-                guard let field = found[joinRole],
+                guard let field = found[joinSlot],
                       case .integer(let linked) = SQLKey(try reader.value(field, column: joinColumn, id: id)) else { return }
                 let (offset, overflow) = linked.subtractingReportingOverflow(joinBase)
                 guard !overflow, offset >= 0, offset < Int64(joinFirst.count) else { return }
@@ -158,7 +208,7 @@ final class SQLAggregateKernel {
                 case 0:
                     at = 0
                 case 1:
-                    if let field = found[keyRole] {
+                    if let field = found[keySlot] {
                         if keyIsText, let bytes = SQLRecordReader.asciiText(field) {
                             let hash = SQLTextGroups.hash(bytes)
                             if let known = textGroups.group(of: bytes, hash: hash) {
@@ -175,21 +225,35 @@ final class SQLAggregateKernel {
                         at = group(of: .null)
                     }
                 default:
-                    let known = joinedGroups[joinedRow]
+                    let known = ofJoinedRow[joinedRow]
                     if known > 0 {
                         at = known &- 1
                     } else {
                         at = group(of: joinedKeys[joinedRow])
-                        joinedGroups[joinedRow] = at &+ 1
+                        ofJoinedRow[joinedRow] = at &+ 1
                     }
                 }
                 let first = at &* width
-                for position in 0..<width {
-                    accumulators[first &+ position].add(arguments[position].map { values[$0] } ?? .null)
+                accumulators.withUnsafeMutableBufferPointer { groups in
+                    for position in 0..<width {
+                        let argument = arguments[position]
+                        groups[first &+ position].add(argument >= 0 ? values[argument] : .null)
+                    }
                 }
                 if isJoined { joinedRow = joinNext[joinedRow] &- 1 }
             } while joinedRow >= 0
         }
-        return (groupKeys, accumulators)
+    }
+
+    /// The groups of the records `plan` gives (the first table's pushed-down conditions
+    /// checked by the walk): each group's key values (none, or one), and its accumulators,
+    /// `aggregates.count` per group, in the order the groups were met.
+    func run(plan: QueryPlan, pushdown: ConditionNode?, transaction: Transaction) throws -> (keys: [[SQLValue]], accumulators: [SQLAccumulator]) {
+        let loop = Loop(kernel: self)
+        let executor = QueryExecutor(binding: reader.binding, condition: pushdown, orders: [])
+        try executor.forEachMatch(in: transaction, offset: 0, limit: nil, plan: plan) { match in
+            try loop.add(match.id, match.record)
+        }
+        return (loop.keys, loop.accumulators)
     }
 }
