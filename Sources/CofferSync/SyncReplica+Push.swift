@@ -78,8 +78,7 @@ extension SyncReplica {
             // The oldest change not acknowledged was sent (the batches before it were
             // answered): the server may have applied it and those after it, unless the server
             // answered with an error (its transaction rolled back).
-            let answeredByServer = (error as? SyncTransportError).map { !$0.isTransient } ?? false
-            if let first = current.changes.first?.mid, current.batch != nil, !answeredByServer {
+            if let first = current.changes.first?.mid, current.batch != nil, !Self.rolledBack(error) {
                 state.withLock { $0.unansweredPushFrom = min($0.unansweredPushFrom ?? first, first) }
             }
             throw error
@@ -101,21 +100,43 @@ extension SyncReplica {
     /// mid it applied: below the lost batch, nothing of it was applied. Otherwise the changes
     /// through that mid are sent again: the server applies nothing new and answers with the
     /// rejections it recorded for them, and they are acknowledged as a first answer would
-    /// have acknowledged them. Throws what the calls throw; the answer stays lost then, unless
-    /// the server refused a call outright (not a transient failure): asking again would not
-    /// help, and pulls must not wait for ever.
+    /// have acknowledged them.
+    ///
+    /// Throws what the calls throw, and the answer stays lost, except when the server refuses
+    /// to say what it applied (not a passing failure: a missing privilege, a client id of
+    /// another user): asking again would not help, and pulls must not wait for ever. A
+    /// resend's failure keeps it lost (the resend covers only applied mids, so even a refused
+    /// statement says nothing about their rejections).
     func answerLostPush(client: UUID) async throws {
-        guard let first = state.withLock({ $0.unansweredPushFrom }) else { return }
+        let (lost, known) = state.withLock { state in
+            defer { state.appliedAtCheck = nil }
+            return (state.unansweredPushFrom, state.appliedAtCheck)
+        }
+        guard let first = lost else { return }
+        let applied: UInt64
         do {
-            let applied = try await transport.lastMutationId(client: client)
-            if applied >= first {
-                try await pushOutbox(client: client, through: applied)
-            }
+            if let known { applied = known } else { applied = try await transport.lastMutationId(client: client) }
         } catch let error as SyncTransportError where !error.isTransient {
             state.withLock { $0.unansweredPushFrom = nil }
             throw error
         }
+        if applied >= first {
+            try await pushOutbox(client: client, through: applied)
+        }
         state.withLock { $0.unansweredPushFrom = nil }
+    }
+
+    /// Whether a push that failed with `error` certainly applied nothing: the server answered
+    /// that it refused the statement (its transaction rolled back). Any other failure (the
+    /// network, a timeout, an answer that could not be read, an odd HTTP status) may have
+    /// come after the server applied the batch.
+    static func rolledBack(_ error: any Error) -> Bool {
+        guard let failure = error as? SyncTransportError else { return false }
+        switch failure {
+        case .server: return !failure.isTransient
+        case .schemaBehind: return true
+        case .unreachable, .timedOut, .malformedReply, .closed: return false
+        }
     }
 
     /// Outbox changes taken for a push: those the batch covers, their encoding (nil when

@@ -68,6 +68,10 @@ public final class SyncReplica: Sendable {
         /// The first mid of a push whose answer never came (the server may have applied it);
         /// nil when every push sent was answered. No pull runs while it is set.
         var unansweredPushFrom: UInt64?
+        /// The last mid the server said it applied for the client id, read by the client id's
+        /// check and not yet used to settle (``SyncReplica/answerLostPush(client:)``): the
+        /// first pass does not ask twice.
+        var appliedAtCheck: UInt64?
         /// The entities whose pull failed, with when ``run()`` tries each again.
         var pullBackoff: [String: EntityBackoff] = [:]
         /// The wake key of each stream pulled (``wakeKeyIndex(_:stream:)``), from its last page.
@@ -246,12 +250,17 @@ public final class SyncReplica: Sendable {
             client = try store.renewSyncClientId()
         }
         // Changes a previous run (or replica) of this store sent may have been applied with
-        // their answer lost: the first pass settles that before it pulls.
-        let firstCheck = checked == nil
-        let pending = try store.pendingSyncCount() > 0
+        // their answer lost: when the server applied any under this id, the first pass
+        // settles that before it pulls, from the answer just read. (A renewed id has none.)
+        let handedOut = try store.syncLastMutationId()
+        let pending = try store.pendingSyncCount()
+        let settles = checked == nil && applied > 0 && applied <= handedOut && pending > 0
         state.withLock { state in
             state.clientId = client
-            if firstCheck && pending { state.unansweredPushFrom = 1 }
+            if settles {
+                state.unansweredPushFrom = 1
+                state.appliedAtCheck = applied
+            }
         }
         channel.update { $0.clientId = client }
         return client

@@ -143,14 +143,7 @@ import Testing
     /// fields are the server's answer to the creation, not values it outranks: kept local,
     /// they would stay for good (the row does not come again).
     @Test func aFieldAWholeCreationLeftEmptyTakesThePulledValue() async throws {
-        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
-        let s = schema.schemaName
-        try await withInstalled(schema) { connection in
-            let local = try TemporaryStore()
-            defer { local.cleanUp() }
-            SkewedClock(offset: 2 * 60_000).install(in: local.store)
-            let transport = ScriptedTransport(try await testTransport(schema: s))
-            let replica = try SyncReplica(store: local.store, entities: [Replicated.Card.self], transport: transport)
+        try await Self.withSkewedReplica(offset: 2 * 60_000) { connection, s, local, transport, replica in
             let cards = local.store.box(for: Replicated.Card.self)
             var card = Replicated.Card(title: "made", count: 1, done: false, note: nil)
             try cards.put(&card)
@@ -190,16 +183,15 @@ import Testing
     /// (its clock follows the clamped one, below the replica's). The replica does not pull
     /// until the server has said what it applied: pulled while the change still looked on
     /// its way, the row would leave the replica's value in place, and once the change is
-    /// acknowledged the row never comes again. It ends with the server's title.
-    @Test func aChangeWhoseAnswerWasLostTakesALaterSQLWrite() async throws {
-        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
-        let s = schema.schemaName
-        try await withInstalled(schema) { connection in
-            let local = try TemporaryStore()
-            defer { local.cleanUp() }
-            SkewedClock(offset: 10 * 60_000).install(in: local.store)
-            let transport = ScriptedTransport(try await testTransport(schema: s))
-            let replica = try SyncReplica(store: local.store, entities: [Replicated.Card.self], transport: transport)
+    /// acknowledged the row never comes again. It ends with the server's title. An answer
+    /// that came but could not be read is as lost (it was taken for a rollback); the later
+    /// pushes are refused outright, which says nothing of the lost one.
+    @Test(arguments: [
+        SyncTransportError.unreachable(operation: "push", detail: "scripted: the reply was lost"),
+        SyncTransportError.malformedReply(operation: "push", detail: "scripted: the reply was garbled"),
+    ])
+    func aChangeWhoseAnswerWasLostTakesALaterSQLWrite(lostAs failure: SyncTransportError) async throws {
+        try await Self.withSkewedReplica(offset: 10 * 60_000) { connection, s, local, transport, replica in
             let cards = local.store.box(for: Replicated.Card.self)
             var card = Replicated.Card(title: "made", count: 1, done: false, note: nil)
             try cards.put(&card)
@@ -210,7 +202,10 @@ import Testing
             try cards.put(&card)
             transport.script.withLock { script in
                 script.lostReplies = 1
+                script.lostReplyError = failure
                 script.failPushesAfterLostReply = true
+                // Refused, so that only the lost answer can keep the replica from pulling.
+                script.failPushesAs = .server(operation: "push", sqlState: "42501", message: "scripted: permission denied")
             }
             await #expect(throws: SyncTransportError.self) { try await replica.syncNow() }
             #expect(try await connection.value("SELECT title FROM \(s).\"Card\"") == "changed here", "the server applied the change")
@@ -232,6 +227,23 @@ import Testing
             #expect(try local.store.pendingSyncCount() == 0)
             #expect(try await connection.value("SELECT title FROM \(s).\"Card\"") == "from sql")
             await transport.close()
+        }
+    }
+
+    /// A store of cards whose clock runs `offset` milliseconds fast, with a replica behind a
+    /// scripted transport, in a schema of its own installed over `connection`.
+    static func withSkewedReplica(offset: Int64,
+                                  _ body: (PostgresConnection, String, TemporaryStore, ScriptedTransport, SyncReplica) async throws -> Void)
+        async throws {
+        let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
+        let s = schema.schemaName
+        try await withInstalled(schema) { connection in
+            let local = try TemporaryStore()
+            defer { local.cleanUp() }
+            SkewedClock(offset: offset).install(in: local.store)
+            let transport = ScriptedTransport(try await testTransport(schema: s))
+            let replica = try SyncReplica(store: local.store, entities: [Replicated.Card.self], transport: transport)
+            try await body(connection, s, local, transport, replica)
         }
     }
 

@@ -86,17 +86,8 @@ import Testing
         let schema = try SyncSchema([Replicated.Card.self], schema: uniqueSchemaName())
         try await withInstalled(schema) { connection in
             try await TestGateway.with(connection, schema: schema.schemaName) { gateway in
-                let waiter = try await gateway.transport(for: "alice")
+                let waiter = try await Self.quietWaiter(gateway, user: "alice")
                 let pusher = try await gateway.transport(for: "bob")
-                // The first wait has no generation yet: it returns at once.
-                #expect(try await waiter.waitForChanges(timeout: .seconds(5)))
-                // Once the gateway's LISTEN is up (being established, it wakes waiters too)
-                // and nothing happens, a wait ends at its timeout.
-                var quiet = false
-                for _ in 0..<10 where !quiet {
-                    quiet = try await waiter.waitForChanges(timeout: .seconds(1)) == false
-                }
-                #expect(quiet)
                 let woken = Task { try await waiter.waitForChanges(timeout: .seconds(20)) }
                 try await Task.sleep(for: .milliseconds(300))
                 let reply = try await pusher.push(client: UUID(), batch: SyncPushBatch(json: Self.card(UUID(), title: "bob's"), count: 1, lastMid: 1))
@@ -106,6 +97,20 @@ import Testing
                 await pusher.close()
             }
         }
+    }
+
+    /// A transport of `user` that has waited until nothing more wakes it: the first wait has
+    /// no generation yet and returns at once; once the gateway's LISTEN is up (being
+    /// established, it wakes waiters too) and nothing happens, a wait ends at its timeout.
+    static func quietWaiter(_ gateway: TestGateway, user: String) async throws -> GatewayTransport {
+        let waiter = try await gateway.transport(for: user)
+        #expect(try await waiter.waitForChanges(timeout: .seconds(5)))
+        var quiet = false
+        for _ in 0..<10 where !quiet {
+            quiet = try await waiter.waitForChanges(timeout: .seconds(1)) == false
+        }
+        #expect(quiet)
+        return waiter
     }
 
     /// Cancelling the gateway's task while new connections keep arriving and a client waits
@@ -120,13 +125,7 @@ import Testing
         limits.burst = 1_000_000
         try await withInstalled(schema) { connection in
             try await TestGateway.with(connection, schema: schema.schemaName, limits: limits) { gateway in
-                let waiter = try await gateway.transport(for: "alice")
-                #expect(try await waiter.waitForChanges(timeout: .seconds(5)))
-                var quiet = false
-                for _ in 0..<10 where !quiet {
-                    quiet = try await waiter.waitForChanges(timeout: .seconds(1)) == false
-                }
-                #expect(quiet)
+                let waiter = try await Self.quietWaiter(gateway, user: "alice")
                 // Far longer than the test: only the shutdown ends it early.
                 let waiting = Task { try await waiter.waitForChanges(timeout: .seconds(250)) }
                 // Clients that open a new connection for every request, until one is refused.

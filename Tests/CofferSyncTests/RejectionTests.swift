@@ -10,14 +10,7 @@ import Testing
 /// and keeps each refused change, with its values, in `store.syncRejections()`.
 @Suite(.timeLimit(.minutes(2))) struct RejectionTests {
     @Test func refusedChangesTakeTheServersStateAndAreKept() async throws {
-        let schema = try SyncSchema([Chore.self], schema: uniqueSchemaName())
-        let s = schema.schemaName
-        try await withInstalled(schema) { connection in
-            let (a, b) = (try TemporaryStore(), try TemporaryStore())
-            defer { a.cleanUp(); b.cleanUp() }
-            let transport = (a: try await testTransport(schema: s), b: try await testTransport(schema: s))
-            let replica = (a: try SyncReplica(store: a.store, entities: [Chore.self], transport: transport.a),
-                           b: try SyncReplica(store: b.store, entities: [Chore.self], transport: transport.b))
+        try await Self.withTwoReplicas { connection, s, a, b, transport, replica in
             let chores = (a: a.store.box(for: Chore.self), b: b.store.box(for: Chore.self))
 
             // B takes the code "c1" first; A's chore with the same code is refused.
@@ -79,8 +72,6 @@ import Testing
             #expect(try a.store.syncRejections().count == 2)
             #expect(try a.store.clearSyncRejections() == 2)
             #expect(try a.store.syncRejections().isEmpty)
-            await transport.a.close()
-            await transport.b.close()
         }
     }
 
@@ -91,14 +82,7 @@ import Testing
     /// so the replica records it once and takes the server's state, instead of taking the
     /// change for applied.
     @Test func aRefusalWhoseAnswerWasLostIsAnsweredAgain() async throws {
-        let schema = try SyncSchema([Chore.self], schema: uniqueSchemaName())
-        let s = schema.schemaName
-        try await withInstalled(schema) { connection in
-            let (a, b) = (try TemporaryStore(), try TemporaryStore())
-            defer { a.cleanUp(); b.cleanUp() }
-            let transport = (a: ScriptedTransport(try await testTransport(schema: s)), b: try await testTransport(schema: s))
-            let replica = (a: try SyncReplica(store: a.store, entities: [Chore.self], transport: transport.a),
-                           b: try SyncReplica(store: b.store, entities: [Chore.self], transport: transport.b))
+        try await Self.withTwoReplicas { connection, s, a, b, transport, replica in
             let chores = (a: a.store.box(for: Chore.self), b: b.store.box(for: Chore.self))
             try chores.b.put(Chore(title: "b's", code: "c1"))
             try await replica.b.syncNow()
@@ -116,8 +100,6 @@ import Testing
             #expect(try chores.a.get(kept.id)?.code == "c2")
             #expect(try a.store.pendingSyncCount() == 0)
             #expect(try await connection.value("SELECT count(*)::text FROM \(s).\"Chore\"") == "2")
-            await transport.a.close()
-            await transport.b.close()
         }
     }
 
@@ -165,6 +147,32 @@ import Testing
             #expect(try chores.get(refused.id) == nil)
             #expect(try temporary.store.syncObjectsAwaitingServerState(entity: "Chore").isEmpty)
             #expect(try temporary.store.syncRejections().count == 1)
+        }
+    }
+
+    /// Replicas of `Chore` in two new stores (A's through a scripted transport, B's direct) to
+    /// a newly installed schema `s`; the transports are closed after `body`.
+    static func withTwoReplicas(
+        _ body: (PostgresConnection, String, TemporaryStore, TemporaryStore, (a: ScriptedTransport, b: PostgresTransport),
+                 (a: SyncReplica, b: SyncReplica)) async throws -> Void
+    ) async throws {
+        let schema = try SyncSchema([Chore.self], schema: uniqueSchemaName())
+        let s = schema.schemaName
+        try await withInstalled(schema) { connection in
+            let (a, b) = (try TemporaryStore(), try TemporaryStore())
+            defer { a.cleanUp(); b.cleanUp() }
+            let transport = (a: ScriptedTransport(try await testTransport(schema: s)), b: try await testTransport(schema: s))
+            let replica = (a: try SyncReplica(store: a.store, entities: [Chore.self], transport: transport.a),
+                           b: try SyncReplica(store: b.store, entities: [Chore.self], transport: transport.b))
+            do {
+                try await body(connection, s, a, b, transport, replica)
+            } catch {
+                await transport.a.close()
+                await transport.b.close()
+                throw error
+            }
+            await transport.a.close()
+            await transport.b.close()
         }
     }
 

@@ -15,6 +15,10 @@ final class ScriptedTransport: SyncTransport {
         /// Once a reply was lost, every push fails (`failPushes` is set): the connection
         /// stays down for pushes while other calls get through.
         var failPushesAfterLostReply = false
+        /// What a failing push throws (`failPushes`).
+        var failPushesAs = SyncTransportError.unreachable(operation: "push", detail: "scripted")
+        /// What a push whose reply is lost throws.
+        var lostReplyError = SyncTransportError.unreachable(operation: "push", detail: "scripted: the reply was lost")
         /// The pull calls made so far, with the cursor each asked from.
         var pulls: [(entity: String, cursor: String)] = []
         /// The pull call (counted from 1 over the transport's life) that fails instead of
@@ -46,15 +50,15 @@ final class ScriptedTransport: SyncTransport {
     var stream: String { inner.stream }
 
     func push(client: UUID, batch: SyncPushBatch) async throws -> SyncPushReply {
-        if script.withLock({ $0.failPushes }) { throw SyncTransportError.unreachable(operation: "push", detail: "scripted") }
+        if let failure = script.withLock({ $0.failPushes ? $0.failPushesAs : nil }) { throw failure }
         let reply = try await inner.push(client: client, batch: batch)
-        let loses = script.withLock { script in
-            guard script.lostReplies > 0 else { return false }
+        let loss = script.withLock { script -> SyncTransportError? in
+            guard script.lostReplies > 0 else { return nil }
             script.lostReplies -= 1
             if script.failPushesAfterLostReply { script.failPushes = true }
-            return true
+            return script.lostReplyError
         }
-        if loses { throw SyncTransportError.unreachable(operation: "push", detail: "scripted: the reply was lost") }
+        if let loss { throw loss }
         return reply
     }
 

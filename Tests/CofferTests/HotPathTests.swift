@@ -145,8 +145,8 @@ import Testing
                 var wanted = Set(ids.filter { _ in Bool.random(using: &generator) })
                 wanted.insert(UInt16.random(in: 0...40, using: &generator))  // perhaps one the record lacks
                 let order = wanted.sorted()
-                var slotTable = Array(repeating: Int8(-1), count: Int(order.last!) + 1)
-                for (slot, id) in order.enumerated() { slotTable[Int(id)] = Int8(slot) }
+                var slotTable = Array(repeating: Int32(-1), count: Int(order.last!) + 1)
+                for (slot, id) in order.enumerated() { slotTable[Int(id)] = Int32(slot) }
                 try bytes.withUnsafeBytes { raw in
                     let record = RecordFields(bytes: raw, entity: "test", id: 1)
                     // The general walk, to the last wanted field.

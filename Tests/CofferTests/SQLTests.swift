@@ -115,6 +115,25 @@ import Testing
         }
     }
 
+    /// A grouping that reads more fields than fit a byte's count (130) runs and sums each:
+    /// the loop numbered the fields it reads in a byte and trapped past 127.
+    @Test func anAggregateOverManyFieldsReadsEachOfThem() throws {
+        try withStore { store in
+            var rows = (1...3).map { n in SQLModel.Wide(f0: n % 2) }
+            for index in rows.indices {
+                rows[index].f127 = index + 1
+                rows[index].f128 = 10 * (index + 1)
+                rows[index].f129 = 100 * (index + 1)
+            }
+            try store.box(for: SQLModel.Wide.self).put(rows)
+            let sums = (0..<130).map { "SUM(f\($0))" }.joined(separator: ", ")
+            let grouped = try Self.values(store, "SELECT f0, \(sums) FROM Wide GROUP BY f0 ORDER BY f0")
+            #expect(grouped.count == 2)
+            #expect(grouped.map { Array($0.suffix(3)) } == [[2, 20, 200], [4, 40, 400]])
+            #expect(grouped.map { $0[1] } == [0, 2])
+        }
+    }
+
     /// A GROUP BY of an indexed property with only counts is answered from the index: the
     /// same groups as the general path (forced here by a condition), NULLs included, and
     /// strings longer than an index key holds, which share a cut key, still apart.

@@ -9,7 +9,7 @@ extension RecordFields {
     /// One walk costs a header parse per field up to the last one wanted; a shortcut per field
     /// (see ``Shortcut``) misses whenever a text of another length comes before the field.
     @inline(__always)
-    func gather(_ slots: UnsafeBufferPointer<Int8>, wanted: Int, into found: UnsafeMutableBufferPointer<Field?>) throws {
+    func gather(_ slots: UnsafeBufferPointer<Int32>, wanted: Int, into found: UnsafeMutableBufferPointer<Field?>) throws {
         for index in found.indices { found[index] = nil }
         if wanted == 0 { return }
         guard let base = bytes.baseAddress, bytes.count >= 1 else { throw badStart() }
@@ -43,7 +43,7 @@ extension RecordFields {
     /// ``gather(_:wanted:into:)`` for a record of format 1 (never written, still read): a
     /// lookup per wanted field, out of line.
     @inline(never)
-    private func gatherLegacy(_ slots: UnsafeBufferPointer<Int8>, base: UnsafeRawPointer, end: Int,
+    private func gatherLegacy(_ slots: UnsafeBufferPointer<Int32>, base: UnsafeRawPointer, end: Int,
                               into found: UnsafeMutableBufferPointer<Field?>) throws {
         for fieldId in slots.indices where slots[fieldId] >= 0 {
             switch Self.legacyField(UInt16(truncatingIfNeeded: fieldId), base: base, end: end) {

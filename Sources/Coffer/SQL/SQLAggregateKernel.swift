@@ -80,7 +80,7 @@ final class SQLAggregateKernel {
         let fresh: [SQLAccumulator]
         let width: Int
         /// Per stored field id, its place in `found` (-1: not read); how many are read.
-        let slots: UnsafeMutableBufferPointer<Int8>
+        let slots: UnsafeMutableBufferPointer<Int32>
         let wanted: Int
         let found: UnsafeMutableBufferPointer<RecordFields.Field?>
         /// Per argument column: the reader's column, its field's place in `found`, its value.
@@ -119,8 +119,8 @@ final class SQLAggregateKernel {
             if case .column(let column, _) = kernel.key { fieldOf.append((reader.storedId(ofColumn: column), keyRole)) }
             if let join = kernel.join { fieldOf.append((reader.storedId(ofColumn: join.column), joinRole)) }
             let fieldIds = Array(Set(fieldOf.map(\.storedId))).sorted()
-            var slotTable = Array(repeating: Int8(-1), count: Int(fieldIds.last ?? 0) + 1)
-            for (slot, fieldId) in fieldIds.enumerated() { slotTable[Int(fieldId)] = Int8(slot) }
+            var slotTable = Array(repeating: Int32(-1), count: Int(fieldIds.last ?? 0) + 1)
+            for (slot, fieldId) in fieldIds.enumerated() { slotTable[Int(fieldId)] = Int32(slot) }
             let roleSlot = (0..<(columnList.count + 2)).map { role in
                 fieldOf.first { $0.role == role }.flatMap { entry in fieldIds.firstIndex(of: entry.storedId) } ?? -1
             }
