@@ -21,6 +21,10 @@ struct TestGateway {
     let keys: JWTKeyCollection
     /// The task the gateway runs in: cancelling it shuts the gateway down gracefully.
     let server: Task<Void, any Error>
+    /// This gateway's own session: a shared one would keep connections to the port of a
+    /// gateway that stopped, which a later gateway may get, and send a request on a
+    /// connection the stopped server had closed ("empty reply from server").
+    let session: URLSession
     var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
     /// A token for `user` that expires `expiresIn` from now (negative: expired).
@@ -65,6 +69,7 @@ struct TestGateway {
             let (test, server) = try await start(configuration, appRole: appRole, gatewayRole: gatewayRole)
             // Its pooled connections are gone before its role is dropped.
             func stop() async throws {
+                test.session.invalidateAndCancel()
                 server.cancel()
                 _ = await server.result
                 // Membership again: to end its connections and drop what it owns.
@@ -99,7 +104,8 @@ struct TestGateway {
         }
         let keys = JWTKeyCollection()
         await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
-        return (TestGateway(port: port, appRole: appRole, gatewayRole: gatewayRole, keys: keys, server: server), server)
+        let session = URLSession(configuration: .ephemeral)
+        return (TestGateway(port: port, appRole: appRole, gatewayRole: gatewayRole, keys: keys, server: server, session: session), server)
     }
 
     /// A raw request to the gateway: the status and the body.
@@ -112,7 +118,7 @@ struct TestGateway {
         if let token { request.setValue("Bearer " + token, forHTTPHeaderField: "Authorization") }
         request.httpBody = body
         request.timeoutInterval = 10
-        let (data, response) = try await URLSession.shared.data(for: request)
+        let (data, response) = try await session.data(for: request)
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
     }
 }

@@ -166,6 +166,9 @@ extension Box {
                 try forEachRecord(in: transaction, binding: binding) { id, _ in removedIds.append(id) }
             }
             let count = try count(in: transaction, binding: binding)
+            // Nothing stored: nothing to clear, and the transaction stays empty (it commits no
+            // transaction id, which observers would take for another process's commit).
+            guard count > 0 else { return 0 }
             try transaction.removeAllObjects(binding: binding)
             for id in removedIds { transaction.changes.recordRemove(binding.schema.storedName, id) }
             if count > 0 { transaction.changes.recordUnlistedChange() }

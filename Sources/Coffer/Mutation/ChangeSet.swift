@@ -18,6 +18,8 @@ struct ChangeSet: Sendable, Equatable {
         var removed: Set<Id> = []
         /// Ids inserted by this transaction (not stored before it).
         var inserted: Set<Id> = []
+        /// false when another process committed too: the ids it changed are not listed.
+        var isComplete = true
     }
 
     var entities: [String: EntityChanges] = [:]
@@ -27,12 +29,21 @@ struct ChangeSet: Sendable, Equatable {
 
     var isEmpty: Bool { isComplete && entities.values.allSatisfy { $0.put.isEmpty && $0.removed.isEmpty } }
 
+    /// Whether another process committed (found by `Store.checkForExternalCommits()` or
+    /// by a commit of this one): the set names nothing of what it changed.
+    var isExternal = false
+
     /// A change set that names no ids: "anything may have changed".
     static let unknown: ChangeSet = { var set = ChangeSet(); set.isComplete = false; return set }()
+
+    /// The commits of other processes: anything may have changed.
+    static let external: ChangeSet = { var set = ChangeSet.unknown; set.isExternal = true; return set }()
 
     /// Appends the net effect of a later commit, so that one set stands for both (what a
     /// slow observer receives: pending change sets coalesce instead of queueing).
     mutating func append(_ later: ChangeSet) {
+        let external = isExternal || later.isExternal
+        defer { isExternal = external }
         guard isComplete else { return }
         guard later.isComplete else {
             self = .unknown
@@ -70,12 +81,13 @@ extension ChangeSet.EntityChanges {
     /// Appends a later commit's changes. Within one folded set `put` and `removed` are
     /// disjoint, so replaying the removals first and then the puts gives the net effect.
     mutating func append(_ later: ChangeSet.EntityChanges) {
+        if !later.isComplete { isComplete = false }
         for id in later.removed { recordRemove(id) }
         for id in later.put { recordPut(id, isInsert: later.inserted.contains(id)) }
     }
 
-    /// Whether the set names no change.
-    var isEmpty: Bool { put.isEmpty && removed.isEmpty }
+    /// Whether the set names no change (and no other process's commit).
+    var isEmpty: Bool { isComplete && put.isEmpty && removed.isEmpty }
 }
 
 /// The changes of one transaction in the order they happened.

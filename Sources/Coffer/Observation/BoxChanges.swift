@@ -53,8 +53,15 @@ public struct BoxChanges<E: Entity>: AsyncSequence, Sendable {
             self.channel = channel
             subscription = StoreSubscription(store: store, channel: channel) { changes in
                 // A set without ids comes from a transaction that began before this
-                // subscription: not observed (see `CommitPublisher`).
-                if let own = changes.entities[entity], !own.isEmpty { channel.send(own) }
+                // subscription: not observed (see `CommitPublisher`); or from another
+                // process, whose ids are not known.
+                if let own = changes.entities[entity], !own.isEmpty {
+                    channel.send(own)
+                } else if changes.isExternal {
+                    var unknown = ChangeSet.EntityChanges()
+                    unknown.isComplete = false
+                    channel.send(unknown)
+                }
             }
         }
 

@@ -69,6 +69,20 @@ final class LiveQuery<E: Entity> {
         return nil
     }
 
+    /// Runs the first `look` of a results sequence now (see `nextResult`), so that the next
+    /// call waits for a change.
+    func startResults<T>(_ look: () throws -> T?) throws -> T? {
+        assert(!resultsStarted, "the first look of a results sequence runs once")
+        resultsStarted = true
+        do {
+            return try look()
+        } catch {
+            resultsEnded = true
+            cancel()
+            throw error
+        }
+    }
+
     private var resultsStarted = false
     private var resultsEnded = false
 

@@ -8,7 +8,8 @@
 /// ```
 ///
 /// An object inserted and removed within the same commit appears in none of the lists; one
-/// removed and stored again under its id counts as updated. Ids ascend in each list.
+/// removed and stored again under its id counts as updated. Ids ascend in each list. Commits
+/// of other processes come without ids (``isComplete`` is false).
 public struct ObjectChanges: Sendable, Hashable {
     /// Ids of objects that did not exist before.
     ///
@@ -40,19 +41,30 @@ public struct ObjectChanges: Sendable, Hashable {
     /// ```
     public var put: [Id] { (inserted + updated).sorted() }
 
+    /// false when another process committed as well: the lists name only this process's
+    /// changes, and any object may have changed (read again what you show). The store
+    /// notices other processes' commits on ``StoreOptions/externalCommitCheckInterval`` and
+    /// at ``Store/checkForExternalCommits()``.
+    ///
+    /// ```swift
+    /// if !change.isComplete { reloadEverything() }
+    /// ```
+    public let isComplete: Bool
+
     /// Creates a value from its id lists (each is sorted).
     ///
     /// ```swift
     /// let expected = ObjectChanges(inserted: [3], updated: [1], removed: [])
     /// ```
-    public init(inserted: [Id], updated: [Id], removed: [Id]) {
+    public init(inserted: [Id], updated: [Id], removed: [Id], isComplete: Bool = true) {
         self.inserted = inserted.sorted()
         self.updated = updated.sorted()
         self.removed = removed.sorted()
+        self.isComplete = isComplete
     }
 
     init(_ changes: ChangeSet.EntityChanges) {
         self.init(inserted: Array(changes.inserted), updated: Array(changes.put.subtracting(changes.inserted)),
-                  removed: Array(changes.removed))
+                  removed: Array(changes.removed), isComplete: changes.isComplete)
     }
 }

@@ -56,6 +56,22 @@ public struct QueryResults<E: Entity>: AsyncSequence, Sendable {
             return try await live.nextResult { try look() }
         }
 
+        /// The current result, read now: what the first ``next()`` would return (the next
+        /// `next()` then waits for a change). Throws what reading throws, and observation
+        /// has stopped then.
+        mutating func current() throws -> [E] {
+            guard offset >= 0, (limit ?? 0) >= 0 else {
+                live.cancel()
+                throw CofferError.invalidPaging(entity: E._cofferSchema.name, offset: offset, limit: limit)
+            }
+            return try live.startResults { try look() } ?? []
+        }
+
+        /// Stops observing.
+        func cancel() {
+            live.cancel()
+        }
+
         /// The result when it changed since the last one delivered.
         private mutating func look() throws -> [E]? {
             let (offset, limit) = (self.offset, self.limit)

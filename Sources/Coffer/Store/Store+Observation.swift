@@ -6,7 +6,18 @@ extension Store {
     /// returns a token for ``removeChangeHandler(_:)``.
     func addChangeHandler(_ committed: @escaping @Sendable (ChangeSet) -> Void,
                           onClose closed: @escaping @Sendable () -> Void = {}) -> Int {
-        publisher.add(ChangeHandler(committed: committed, closed: closed))
+        let token = publisher.add(ChangeHandler(committed: committed, closed: closed), lastCommitted: lastCommittedIfOpen())
+        startCheckingExternalCommits()
+        return token
+    }
+
+    /// LMDB's last committed transaction id, or nil when the store is closed. A thread in a
+    /// transaction of this store holds the gate already and must not take it again.
+    private func lastCommittedIfOpen() -> UInt64? {
+        if Transaction.current(for: self) != nil { return environment.lastCommittedTransactionId() }
+        environment.gate.lockShared()
+        defer { environment.gate.unlock() }
+        return environment.isClosed ? nil : environment.lastCommittedTransactionId()
     }
 
     /// Whether anyone receives change sets (read as each write transaction begins).

@@ -178,10 +178,10 @@ extension Store {
             return try body(current)
         }
         guard !options.readOnly else { throw CofferError.readOnly(path: path, operation: "write") }
-        let (value, changes) = try runWriteTransaction(body)
+        let (value, changes, committed) = try runWriteTransaction(body)
         // After the commit and outside the writer lock: handlers never run inside a write.
         // `runWriteTransaction` returned holding the publish lock; `publish` releases it.
-        publisher.publish(changes)
+        publisher.publish(changes, committed: committed)
         return value
     }
 
@@ -191,7 +191,7 @@ extension Store {
     /// On success it returns holding the publisher's `publishLock`, taken before the commit,
     /// so that commits publish in commit order and an observer's snapshot never holds a
     /// commit whose change set it has not received (see `CommitPublisher`).
-    private func runWriteTransaction<T>(_ body: (Transaction) throws -> T) throws -> (T, ChangeLog) {
+    private func runWriteTransaction<T>(_ body: (Transaction) throws -> T) throws -> (T, ChangeLog, (wrote: Bool, last: UInt64)?) {
         environment.writerLock.lock()
         defer { environment.writerLock.unlock() }
         while true {
@@ -200,9 +200,9 @@ extension Store {
             let transaction = Transaction(store: self, txn: txn, isWrite: true, recordsChanges: hasChangeHandlers)
             let outcome = runWriteBody(body, in: transaction)
             guard let value = try finishWriteBody(outcome, of: transaction) else { continue }
-            guard try commitWriteTransaction(transaction) else { continue }
+            guard let committed = try commitWriteTransaction(transaction) else { continue }
             adoptCommittedState(of: transaction)
-            return (value, transaction.changes)
+            return (value, transaction.changes, committed)
         }
     }
 
@@ -265,16 +265,26 @@ extension Store {
         }
     }
 
-    /// Commits, taking the publish lock first and releasing the gate; returns true holding
-    /// the publish lock, or false (the map grown) when the commit ran out of map: run again.
-    private func commitWriteTransaction(_ transaction: Transaction) throws -> Bool {
+    /// Commits, taking the publish lock first and releasing the gate; returns holding the
+    /// publish lock, or nil (the map grown) when the commit ran out of map: run again. What
+    /// it returns, when someone observes: whether the transaction wrote (so took a
+    /// transaction id) and LMDB's last transaction id right after the commit, from which the
+    /// publisher finds commits of other processes (read before the gate is released, while
+    /// the environment is sure to be open).
+    private func commitWriteTransaction(_ transaction: Transaction) throws -> (wrote: Bool, last: UInt64)?? {
         publisher.beginCommit()
         let commit = mdb_txn_commit(transaction.txn)
+        // Where unsure, "wrote" is false: an id taken by an unnoticed write of this process
+        // is then told as another process's commit (a needless look again), never the reverse.
+        let wrote = transaction.wroteRecords || transaction.changedSchema || transaction.sync.wroteState
+            || !transaction.changes.isEmpty
+        let committed = commit == 0 && publisher.hasHandlers
+            ? (wrote: wrote, last: environment.lastCommittedTransactionId()) : nil
         environment.gate.unlock()
         if commit == MDB_MAP_FULL {
             publisher.abandonCommit()
             try growMapOrGiveUp(transaction)
-            return false
+            return nil
         }
         reserveIds(of: transaction)
         if commit == 0 { adoptSyncDatabases(of: transaction) }
@@ -282,7 +292,7 @@ extension Store {
             publisher.abandonCommit()
             throw CofferError.storage(code: .init(result: commit), message: "cannot commit a write transaction on \(path): \(LMDB.message(commit))")
         }
-        return true
+        return .some(committed)
     }
 
     /// Makes what a committed transaction learned the store's: its bindings and handles, and

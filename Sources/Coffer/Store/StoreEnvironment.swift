@@ -135,6 +135,14 @@ final class StoreEnvironment: @unchecked Sendable {
         knownGeneration = known
     }
 
+    /// The id of the last transaction committed to the file, by any process (LMDB's meta
+    /// page). Call it holding the gate (shared is enough): the environment must be open.
+    func lastCommittedTransactionId() -> UInt64 {
+        var info = MDB_envinfo()
+        mdb_env_info(env, &info)
+        return UInt64(info.me_last_txnid)
+    }
+
     // MARK: Map size
 
     /// Grows the map (doubling up to 1 GiB, then by 1 GiB) while no transaction is open.

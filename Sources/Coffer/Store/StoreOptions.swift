@@ -53,6 +53,18 @@ public struct StoreOptions: Sendable {
     /// ```
     public var verifyOnOpen: Bool
 
+    /// How often, while anything observes the store (``Box/changes()``,
+    /// ``Query/results(offset:limit:)``, a ``QueryController``, ``LiveResults`` and the other
+    /// live objects), it checks whether another process committed to the same directory (an
+    /// app extension, a helper, a second server process), and tells its observers; nil checks
+    /// only when the app calls ``Store/checkForExternalCommits()``. A check reads one number
+    /// from LMDB's meta page. Nothing runs while nobody observes.
+    ///
+    /// ```swift
+    /// StoreOptions(externalCommitCheckInterval: .milliseconds(200))
+    /// ```
+    public var externalCommitCheckInterval: Duration?
+
     /// Creates options; every argument has the safe default.
     ///
     /// ```swift
@@ -64,9 +76,11 @@ public struct StoreOptions: Sendable {
         readOnly: Bool = false,
         durability: Durability = .full,
         maxNamedDatabases: Int = 128,
-        verifyOnOpen: Bool = false
+        verifyOnOpen: Bool = false,
+        externalCommitCheckInterval: Duration? = .seconds(1)
     ) {
         self.verifyOnOpen = verifyOnOpen
+        self.externalCommitCheckInterval = externalCommitCheckInterval
         self.initialMapSize = initialMapSize
         self.maxSize = maxSize
         self.readOnly = readOnly
