@@ -5,11 +5,12 @@
 //   swift run --package-path Examples/ClientScenarios TextSearch      (full-text search)
 //   swift run --package-path Examples/ClientScenarios CloudantQueries (selector queries)
 //   swift run --package-path Examples/ClientScenarios RichTypes       (embedded, metadata, converters, arrays)
+//   swift run --package-path Examples/ClientScenarios LiveNotes       (observable live objects, another process)
 import PackageDescription
 
 let package = Package(
     name: "ClientScenarios",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v14)],
     dependencies: [.package(name: "coffer", path: "../..")],
     targets: [
         .executableTarget(
@@ -24,6 +25,11 @@ let package = Package(
         ),
         .executableTarget(
             name: "RichTypes",
+            dependencies: [.product(name: "Coffer", package: "coffer")],
+            plugins: [.plugin(name: "CofferPlugin", package: "coffer")]
+        ),
+        .executableTarget(
+            name: "LiveNotes",
             dependencies: [.product(name: "Coffer", package: "coffer")],
             plugins: [.plugin(name: "CofferPlugin", package: "coffer")]
         ),

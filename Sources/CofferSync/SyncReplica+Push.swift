@@ -103,25 +103,25 @@ extension SyncReplica {
     /// have acknowledged them.
     ///
     /// Throws what the calls throw, and the answer stays lost, except when the server refuses
-    /// to say what it applied (not a passing failure: a missing privilege, a client id of
-    /// another user): asking again would not help, and pulls must not wait for ever. A
-    /// resend's failure keeps it lost (the resend covers only applied mids, so even a refused
-    /// statement says nothing about their rejections).
+    /// the question or the resend outright (``rolledBack(_:)``: a missing privilege, a client
+    /// id of another user, a schema behind): asking again would not help, and pulls must not
+    /// wait for ever. Any other failure (the network, an answer that cannot be read) keeps it
+    /// lost: the server may have answered, and the next pass asks again.
     func answerLostPush(client: UUID) async throws {
         let (lost, known) = state.withLock { state in
             defer { state.appliedAtCheck = nil }
             return (state.unansweredPushFrom, state.appliedAtCheck)
         }
         guard let first = lost else { return }
-        let applied: UInt64
         do {
+            let applied: UInt64
             if let known { applied = known } else { applied = try await transport.lastMutationId(client: client) }
-        } catch let error as SyncTransportError where !error.isTransient {
+            if applied >= first {
+                try await pushOutbox(client: client, through: applied)
+            }
+        } catch where Self.rolledBack(error) {
             state.withLock { $0.unansweredPushFrom = nil }
             throw error
-        }
-        if applied >= first {
-            try await pushOutbox(client: client, through: applied)
         }
         state.withLock { $0.unansweredPushFrom = nil }
     }

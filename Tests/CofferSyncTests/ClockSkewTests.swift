@@ -184,8 +184,7 @@ import Testing
     /// until the server has said what it applied: pulled while the change still looked on
     /// its way, the row would leave the replica's value in place, and once the change is
     /// acknowledged the row never comes again. It ends with the server's title. An answer
-    /// that came but could not be read is as lost (it was taken for a rollback); the later
-    /// pushes are refused outright, which says nothing of the lost one.
+    /// that came but could not be read is as lost (it was taken for a rollback).
     @Test(arguments: [
         SyncTransportError.unreachable(operation: "push", detail: "scripted: the reply was lost"),
         SyncTransportError.malformedReply(operation: "push", detail: "scripted: the reply was garbled"),
@@ -204,10 +203,9 @@ import Testing
                 script.lostReplies = 1
                 script.lostReplyError = failure
                 script.failPushesAfterLostReply = true
-                // Refused, so that only the lost answer can keep the replica from pulling.
-                script.failPushesAs = .server(operation: "push", sqlState: "42501", message: "scripted: permission denied")
             }
             await #expect(throws: SyncTransportError.self) { try await replica.syncNow() }
+            #expect(replica.pushAnswerLost, "the answer counts as lost, whatever the failure")
             #expect(try await connection.value("SELECT title FROM \(s).\"Card\"") == "changed here", "the server applied the change")
             #expect(try local.store.pendingSyncCount() == 1, "the change is not acknowledged")
             let txid = try #require(try await connection.value("UPDATE \(s).\"Card\" SET title = 'from sql' RETURNING _txid::text"))
@@ -226,6 +224,61 @@ import Testing
             }, "the replica takes the server's title")
             #expect(try local.store.pendingSyncCount() == 0)
             #expect(try await connection.value("SELECT title FROM \(s).\"Card\"") == "from sql")
+            await transport.close()
+        }
+    }
+
+    /// The question "which mid did you apply last" gets an answer that cannot be read: the
+    /// answer stays lost (the server may have applied the batch), and no pull runs. Before,
+    /// any lasting failure of the question ended the wait.
+    @Test func aGarbledAnswerToTheQuestionKeepsTheAnswerLost() async throws {
+        try await Self.withSkewedReplica(offset: 0) { connection, s, local, transport, replica in
+            let cards = local.store.box(for: Replicated.Card.self)
+            var card = Replicated.Card(title: "made", count: 1, done: false, note: nil)
+            try cards.put(&card)
+            try await replica.syncNow()
+            card.title = "changed here"
+            try cards.put(&card)
+            transport.script.withLock { script in
+                script.lostReplies = 1
+                script.failPushesAfterLostReply = true
+                script.lastMidFailures = [.malformedReply(operation: "read the last mutation id", detail: "scripted: garbled")]
+            }
+            let pullsBefore = transport.script.withLock { $0.pulls.count }
+            await #expect(throws: SyncTransportError.self) { try await replica.syncNow() }
+            #expect(replica.pushAnswerLost)
+            #expect(transport.script.withLock { $0.pulls.count } == pullsBefore, "nothing was pulled")
+            transport.script.withLock { $0.failPushes = false }
+            try await replica.syncNow()
+            #expect(!replica.pushAnswerLost)
+            #expect(try local.store.pendingSyncCount() == 0)
+            #expect(try await connection.value("SELECT title FROM \(s).\"Card\"") == "changed here")
+            await transport.close()
+        }
+    }
+
+    /// The resend that settles a lost answer is refused outright (the user lost the right to
+    /// write): asking again would not help, so the wait ends and pulls go on; the change
+    /// stays in the outbox. Before, every later pass skipped its pulls for good.
+    @Test func aResendRefusedForGoodEndsTheWait() async throws {
+        try await Self.withSkewedReplica(offset: 0) { connection, s, local, transport, replica in
+            let cards = local.store.box(for: Replicated.Card.self)
+            var card = Replicated.Card(title: "made", count: 1, done: false, note: nil)
+            try cards.put(&card)
+            try await replica.syncNow()
+            card.title = "changed here"
+            try cards.put(&card)
+            transport.script.withLock { script in
+                script.lostReplies = 1
+                script.failPushesAfterLostReply = true
+                script.failPushesAs = .server(operation: "push", sqlState: "42501", message: "scripted: permission denied")
+            }
+            await #expect(throws: SyncTransportError.self) { try await replica.syncNow() }
+            #expect(!replica.pushAnswerLost, "the refusal ended the wait")
+            let pullsBefore = transport.script.withLock { $0.pulls.count }
+            await #expect(throws: SyncTransportError.self) { try await replica.syncNow() }
+            #expect(transport.script.withLock { $0.pulls.count } > pullsBefore, "pulls go on")
+            #expect(try local.store.pendingSyncCount() == 1)
             await transport.close()
         }
     }

@@ -17,6 +17,8 @@ final class ScriptedTransport: SyncTransport {
         var failPushesAfterLostReply = false
         /// What a failing push throws (`failPushes`).
         var failPushesAs = SyncTransportError.unreachable(operation: "push", detail: "scripted")
+        /// Failures of the next calls of `lastMutationId`, one per call, in order.
+        var lastMidFailures: [SyncTransportError] = []
         /// What a push whose reply is lost throws.
         var lostReplyError = SyncTransportError.unreachable(operation: "push", detail: "scripted: the reply was lost")
         /// The pull calls made so far, with the cursor each asked from.
@@ -63,7 +65,8 @@ final class ScriptedTransport: SyncTransport {
     }
 
     func lastMutationId(client: UUID) async throws -> UInt64 {
-        try await inner.lastMutationId(client: client)
+        if let failure = script.withLock({ $0.lastMidFailures.isEmpty ? nil : $0.lastMidFailures.removeFirst() }) { throw failure }
+        return try await inner.lastMutationId(client: client)
     }
 
     func pull(entity: String, cursor: String, limit: Int) async throws -> Data {

@@ -34,11 +34,16 @@ extension Store {
         publisher.publishExternal(last: environment.lastCommittedTransactionId())
     }
 
+    /// The shortest interval between periodic checks, whatever the options say.
+    static let shortestExternalCommitCheck = Duration.milliseconds(10)
+
     /// Starts the periodic check for other processes' commits unless it runs or is off;
     /// called when an observer registers. It ends by itself once nobody observes (or the
     /// store closed) and starts again with the next observer. It holds the store weakly.
     func startCheckingExternalCommits() {
-        guard let interval = options.externalCommitCheckInterval, publisher.claimExternalCheck() else { return }
+        guard let configured = options.externalCommitCheckInterval, publisher.claimExternalCheck() else { return }
+        // A zero or negative interval would make the check spin.
+        let interval = max(configured, Self.shortestExternalCommitCheck)
         Task.detached(priority: .utility) { [weak self] in
             while true {
                 do {

@@ -58,7 +58,8 @@ public struct StoreOptions: Sendable {
     /// live objects), it checks whether another process committed to the same directory (an
     /// app extension, a helper, a second server process), and tells its observers; nil checks
     /// only when the app calls ``Store/checkForExternalCommits()``. A check reads one number
-    /// from LMDB's meta page. Nothing runs while nobody observes.
+    /// from LMDB's meta page. Nothing runs while nobody observes. Intervals under 10 ms count
+    /// as 10 ms.
     ///
     /// ```swift
     /// StoreOptions(externalCommitCheckInterval: .milliseconds(200))

@@ -62,6 +62,9 @@ final class LiveDriver: @unchecked Sendable {
         switch begin() {
         case .success(let (current, step)):
             show(owner, current)
+            // Code that reacted to `show` at once may have re-targeted the owner: that
+            // restart's loop stands, this one does not start.
+            guard generation == self.generation else { return }
             task = Task.detached(priority: .userInitiated) { [weak owner, weak self] in
                 let next = step.state
                 while !Task.isCancelled {

@@ -4,12 +4,13 @@ import Observation
 /// with an id as stored now (nil once it is removed, or before it exists).
 ///
 /// ```swift
-/// @State private var message: LiveObject<Message>
+/// struct MessageView: View {
+///     @State private var message: LiveObject<Message>
+///     init(messages: Box<Message>, id: Id) { _message = State(initialValue: LiveObject(messages, id: id)) }
 ///
-/// init(store: Store, id: Id) { _message = State(initialValue: LiveObject(store.box(for: Message.self), id: id)) }
-///
-/// var body: some View {
-///     if let message = message.object { Text(message.text) } else { Text("Deleted") }
+///     var body: some View {
+///         if let message = message.object { Text(message.text) } else { Text("Deleted") }
+///     }
 /// }
 /// ```
 ///

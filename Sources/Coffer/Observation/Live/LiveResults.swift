@@ -5,12 +5,14 @@ import Observation
 /// Realm's `@ObservedResults`).
 ///
 /// ```swift
-/// @State private var unread = LiveResults(
-///     try messages.query { Message.isUnread == true }.ordered(by: Message.position).build())
+/// let unread = LiveResults(try messages.query { Message.isUnread == true }.ordered(by: Message.position).build())
 ///
-/// var body: some View {
-///     List(unread.objects, id: \.id) { Text($0.text) }
-///     if let error = unread.error { Text("\(error)") }
+/// struct UnreadView: View {
+///     let unread: LiveResults<Message>
+///     var body: some View {
+///         List(unread.objects, id: \.id) { Text($0.text) }
+///         if let error = unread.error { Text("\(error)") }
+///     }
 /// }
 /// ```
 ///
@@ -83,7 +85,8 @@ public final class LiveResults<E: Entity>: @unchecked Sendable {
     ///
     /// ```swift
     /// let people = LiveResults(try box.query().ordered(by: Person.lastName).build())
-    /// let page = LiveResults(query, offset: 0, limit: 20, on: myModelActor)
+    /// // on an actor of the app's: read and re-target it there
+    /// let page = LiveResults(query, offset: 0, limit: 20, on: catalogActor)
     /// ```
     public init(_ query: Query<E>, offset: Int = 0, limit: Int? = nil, on actor: any Actor = MainActor.shared) {
         self.query = query

@@ -4,11 +4,12 @@ import Observation
 /// for a view: an `@Observable` object recomputed after each commit that may change it.
 ///
 /// ```swift
-/// @State private var unread = LiveValue(count: try messages.query { Message.isUnread == true }.build())
-/// @State private var total = LiveValue(try orders.query().build()) { try $0.property(Order.amount).sum() }
+/// let unread = LiveValue(count: try messages.query { Message.isUnread == true }.build())
+/// let total = LiveValue(try orders.query().build()) { try $0.property(Order.amount).sum() }
 ///
-/// var body: some View {
-///     Text("\(unread.value ?? 0) unread, \(total.value ?? 0) in orders")
+/// struct BadgeView: View {
+///     let unread: LiveValue<Message, Int>
+///     var body: some View { Text("\(unread.value ?? 0) unread") }
 /// }
 /// ```
 ///

@@ -5,12 +5,14 @@ import Observation
 /// animates its rows, or UIKit code that applies them).
 ///
 /// ```swift
-/// @State private var chat = LiveWindow(
-///     try messages.query { Message.conversation == id }.ordered(by: Message.position).build(), window: -25)
+/// let chat = LiveWindow(try messages.query { Message.conversation == id }.ordered(by: Message.position).build(), window: -25)
 ///
-/// var body: some View {
-///     List(chat.objects, id: \.id) { Text($0.text) }
-///     if chat.totalCount > chat.objects.count { Button("Earlier") { chat.window = (chat.window ?? 0) - 25 } }
+/// struct ChatView: View {
+///     let chat: LiveWindow<Message>
+///     var body: some View {
+///         List(chat.objects, id: \.id) { Text($0.text) }
+///         if chat.totalCount > chat.objects.count { Button("Earlier") { chat.window = (chat.window ?? 0) - 25 } }
+///     }
 /// }
 /// ```
 ///
