@@ -232,16 +232,8 @@ import Testing
     /// answer stays lost (the server may have applied the batch), and no pull runs. Before,
     /// any lasting failure of the question ended the wait.
     @Test func aGarbledAnswerToTheQuestionKeepsTheAnswerLost() async throws {
-        try await Self.withSkewedReplica(offset: 0) { connection, s, local, transport, replica in
-            let cards = local.store.box(for: Replicated.Card.self)
-            var card = Replicated.Card(title: "made", count: 1, done: false, note: nil)
-            try cards.put(&card)
-            try await replica.syncNow()
-            card.title = "changed here"
-            try cards.put(&card)
+        try await Self.withLostAnswer { connection, s, local, transport, replica in
             transport.script.withLock { script in
-                script.lostReplies = 1
-                script.failPushesAfterLostReply = true
                 script.lastMidFailures = [.malformedReply(operation: "read the last mutation id", detail: "scripted: garbled")]
             }
             let pullsBefore = transport.script.withLock { $0.pulls.count }
@@ -261,7 +253,26 @@ import Testing
     /// write): asking again would not help, so the wait ends and pulls go on; the change
     /// stays in the outbox. Before, every later pass skipped its pulls for good.
     @Test func aResendRefusedForGoodEndsTheWait() async throws {
-        try await Self.withSkewedReplica(offset: 0) { connection, s, local, transport, replica in
+        try await Self.withLostAnswer { connection, s, local, transport, replica in
+            transport.script.withLock { script in
+                script.failPushesAs = .server(operation: "push", sqlState: "42501", message: "scripted: permission denied")
+            }
+            await #expect(throws: SyncTransportError.self) { try await replica.syncNow() }
+            #expect(!replica.pushAnswerLost, "the refusal ended the wait")
+            let pullsBefore = transport.script.withLock { $0.pulls.count }
+            await #expect(throws: SyncTransportError.self) { try await replica.syncNow() }
+            #expect(transport.script.withLock { $0.pulls.count } > pullsBefore, "pulls go on")
+            let pending = try local.store.pendingSyncCount()
+            #expect(pending == 1, "the change stays in the outbox")
+            await transport.close()
+        }
+    }
+
+    /// A replica (clock on time) whose change of a pushed card is applied by the server with
+    /// its answer lost and every later push failing, as `script` is then set up further.
+    static func withLostAnswer(_ body: (PostgresConnection, String, TemporaryStore, ScriptedTransport, SyncReplica) async throws -> Void)
+        async throws {
+        try await withSkewedReplica(offset: 0) { connection, s, local, transport, replica in
             let cards = local.store.box(for: Replicated.Card.self)
             var card = Replicated.Card(title: "made", count: 1, done: false, note: nil)
             try cards.put(&card)
@@ -271,15 +282,8 @@ import Testing
             transport.script.withLock { script in
                 script.lostReplies = 1
                 script.failPushesAfterLostReply = true
-                script.failPushesAs = .server(operation: "push", sqlState: "42501", message: "scripted: permission denied")
             }
-            await #expect(throws: SyncTransportError.self) { try await replica.syncNow() }
-            #expect(!replica.pushAnswerLost, "the refusal ended the wait")
-            let pullsBefore = transport.script.withLock { $0.pulls.count }
-            await #expect(throws: SyncTransportError.self) { try await replica.syncNow() }
-            #expect(transport.script.withLock { $0.pulls.count } > pullsBefore, "pulls go on")
-            #expect(try local.store.pendingSyncCount() == 1)
-            await transport.close()
+            try await body(connection, s, local, transport, replica)
         }
     }
 
