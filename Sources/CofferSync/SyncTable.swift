@@ -231,35 +231,91 @@ public struct SyncColumn: Sendable, Equatable {
 /// SyncValueKind.uint64.sqlType   // "numeric(20,0)"
 /// ```
 public enum SyncValueKind: String, Sendable, CaseIterable {
-    /// `boolean`; JSON `true`/`false`. ```swift SyncValueKind.bool ```
+    /// `boolean`; JSON `true`/`false`.
+    ///
+    /// ```swift
+    /// SyncValueKind.bool
+    /// ```
     case bool
-    /// `bigint`; a JSON integer (or a decimal string). ```swift SyncValueKind.bigint ```
+    /// `bigint`; a JSON integer (or a decimal string).
+    ///
+    /// ```swift
+    /// SyncValueKind.bigint
+    /// ```
     case bigint
     /// `numeric(20,0)` holding 0...2^64-1; pushed as a JSON integer or decimal string, pulled
-    /// as a decimal string (exact through any JSON parser). ```swift SyncValueKind.uint64 ```
+    /// as a decimal string (exact through any JSON parser).
+    ///
+    /// ```swift
+    /// SyncValueKind.uint64
+    /// ```
     case uint64
     /// `double precision`; a JSON number (the shortest decimal that round-trips), or the
-    /// strings `"NaN"`, `"Infinity"`, `"-Infinity"`, `"-0"`. ```swift SyncValueKind.double ```
+    /// strings `"NaN"`, `"Infinity"`, `"-Infinity"`, `"-0"`.
+    ///
+    /// ```swift
+    /// SyncValueKind.double
+    /// ```
     case double
-    /// `text`; a JSON string. Text cannot hold U+0000. ```swift SyncValueKind.text ```
+    /// `text`; a JSON string. Text cannot hold U+0000.
+    ///
+    /// ```swift
+    /// SyncValueKind.text
+    /// ```
     case text
-    /// `bytea`; a base64 string. ```swift SyncValueKind.bytea ```
+    /// `bytea`; a base64 string.
+    ///
+    /// ```swift
+    /// SyncValueKind.bytea
+    /// ```
     case bytea
-    /// `uuid`; a UUID string. ```swift SyncValueKind.uuid ```
+    /// `uuid`; a UUID string.
+    ///
+    /// ```swift
+    /// SyncValueKind.uuid
+    /// ```
     case uuid
-    /// `jsonb`; any JSON value. ```swift SyncValueKind.jsonb ```
+    /// `jsonb`; any JSON value.
+    ///
+    /// ```swift
+    /// SyncValueKind.jsonb
+    /// ```
     case jsonb
-    /// `boolean[]`. ```swift SyncValueKind.boolArray ```
+    /// `boolean[]`.
+    ///
+    /// ```swift
+    /// SyncValueKind.boolArray
+    /// ```
     case boolArray = "bool[]"
-    /// `bigint[]`. ```swift SyncValueKind.bigintArray ```
+    /// `bigint[]`.
+    ///
+    /// ```swift
+    /// SyncValueKind.bigintArray
+    /// ```
     case bigintArray = "bigint[]"
-    /// `numeric(20,0)[]`. ```swift SyncValueKind.uint64Array ```
+    /// `numeric(20,0)[]`.
+    ///
+    /// ```swift
+    /// SyncValueKind.uint64Array
+    /// ```
     case uint64Array = "uint64[]"
-    /// `double precision[]`. ```swift SyncValueKind.doubleArray ```
+    /// `double precision[]`.
+    ///
+    /// ```swift
+    /// SyncValueKind.doubleArray
+    /// ```
     case doubleArray = "double[]"
-    /// `text[]`. ```swift SyncValueKind.textArray ```
+    /// `text[]`.
+    ///
+    /// ```swift
+    /// SyncValueKind.textArray
+    /// ```
     case textArray = "text[]"
-    /// `uuid[]`. ```swift SyncValueKind.uuidArray ```
+    /// `uuid[]`.
+    ///
+    /// ```swift
+    /// SyncValueKind.uuidArray
+    /// ```
     case uuidArray = "uuid[]"
 
     /// The PostgreSQL column type.

@@ -20,17 +20,41 @@ import Foundation
 /// Numbers are `Double`s, as in JSON. Objects keep their keys sorted when stored. Literals
 /// build values directly (`["a": 1, "b": [true, nil]]`).
 public enum JSONValue: Sendable, Hashable {
-    /// `null`. ```swift JSONValue.null ```
+    /// `null`.
+    ///
+    /// ```swift
+    /// JSONValue.null
+    /// ```
     case null
-    /// `true` or `false`. ```swift JSONValue.bool(true) ```
+    /// `true` or `false`.
+    ///
+    /// ```swift
+    /// JSONValue.bool(true)
+    /// ```
     case bool(Bool)
-    /// A number. ```swift JSONValue.number(2.5) ```
+    /// A number.
+    ///
+    /// ```swift
+    /// JSONValue.number(2.5)
+    /// ```
     case number(Double)
-    /// A string. ```swift JSONValue.string("red") ```
+    /// A string.
+    ///
+    /// ```swift
+    /// JSONValue.string("red")
+    /// ```
     case string(String)
-    /// An array. ```swift JSONValue.array([1, "two"]) ```
+    /// An array.
+    ///
+    /// ```swift
+    /// JSONValue.array([1, "two"])
+    /// ```
     case array([JSONValue])
-    /// An object. ```swift JSONValue.object(["key": "value"]) ```
+    /// An object.
+    ///
+    /// ```swift
+    /// JSONValue.object(["key": "value"])
+    /// ```
     case object([String: JSONValue])
 
     /// The member `key` of an object, or nil (not an object, or no such member).
@@ -56,33 +80,55 @@ public enum JSONValue: Sendable, Hashable {
 
 extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
     ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral {
-    /// `nil` is `null`. ```swift let value: JSONValue = nil ```
+    /// `nil` is `null`.
+    ///
+    /// ```swift
+    /// let value: JSONValue = nil
+    /// ```
     public init(nilLiteral: ()) { self = .null }
-    /// ```swift let value: JSONValue = true ```
+    /// ```swift
+    /// let value: JSONValue = true
+    /// ```
     public init(booleanLiteral value: Bool) { self = .bool(value) }
-    /// ```swift let value: JSONValue = 3 ```
+    /// ```swift
+    /// let value: JSONValue = 3
+    /// ```
     public init(integerLiteral value: Int) { self = .number(Double(value)) }
-    /// ```swift let value: JSONValue = 2.5 ```
+    /// ```swift
+    /// let value: JSONValue = 2.5
+    /// ```
     public init(floatLiteral value: Double) { self = .number(value) }
-    /// ```swift let value: JSONValue = "red" ```
+    /// ```swift
+    /// let value: JSONValue = "red"
+    /// ```
     public init(stringLiteral value: String) { self = .string(value) }
-    /// ```swift let value: JSONValue = [1, "two", nil] ```
+    /// ```swift
+    /// let value: JSONValue = [1, "two", nil]
+    /// ```
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
-    /// ```swift let value: JSONValue = ["a": 1] ```
+    /// ```swift
+    /// let value: JSONValue = ["a": 1]
+    /// ```
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
         self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }
 }
 
 extension JSONValue: RecordValue {
-    /// Writes the value in the document encoding. ```swift value.cofferWrite(3, to: &writer) ```
+    /// Writes the value in the document encoding.
+    ///
+    /// ```swift
+    /// value.cofferWrite(3, to: &writer)
+    /// ```
     @_spi(CofferGenerated)
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
         DocumentCodec.writeField(field, to: &writer) { DocumentCodec.write(DocumentCodec.Node(self), to: &$0) }
     }
 
     /// Reads a document field; nil for another kind or a damaged encoding.
-    /// ```swift JSONValue.cofferRead(from: reader) ```
+    /// ```swift
+    /// JSONValue.cofferRead(from: reader)
+    /// ```
     @_spi(CofferGenerated)
     public static func cofferRead(from reader: _RecordReader) -> JSONValue? {
         guard reader.kind == .document,
@@ -110,20 +156,30 @@ extension JSONValue {
 /// The value types of dictionaries an entity can store (`[String: String]`,
 /// `[String: Int]`, `[String: Double]`, `[String: Bool]`).
 public protocol DocumentScalar: Sendable {
-    /// The value as a document value. ```swift 5.documentValue ```
+    /// The value as a document value.
+    ///
+    /// ```swift
+    /// 5.documentValue
+    /// ```
     @_spi(CofferGenerated)
     var documentValue: DocumentCodec.Scalar { get }
     /// The value of a document scalar, or nil when it is of another kind.
-    /// ```swift Int(document: .integer(5)) ```
+    /// ```swift
+    /// Int(document: .integer(5))
+    /// ```
     @_spi(CofferGenerated)
     init?(document: DocumentCodec.Scalar)
 }
 
 extension String: DocumentScalar {
-    /// ```swift "red".documentValue ```
+    /// ```swift
+    /// "red".documentValue
+    /// ```
     @_spi(CofferGenerated)
     public var documentValue: DocumentCodec.Scalar { .string(self) }
-    /// ```swift String(document: .string("red")) ```
+    /// ```swift
+    /// String(document: .string("red"))
+    /// ```
     @_spi(CofferGenerated)
     public init?(document: DocumentCodec.Scalar) {
         guard case .string(let value) = document else { return nil }
@@ -132,10 +188,14 @@ extension String: DocumentScalar {
 }
 
 extension Int: DocumentScalar {
-    /// ```swift 5.documentValue ```
+    /// ```swift
+    /// 5.documentValue
+    /// ```
     @_spi(CofferGenerated)
     public var documentValue: DocumentCodec.Scalar { .integer(Int64(self)) }
-    /// ```swift Int(document: .integer(5)) ```
+    /// ```swift
+    /// Int(document: .integer(5))
+    /// ```
     @_spi(CofferGenerated)
     public init?(document: DocumentCodec.Scalar) {
         guard case .integer(let value) = document, let exact = Int(exactly: value) else { return nil }
@@ -144,10 +204,14 @@ extension Int: DocumentScalar {
 }
 
 extension Double: DocumentScalar {
-    /// ```swift 2.5.documentValue ```
+    /// ```swift
+    /// 2.5.documentValue
+    /// ```
     @_spi(CofferGenerated)
     public var documentValue: DocumentCodec.Scalar { .double(self) }
-    /// ```swift Double(document: .double(2.5)) ```
+    /// ```swift
+    /// Double(document: .double(2.5))
+    /// ```
     @_spi(CofferGenerated)
     public init?(document: DocumentCodec.Scalar) {
         guard case .double(let value) = document else { return nil }
@@ -156,10 +220,14 @@ extension Double: DocumentScalar {
 }
 
 extension Bool: DocumentScalar {
-    /// ```swift true.documentValue ```
+    /// ```swift
+    /// true.documentValue
+    /// ```
     @_spi(CofferGenerated)
     public var documentValue: DocumentCodec.Scalar { .bool(self) }
-    /// ```swift Bool(document: .bool(true)) ```
+    /// ```swift
+    /// Bool(document: .bool(true))
+    /// ```
     @_spi(CofferGenerated)
     public init?(document: DocumentCodec.Scalar) {
         guard case .bool(let value) = document else { return nil }
@@ -168,7 +236,11 @@ extension Bool: DocumentScalar {
 }
 
 extension Dictionary: RecordValue where Key == String, Value: DocumentScalar {
-    /// Writes the dictionary as a document object. ```swift ["a": "b"].cofferWrite(3, to: &writer) ```
+    /// Writes the dictionary as a document object.
+    ///
+    /// ```swift
+    /// ["a": "b"].cofferWrite(3, to: &writer)
+    /// ```
     @_spi(CofferGenerated)
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
         DocumentCodec.writeField(field, to: &writer) { writer in
@@ -177,7 +249,9 @@ extension Dictionary: RecordValue where Key == String, Value: DocumentScalar {
     }
 
     /// Reads a document object whose every value is a `Value`; nil otherwise (damage).
-    /// ```swift [String: Int].cofferRead(from: reader) ```
+    /// ```swift
+    /// [String: Int].cofferRead(from: reader)
+    /// ```
     @_spi(CofferGenerated)
     public static func cofferRead(from reader: _RecordReader) -> [String: Value]? {
         guard reader.kind == .document,

@@ -18,16 +18,26 @@ import Foundation
 public enum DocumentCodec {
     /// A leaf value.
     public enum Scalar: Sendable, Equatable {
-        /// ```swift DocumentCodec.Scalar.bool(true) ```
+        /// ```swift
+        /// DocumentCodec.Scalar.bool(true)
+        /// ```
         case bool(Bool)
-        /// ```swift DocumentCodec.Scalar.integer(5) ```
+        /// ```swift
+        /// DocumentCodec.Scalar.integer(5)
+        /// ```
         case integer(Int64)
         /// An unsigned integer above `Int64.max` (a `UInt64` leaf); smaller ones are `integer`.
-        /// ```swift DocumentCodec.Scalar.unsigned(.max) ```
+        /// ```swift
+        /// DocumentCodec.Scalar.unsigned(.max)
+        /// ```
         case unsigned(UInt64)
-        /// ```swift DocumentCodec.Scalar.double(2.5) ```
+        /// ```swift
+        /// DocumentCodec.Scalar.double(2.5)
+        /// ```
         case double(Double)
-        /// ```swift DocumentCodec.Scalar.string("a") ```
+        /// ```swift
+        /// DocumentCodec.Scalar.string("a")
+        /// ```
         case string(String)
     }
 

@@ -6,81 +6,233 @@
 /// if Person.age.schema.type == .int { ... }
 /// ```
 public enum PropertyType: String, Sendable, Codable, CaseIterable {
-    /// `Bool`. ```swift PropertyType.bool ```
+    /// `Bool`.
+    ///
+    /// ```swift
+    /// PropertyType.bool
+    /// ```
     case bool
-    /// `Int8`. ```swift PropertyType.int8 ```
+    /// `Int8`.
+    ///
+    /// ```swift
+    /// PropertyType.int8
+    /// ```
     case int8
-    /// `Int16`. ```swift PropertyType.int16 ```
+    /// `Int16`.
+    ///
+    /// ```swift
+    /// PropertyType.int16
+    /// ```
     case int16
-    /// `Int32`. ```swift PropertyType.int32 ```
+    /// `Int32`.
+    ///
+    /// ```swift
+    /// PropertyType.int32
+    /// ```
     case int32
-    /// `Int64`. ```swift PropertyType.int64 ```
+    /// `Int64`.
+    ///
+    /// ```swift
+    /// PropertyType.int64
+    /// ```
     case int64
-    /// `Int` (64 bits). ```swift PropertyType.int ```
+    /// `Int` (64 bits).
+    ///
+    /// ```swift
+    /// PropertyType.int
+    /// ```
     case int
-    /// `UInt8`. ```swift PropertyType.uint8 ```
+    /// `UInt8`.
+    ///
+    /// ```swift
+    /// PropertyType.uint8
+    /// ```
     case uint8
-    /// `UInt16`. ```swift PropertyType.uint16 ```
+    /// `UInt16`.
+    ///
+    /// ```swift
+    /// PropertyType.uint16
+    /// ```
     case uint16
-    /// `UInt32`. ```swift PropertyType.uint32 ```
+    /// `UInt32`.
+    ///
+    /// ```swift
+    /// PropertyType.uint32
+    /// ```
     case uint32
-    /// `UInt64`, also the type of `id`. ```swift PropertyType.uint64 ```
+    /// `UInt64`, also the type of `id`.
+    ///
+    /// ```swift
+    /// PropertyType.uint64
+    /// ```
     case uint64
-    /// `UInt` (64 bits). ```swift PropertyType.uint ```
+    /// `UInt` (64 bits).
+    ///
+    /// ```swift
+    /// PropertyType.uint
+    /// ```
     case uint
-    /// `Float`. ```swift PropertyType.float ```
+    /// `Float`.
+    ///
+    /// ```swift
+    /// PropertyType.float
+    /// ```
     case float
-    /// `Double`. ```swift PropertyType.double ```
+    /// `Double`.
+    ///
+    /// ```swift
+    /// PropertyType.double
+    /// ```
     case double
-    /// `String`. ```swift PropertyType.string ```
+    /// `String`.
+    ///
+    /// ```swift
+    /// PropertyType.string
+    /// ```
     case string
-    /// `Date`, stored as seconds since the reference date. ```swift PropertyType.date ```
+    /// `Date`, stored as seconds since the reference date.
+    ///
+    /// ```swift
+    /// PropertyType.date
+    /// ```
     case date
-    /// `Data`. ```swift PropertyType.data ```
+    /// `Data`.
+    ///
+    /// ```swift
+    /// PropertyType.data
+    /// ```
     case data
-    /// `UUID`. ```swift PropertyType.uuid ```
+    /// `UUID`.
+    ///
+    /// ```swift
+    /// PropertyType.uuid
+    /// ```
     case uuid
-    /// `[String]`. ```swift PropertyType.stringArray ```
+    /// `[String]`.
+    ///
+    /// ```swift
+    /// PropertyType.stringArray
+    /// ```
     case stringArray
-    /// `[Int]`. ```swift PropertyType.intArray ```
+    /// `[Int]`.
+    ///
+    /// ```swift
+    /// PropertyType.intArray
+    /// ```
     case intArray
-    /// `[Double]`. ```swift PropertyType.doubleArray ```
+    /// `[Double]`.
+    ///
+    /// ```swift
+    /// PropertyType.doubleArray
+    /// ```
     case doubleArray
-    /// `[Bool]`. ```swift PropertyType.boolArray ```
+    /// `[Bool]`.
+    ///
+    /// ```swift
+    /// PropertyType.boolArray
+    /// ```
     case boolArray
-    /// `[Int8]`. ```swift PropertyType.int8Array ```
+    /// `[Int8]`.
+    ///
+    /// ```swift
+    /// PropertyType.int8Array
+    /// ```
     case int8Array
-    /// `[Int16]`. ```swift PropertyType.int16Array ```
+    /// `[Int16]`.
+    ///
+    /// ```swift
+    /// PropertyType.int16Array
+    /// ```
     case int16Array
-    /// `[Int32]`. ```swift PropertyType.int32Array ```
+    /// `[Int32]`.
+    ///
+    /// ```swift
+    /// PropertyType.int32Array
+    /// ```
     case int32Array
-    /// `[Int64]`. ```swift PropertyType.int64Array ```
+    /// `[Int64]`.
+    ///
+    /// ```swift
+    /// PropertyType.int64Array
+    /// ```
     case int64Array
-    /// `[UInt]`. ```swift PropertyType.uintArray ```
+    /// `[UInt]`.
+    ///
+    /// ```swift
+    /// PropertyType.uintArray
+    /// ```
     case uintArray
-    /// `[UInt8]`. ```swift PropertyType.uint8Array ```
+    /// `[UInt8]`.
+    ///
+    /// ```swift
+    /// PropertyType.uint8Array
+    /// ```
     case uint8Array
-    /// `[UInt16]`. ```swift PropertyType.uint16Array ```
+    /// `[UInt16]`.
+    ///
+    /// ```swift
+    /// PropertyType.uint16Array
+    /// ```
     case uint16Array
-    /// `[UInt32]`. ```swift PropertyType.uint32Array ```
+    /// `[UInt32]`.
+    ///
+    /// ```swift
+    /// PropertyType.uint32Array
+    /// ```
     case uint32Array
-    /// `[UInt64]`. ```swift PropertyType.uint64Array ```
+    /// `[UInt64]`.
+    ///
+    /// ```swift
+    /// PropertyType.uint64Array
+    /// ```
     case uint64Array
-    /// `[Float]`. ```swift PropertyType.floatArray ```
+    /// `[Float]`.
+    ///
+    /// ```swift
+    /// PropertyType.floatArray
+    /// ```
     case floatArray
-    /// `[Date]`. ```swift PropertyType.dateArray ```
+    /// `[Date]`.
+    ///
+    /// ```swift
+    /// PropertyType.dateArray
+    /// ```
     case dateArray
-    /// `[UUID]`. ```swift PropertyType.uuidArray ```
+    /// `[UUID]`.
+    ///
+    /// ```swift
+    /// PropertyType.uuidArray
+    /// ```
     case uuidArray
-    /// ``JSONValue``, stored as a binary document. ```swift PropertyType.json ```
+    /// ``JSONValue``, stored as a binary document.
+    ///
+    /// ```swift
+    /// PropertyType.json
+    /// ```
     case json
-    /// `[String: String]`. ```swift PropertyType.stringDictionary ```
+    /// `[String: String]`.
+    ///
+    /// ```swift
+    /// PropertyType.stringDictionary
+    /// ```
     case stringDictionary
-    /// `[String: Int]`. ```swift PropertyType.intDictionary ```
+    /// `[String: Int]`.
+    ///
+    /// ```swift
+    /// PropertyType.intDictionary
+    /// ```
     case intDictionary
-    /// `[String: Double]`. ```swift PropertyType.doubleDictionary ```
+    /// `[String: Double]`.
+    ///
+    /// ```swift
+    /// PropertyType.doubleDictionary
+    /// ```
     case doubleDictionary
-    /// `[String: Bool]`. ```swift PropertyType.boolDictionary ```
+    /// `[String: Bool]`.
+    ///
+    /// ```swift
+    /// PropertyType.boolDictionary
+    /// ```
     case boolDictionary
 
     /// Whether values are documents (``JSONValue`` or a dictionary), queried by path.

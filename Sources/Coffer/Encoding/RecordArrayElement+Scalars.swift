@@ -34,13 +34,21 @@ extension RecordReader {
 
 // Signed integers other than `Int` (which has its own conformance).
 extension RecordArrayElement where Self: FixedWidthInteger & SignedInteger {
-    /// Writes the elements as 64-bit values. ```swift Int8.cofferWriteArray([1], field: 3, to: &writer) ```
+    /// Writes the elements as 64-bit values.
+    ///
+    /// ```swift
+    /// Int8.cofferWriteArray([1], field: 3, to: &writer)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable
     public static func cofferWriteArray(_ array: [Self], field: Int, to writer: inout RecordWriter) {
         writer.write8ByteArray(field, .int64Array, count: array.count) { UInt64(bitPattern: Int64(array[$0])) }
     }
-    /// Reads the elements, each of which must fit. ```swift Int8.cofferReadArray(from: reader) ```
+    /// Reads the elements, each of which must fit.
+    ///
+    /// ```swift
+    /// Int8.cofferReadArray(from: reader)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable
     public static func cofferReadArray(from reader: _RecordReader) -> [Self]? {
@@ -54,13 +62,21 @@ extension Int64: RecordArrayElement {}
 
 // Unsigned integers.
 extension RecordArrayElement where Self: FixedWidthInteger & UnsignedInteger {
-    /// Writes the elements as 64-bit values. ```swift UInt8.cofferWriteArray([1], field: 3, to: &writer) ```
+    /// Writes the elements as 64-bit values.
+    ///
+    /// ```swift
+    /// UInt8.cofferWriteArray([1], field: 3, to: &writer)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable
     public static func cofferWriteArray(_ array: [Self], field: Int, to writer: inout RecordWriter) {
         writer.write8ByteArray(field, .uint64Array, count: array.count) { UInt64(array[$0]) }
     }
-    /// Reads the elements, each of which must fit. ```swift UInt8.cofferReadArray(from: reader) ```
+    /// Reads the elements, each of which must fit.
+    ///
+    /// ```swift
+    /// UInt8.cofferReadArray(from: reader)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable
     public static func cofferReadArray(from reader: _RecordReader) -> [Self]? {
@@ -74,14 +90,20 @@ extension UInt32: RecordArrayElement {}
 extension UInt64: RecordArrayElement {}
 
 extension Float: RecordArrayElement {
-    /// Writes `[Float]` as doubles. ```swift Float.cofferWriteArray([1.5], field: 3, to: &writer) ```
+    /// Writes `[Float]` as doubles.
+    ///
+    /// ```swift
+    /// Float.cofferWriteArray([1.5], field: 3, to: &writer)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable
     public static func cofferWriteArray(_ array: [Float], field: Int, to writer: inout RecordWriter) {
         writer.write8ByteArray(field, .float64Array, count: array.count) { Double(array[$0]).bitPattern }
     }
     /// Reads `[Float]`; a double no `Float` holds exactly is damage (NaN stays NaN).
-    /// ```swift Float.cofferReadArray(from: reader) ```
+    /// ```swift
+    /// Float.cofferReadArray(from: reader)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable
     public static func cofferReadArray(from reader: _RecordReader) -> [Float]? {
@@ -93,13 +115,21 @@ extension Float: RecordArrayElement {
 }
 
 extension Date: RecordArrayElement {
-    /// Writes `[Date]` as seconds since 2001. ```swift Date.cofferWriteArray([now], field: 3, to: &writer) ```
+    /// Writes `[Date]` as seconds since 2001.
+    ///
+    /// ```swift
+    /// Date.cofferWriteArray([now], field: 3, to: &writer)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable
     public static func cofferWriteArray(_ array: [Date], field: Int, to writer: inout RecordWriter) {
         writer.write8ByteArray(field, .float64Array, count: array.count) { array[$0].timeIntervalSinceReferenceDate.bitPattern }
     }
-    /// Reads `[Date]`. ```swift Date.cofferReadArray(from: reader) ```
+    /// Reads `[Date]`.
+    ///
+    /// ```swift
+    /// Date.cofferReadArray(from: reader)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable
     public static func cofferReadArray(from reader: _RecordReader) -> [Date]? {
@@ -108,7 +138,11 @@ extension Date: RecordArrayElement {
 }
 
 extension UUID: RecordArrayElement {
-    /// Writes `[UUID]`: 16 bytes each. ```swift UUID.cofferWriteArray([id], field: 3, to: &writer) ```
+    /// Writes `[UUID]`: 16 bytes each.
+    ///
+    /// ```swift
+    /// UUID.cofferWriteArray([id], field: 3, to: &writer)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable
     public static func cofferWriteArray(_ array: [UUID], field: Int, to writer: inout RecordWriter) {
@@ -116,7 +150,11 @@ extension UUID: RecordArrayElement {
         writer.appendLength(16 * array.count)
         for element in array { withUnsafeBytes(of: element.uuid) { writer.append(bytes: $0) } }
     }
-    /// Reads `[UUID]`. ```swift UUID.cofferReadArray(from: reader) ```
+    /// Reads `[UUID]`.
+    ///
+    /// ```swift
+    /// UUID.cofferReadArray(from: reader)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable
     public static func cofferReadArray(from reader: _RecordReader) -> [UUID]? {
@@ -132,7 +170,11 @@ extension UUID: RecordArrayElement {
 }
 
 extension Bool: RecordArrayElement {
-    /// Writes `[Bool]`: one byte each, 0 or 1. ```swift Bool.cofferWriteArray([true], field: 3, to: &writer) ```
+    /// Writes `[Bool]`: one byte each, 0 or 1.
+    ///
+    /// ```swift
+    /// Bool.cofferWriteArray([true], field: 3, to: &writer)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable
     public static func cofferWriteArray(_ array: [Bool], field: Int, to writer: inout RecordWriter) {
@@ -140,7 +182,11 @@ extension Bool: RecordArrayElement {
         writer.appendLength(array.count)
         for element in array { writer.append(UInt8(element ? 1 : 0)) }
     }
-    /// Reads `[Bool]`; a byte other than 0 or 1 is damage. ```swift Bool.cofferReadArray(from: reader) ```
+    /// Reads `[Bool]`; a byte other than 0 or 1 is damage.
+    ///
+    /// ```swift
+    /// Bool.cofferReadArray(from: reader)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable
     public static func cofferReadArray(from reader: _RecordReader) -> [Bool]? {

@@ -29,13 +29,21 @@ public protocol RecordValue: Sendable {
 }
 
 extension Bool: RecordValue {
-    /// Writes a Bool field. ```swift true.cofferWrite(1, to: &writer) ```
+    /// Writes a Bool field.
+    ///
+    /// ```swift
+    /// true.cofferWrite(1, to: &writer)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable @inline(__always)
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
         writer.header(field, self ? .boolTrue : .boolFalse, payload: 0)
     }
-    /// Reads a Bool field. ```swift Bool.cofferRead(from: reader) ```
+    /// Reads a Bool field.
+    ///
+    /// ```swift
+    /// Bool.cofferRead(from: reader)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable @inline(__always)
     public static func cofferRead(from reader: _RecordReader) -> Bool? {
@@ -49,13 +57,21 @@ extension Bool: RecordValue {
 
 // Signed integers share one encoding: the narrowest signed kind that holds the value.
 extension RecordValue where Self: FixedWidthInteger & SignedInteger {
-    /// Writes a signed integer field. ```swift 42.cofferWrite(2, to: &writer) ```
+    /// Writes a signed integer field.
+    ///
+    /// ```swift
+    /// 42.cofferWrite(2, to: &writer)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable @inline(__always)
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
         writer.writeSigned(field, Int64(self))
     }
-    /// Reads a signed integer field. ```swift Int.cofferRead(from: reader) ```
+    /// Reads a signed integer field.
+    ///
+    /// ```swift
+    /// Int.cofferRead(from: reader)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable @inline(__always)
     public static func cofferRead(from reader: _RecordReader) -> Self? {
@@ -65,13 +81,21 @@ extension RecordValue where Self: FixedWidthInteger & SignedInteger {
 
 // Unsigned integers share one encoding: the narrowest unsigned kind that holds the value.
 extension RecordValue where Self: FixedWidthInteger & UnsignedInteger {
-    /// Writes an unsigned integer field. ```swift UInt8(7).cofferWrite(2, to: &writer) ```
+    /// Writes an unsigned integer field.
+    ///
+    /// ```swift
+    /// UInt8(7).cofferWrite(2, to: &writer)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable @inline(__always)
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
         writer.writeUnsigned(field, UInt64(self))
     }
-    /// Reads an unsigned integer field. ```swift UInt64.cofferRead(from: reader) ```
+    /// Reads an unsigned integer field.
+    ///
+    /// ```swift
+    /// UInt64.cofferRead(from: reader)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable @inline(__always)
     public static func cofferRead(from reader: _RecordReader) -> Self? {
@@ -91,14 +115,22 @@ extension UInt32: RecordValue {}
 extension UInt64: RecordValue {}
 
 extension Float: RecordValue {
-    /// Writes a Float field (bit pattern, so NaN payloads survive). ```swift Float(1.5).cofferWrite(3, to: &writer) ```
+    /// Writes a Float field (bit pattern, so NaN payloads survive).
+    ///
+    /// ```swift
+    /// Float(1.5).cofferWrite(3, to: &writer)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable @inline(__always)
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
         writer.header(field, .float32, payload: 4)
         writer.append(bitPattern)
     }
-    /// Reads a Float field. ```swift Float.cofferRead(from: reader) ```
+    /// Reads a Float field.
+    ///
+    /// ```swift
+    /// Float.cofferRead(from: reader)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable @inline(__always)
     public static func cofferRead(from reader: _RecordReader) -> Float? {
@@ -108,14 +140,22 @@ extension Float: RecordValue {
 }
 
 extension Double: RecordValue {
-    /// Writes a Double field (bit pattern). ```swift 2.5.cofferWrite(3, to: &writer) ```
+    /// Writes a Double field (bit pattern).
+    ///
+    /// ```swift
+    /// 2.5.cofferWrite(3, to: &writer)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable @inline(__always)
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
         writer.header(field, .float64, payload: 8)
         writer.append(bitPattern)
     }
-    /// Reads a Double field, widening a stored Float. ```swift Double.cofferRead(from: reader) ```
+    /// Reads a Double field, widening a stored Float.
+    ///
+    /// ```swift
+    /// Double.cofferRead(from: reader)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable @inline(__always)
     public static func cofferRead(from reader: _RecordReader) -> Double? {
@@ -125,13 +165,19 @@ extension Double: RecordValue {
 
 extension Date: RecordValue {
     /// Writes a Date as its seconds since the reference date (exact round trip).
-    /// ```swift Date().cofferWrite(4, to: &writer) ```
+    /// ```swift
+    /// Date().cofferWrite(4, to: &writer)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable @inline(__always)
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
         timeIntervalSinceReferenceDate.cofferWrite(field, to: &writer)
     }
-    /// Reads a Date field. ```swift Date.cofferRead(from: reader) ```
+    /// Reads a Date field.
+    ///
+    /// ```swift
+    /// Date.cofferRead(from: reader)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable @inline(__always)
     public static func cofferRead(from reader: _RecordReader) -> Date? {
@@ -140,7 +186,11 @@ extension Date: RecordValue {
 }
 
 extension String: RecordValue {
-    /// Writes a String as UTF-8. ```swift "Ada".cofferWrite(1, to: &writer) ```
+    /// Writes a String as UTF-8.
+    ///
+    /// ```swift
+    /// "Ada".cofferWrite(1, to: &writer)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
@@ -151,7 +201,9 @@ extension String: RecordValue {
         string.withUTF8 { writer.writeBytes(field, UnsafeRawBufferPointer($0)) }
     }
     /// Reads a String field; invalid UTF-8 is repaired, never trapped on.
-    /// ```swift String.cofferRead(from: reader) ```
+    /// ```swift
+    /// String.cofferRead(from: reader)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable @inline(__always)
     public static func cofferRead(from reader: _RecordReader) -> String? {
@@ -161,7 +213,11 @@ extension String: RecordValue {
 }
 
 extension Data: RecordValue {
-    /// Writes Data as raw bytes. ```swift Data([1, 2]).cofferWrite(5, to: &writer) ```
+    /// Writes Data as raw bytes.
+    ///
+    /// ```swift
+    /// Data([1, 2]).cofferWrite(5, to: &writer)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
@@ -174,7 +230,11 @@ extension Data: RecordValue {
         bytes.withUnsafeBytes { writer.writeBytes(field, $0) }
         #endif
     }
-    /// Reads a Data field. ```swift Data.cofferRead(from: reader) ```
+    /// Reads a Data field.
+    ///
+    /// ```swift
+    /// Data.cofferRead(from: reader)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable @inline(__always)
     public static func cofferRead(from reader: _RecordReader) -> Data? {
@@ -184,14 +244,22 @@ extension Data: RecordValue {
 }
 
 extension UUID: RecordValue {
-    /// Writes the 16 bytes of a UUID. ```swift UUID().cofferWrite(6, to: &writer) ```
+    /// Writes the 16 bytes of a UUID.
+    ///
+    /// ```swift
+    /// UUID().cofferWrite(6, to: &writer)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
         writer.header(field, .uuid, payload: 16)
         withUnsafeBytes(of: uuid) { writer.append(bytes: $0) }
     }
-    /// Reads a UUID field. ```swift UUID.cofferRead(from: reader) ```
+    /// Reads a UUID field.
+    ///
+    /// ```swift
+    /// UUID.cofferRead(from: reader)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable @inline(__always)
     public static func cofferRead(from reader: _RecordReader) -> UUID? {
@@ -208,22 +276,38 @@ extension UUID: RecordValue {
 /// var tags: [String] = []     // stored; [Date] would be a build error
 /// ```
 public protocol RecordArrayElement: Sendable {
-    /// Writes a whole array field. ```swift String.cofferWriteArray(["a"], field: 7, to: &writer) ```
+    /// Writes a whole array field.
+    ///
+    /// ```swift
+    /// String.cofferWriteArray(["a"], field: 7, to: &writer)
+    /// ```
     @_spi(CofferGenerated)
     static func cofferWriteArray(_ array: [Self], field: Int, to writer: inout RecordWriter)
-    /// Reads a whole array field. ```swift String.cofferReadArray(from: reader) ```
+    /// Reads a whole array field.
+    ///
+    /// ```swift
+    /// String.cofferReadArray(from: reader)
+    /// ```
     @_spi(CofferGenerated)
     static func cofferReadArray(from reader: _RecordReader) -> [Self]?
 }
 
 extension Array: RecordValue where Element: RecordArrayElement {
-    /// Writes an array field. ```swift ["a", "b"].cofferWrite(7, to: &writer) ```
+    /// Writes an array field.
+    ///
+    /// ```swift
+    /// ["a", "b"].cofferWrite(7, to: &writer)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
         Element.cofferWriteArray(self, field: field, to: &writer)
     }
-    /// Reads an array field. ```swift [String].cofferRead(from: reader) ```
+    /// Reads an array field.
+    ///
+    /// ```swift
+    /// [String].cofferRead(from: reader)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable @inline(__always)
     public static func cofferRead(from reader: _RecordReader) -> [Element]? {
@@ -233,7 +317,9 @@ extension Array: RecordValue where Element: RecordArrayElement {
 
 extension String: RecordArrayElement {
     /// Writes `[String]`: a count, then each string's length and UTF-8 bytes.
-    /// ```swift String.cofferWriteArray(["a"], field: 7, to: &writer) ```
+    /// ```swift
+    /// String.cofferWriteArray(["a"], field: 7, to: &writer)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable
     public static func cofferWriteArray(_ array: [String], field: Int, to writer: inout RecordWriter) {
@@ -251,7 +337,9 @@ extension String: RecordArrayElement {
         writer.endLength(at: lengthOffset)
     }
     /// Reads `[String]`, checking every length against the field's end.
-    /// ```swift String.cofferReadArray(from: reader) ```
+    /// ```swift
+    /// String.cofferReadArray(from: reader)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable
     public static func cofferReadArray(from reader: _RecordReader) -> [String]? {
@@ -277,7 +365,9 @@ extension String: RecordArrayElement {
 
 extension Int: RecordArrayElement {
     /// Writes `[Int]` as little-endian 64-bit values.
-    /// ```swift Int.cofferWriteArray([1, 2], field: 8, to: &writer) ```
+    /// ```swift
+    /// Int.cofferWriteArray([1, 2], field: 8, to: &writer)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable
     public static func cofferWriteArray(_ array: [Int], field: Int, to writer: inout RecordWriter) {
@@ -285,7 +375,11 @@ extension Int: RecordArrayElement {
         writer.appendLength(8 * array.count)
         for element in array { writer.append(Int64(element)) }
     }
-    /// Reads `[Int]`. ```swift Int.cofferReadArray(from: reader) ```
+    /// Reads `[Int]`.
+    ///
+    /// ```swift
+    /// Int.cofferReadArray(from: reader)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable
     public static func cofferReadArray(from reader: _RecordReader) -> [Int]? {
@@ -297,7 +391,9 @@ extension Int: RecordArrayElement {
 
 extension Double: RecordArrayElement {
     /// Writes `[Double]` as little-endian bit patterns.
-    /// ```swift Double.cofferWriteArray([1.5], field: 9, to: &writer) ```
+    /// ```swift
+    /// Double.cofferWriteArray([1.5], field: 9, to: &writer)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable
     public static func cofferWriteArray(_ array: [Double], field: Int, to writer: inout RecordWriter) {
@@ -305,7 +401,11 @@ extension Double: RecordArrayElement {
         writer.appendLength(8 * array.count)
         for element in array { writer.append(element.bitPattern) }
     }
-    /// Reads `[Double]`. ```swift Double.cofferReadArray(from: reader) ```
+    /// Reads `[Double]`.
+    ///
+    /// ```swift
+    /// Double.cofferReadArray(from: reader)
+    /// ```
     @_spi(CofferGenerated)
     @inlinable
     public static func cofferReadArray(from reader: _RecordReader) -> [Double]? {

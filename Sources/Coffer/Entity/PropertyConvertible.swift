@@ -64,15 +64,27 @@ public protocol PropertyConvertible: QueryableValue, Sendable {
 }
 
 extension PropertyConvertible {
-    /// Compares by the stored value. ```swift color._queryValue   // .string("#FF0000") ```
+    /// Compares by the stored value.
+    ///
+    /// ```swift
+    /// color._queryValue   // .string("#FF0000")
+    /// ```
     public var _queryValue: QueryValue { storedValue._queryValue }
 }
 
 extension URL: PropertyConvertible {
-    /// URLs are stored as their absolute string. ```swift URL.StoredValue.self   // String ```
+    /// URLs are stored as their absolute string.
+    ///
+    /// ```swift
+    /// URL.StoredValue.self   // String
+    /// ```
     public typealias StoredValue = String
 
-    /// The URL of a stored string. ```swift try URL(storedValue: "https://example.com") ```
+    /// The URL of a stored string.
+    ///
+    /// ```swift
+    /// try URL(storedValue: "https://example.com")
+    /// ```
     public init(storedValue: String) throws {
         guard let url = URL(string: storedValue) else {
             throw CofferError.invalidStoredValue(type: "URL", value: storedValue)
@@ -80,17 +92,27 @@ extension URL: PropertyConvertible {
         self = url
     }
 
-    /// The absolute string. ```swift URL(string: "https://example.com")!.storedValue ```
+    /// The absolute string.
+    ///
+    /// ```swift
+    /// URL(string: "https://example.com")!.storedValue
+    /// ```
     public var storedValue: String { absoluteString }
 }
 
 extension Decimal: PropertyConvertible {
-    /// Decimals are stored as text that sorts as the numbers do. ```swift Decimal.StoredValue.self   // String ```
+    /// Decimals are stored as text that sorts as the numbers do.
+    ///
+    /// ```swift
+    /// Decimal.StoredValue.self   // String
+    /// ```
     public typealias StoredValue = String
 
     /// The decimal of a stored string: the sortable form `storedValue` writes, or a plain
     /// decimal (`"12.50"`, `"-3"`, POSIX format, as an import may hold).
-    /// ```swift try Decimal(storedValue: "#2502125")   // 12.5 ```
+    /// ```swift
+    /// try Decimal(storedValue: "#2502125")   // 12.5
+    /// ```
     public init(storedValue: String) throws {
         if let value = SortableDecimal.decode(storedValue)
             ?? (storedValue.first.map { $0.isNumber || $0 == "-" } == true ? Decimal(string: storedValue, locale: Locale(identifier: "en_US_POSIX")) : nil),
@@ -102,7 +124,11 @@ extension Decimal: PropertyConvertible {
     }
 
     /// Text whose byte order is the numbers' order (see ``SortableDecimal``), so `<`, `>`,
-    /// ordering and index ranges on a `Decimal` property work. ```swift Decimal(12.5).storedValue   // "#2502125" ```
+    /// ordering and index ranges on a `Decimal` property work.
+    ///
+    /// ```swift
+    /// Decimal(12.5).storedValue   // "#2502125"
+    /// ```
     public var storedValue: String { SortableDecimal.encode(self) }
 }
 
@@ -113,7 +139,11 @@ extension Decimal: PropertyConvertible {
 /// complemented (`999 - x`, `9 - d`) and a `~` ends them, so a longer magnitude sorts first.
 /// NaN has no sortable form and is written as `"NaN"` (never equal to a number).
 public enum SortableDecimal {
-    /// The sortable text. ```swift SortableDecimal.encode(Decimal(12.5))   // "#2502125" ```
+    /// The sortable text.
+    ///
+    /// ```swift
+    /// SortableDecimal.encode(Decimal(12.5))   // "#2502125"
+    /// ```
     public static func encode(_ value: Decimal) -> String {
         guard !value.isNaN else { return "NaN" }
         let plain = NSDecimalNumber(decimal: value).description(withLocale: Locale(identifier: "en_US_POSIX"))
@@ -134,7 +164,9 @@ public enum SortableDecimal {
     }
 
     /// The value of sortable text, or nil when `text` is not in that form.
-    /// ```swift SortableDecimal.decode("#2502125")   // 12.5 ```
+    /// ```swift
+    /// SortableDecimal.decode("#2502125")   // 12.5
+    /// ```
     public static func decode(_ text: String) -> Decimal? {
         guard text.utf8.first == UInt8(ascii: "#") else { return nil }
         let bytes = Array(text.utf8.dropFirst())

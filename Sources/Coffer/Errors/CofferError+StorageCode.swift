@@ -85,43 +85,119 @@ extension CofferError {
         /// ```
         public init(rawValue: Int32) { self.rawValue = rawValue }
 
-        /// MDB_KEYEXIST: the key/data pair already exists. ```swift code == .keyExists ```
+        /// MDB_KEYEXIST: the key/data pair already exists.
+        ///
+        /// ```swift
+        /// code == .keyExists
+        /// ```
         public static let keyExists = LMDBCode(rawValue: MDB_KEYEXIST)
-        /// MDB_NOTFOUND: no matching key/data pair. ```swift code == .notFound ```
+        /// MDB_NOTFOUND: no matching key/data pair.
+        ///
+        /// ```swift
+        /// code == .notFound
+        /// ```
         public static let notFound = LMDBCode(rawValue: MDB_NOTFOUND)
-        /// MDB_PAGE_NOTFOUND: a requested page was not found (damage). ```swift code == .pageNotFound ```
+        /// MDB_PAGE_NOTFOUND: a requested page was not found (damage).
+        ///
+        /// ```swift
+        /// code == .pageNotFound
+        /// ```
         public static let pageNotFound = LMDBCode(rawValue: MDB_PAGE_NOTFOUND)
-        /// MDB_CORRUPTED: LMDB found a page of the wrong type (damage). ```swift code == .corrupted ```
+        /// MDB_CORRUPTED: LMDB found a page of the wrong type (damage).
+        ///
+        /// ```swift
+        /// code == .corrupted
+        /// ```
         public static let corrupted = LMDBCode(rawValue: MDB_CORRUPTED)
-        /// MDB_PANIC: an earlier fatal error left the environment unusable; reopen the store. ```swift code == .panic ```
+        /// MDB_PANIC: an earlier fatal error left the environment unusable; reopen the store.
+        ///
+        /// ```swift
+        /// code == .panic
+        /// ```
         public static let panic = LMDBCode(rawValue: MDB_PANIC)
-        /// MDB_VERSION_MISMATCH: the file was written by another LMDB version. ```swift code == .versionMismatch ```
+        /// MDB_VERSION_MISMATCH: the file was written by another LMDB version.
+        ///
+        /// ```swift
+        /// code == .versionMismatch
+        /// ```
         public static let versionMismatch = LMDBCode(rawValue: MDB_VERSION_MISMATCH)
-        /// MDB_INVALID: the file is not an LMDB file. ```swift code == .invalid ```
+        /// MDB_INVALID: the file is not an LMDB file.
+        ///
+        /// ```swift
+        /// code == .invalid
+        /// ```
         public static let invalid = LMDBCode(rawValue: MDB_INVALID)
-        /// MDB_MAP_FULL: the store reached its size limit (`StoreOptions.maxSize`). ```swift code == .mapFull ```
+        /// MDB_MAP_FULL: the store reached its size limit (`StoreOptions.maxSize`).
+        ///
+        /// ```swift
+        /// code == .mapFull
+        /// ```
         public static let mapFull = LMDBCode(rawValue: MDB_MAP_FULL)
-        /// MDB_DBS_FULL: more named databases than `StoreOptions.maxNamedDatabases`. ```swift code == .databasesFull ```
+        /// MDB_DBS_FULL: more named databases than `StoreOptions.maxNamedDatabases`.
+        ///
+        /// ```swift
+        /// code == .databasesFull
+        /// ```
         public static let databasesFull = LMDBCode(rawValue: MDB_DBS_FULL)
-        /// MDB_READERS_FULL: every reader slot is taken (too many reading threads or processes). ```swift code == .readersFull ```
+        /// MDB_READERS_FULL: every reader slot is taken (too many reading threads or processes).
+        ///
+        /// ```swift
+        /// code == .readersFull
+        /// ```
         public static let readersFull = LMDBCode(rawValue: MDB_READERS_FULL)
-        /// MDB_TXN_FULL: the write transaction holds too many dirty pages. ```swift code == .transactionFull ```
+        /// MDB_TXN_FULL: the write transaction holds too many dirty pages.
+        ///
+        /// ```swift
+        /// code == .transactionFull
+        /// ```
         public static let transactionFull = LMDBCode(rawValue: MDB_TXN_FULL)
-        /// MDB_CURSOR_FULL: cursor stack too deep (damage). ```swift code == .cursorFull ```
+        /// MDB_CURSOR_FULL: cursor stack too deep (damage).
+        ///
+        /// ```swift
+        /// code == .cursorFull
+        /// ```
         public static let cursorFull = LMDBCode(rawValue: MDB_CURSOR_FULL)
-        /// MDB_PAGE_FULL: a page has no more room. ```swift code == .pageFull ```
+        /// MDB_PAGE_FULL: a page has no more room.
+        ///
+        /// ```swift
+        /// code == .pageFull
+        /// ```
         public static let pageFull = LMDBCode(rawValue: MDB_PAGE_FULL)
-        /// MDB_MAP_RESIZED: another process grew the map beyond this one's. ```swift code == .mapResized ```
+        /// MDB_MAP_RESIZED: another process grew the map beyond this one's.
+        ///
+        /// ```swift
+        /// code == .mapResized
+        /// ```
         public static let mapResized = LMDBCode(rawValue: MDB_MAP_RESIZED)
-        /// MDB_INCOMPATIBLE: a database was opened with flags it was not created with. ```swift code == .incompatible ```
+        /// MDB_INCOMPATIBLE: a database was opened with flags it was not created with.
+        ///
+        /// ```swift
+        /// code == .incompatible
+        /// ```
         public static let incompatible = LMDBCode(rawValue: MDB_INCOMPATIBLE)
-        /// MDB_BAD_RSLOT: a reader slot was used wrongly. ```swift code == .badReaderSlot ```
+        /// MDB_BAD_RSLOT: a reader slot was used wrongly.
+        ///
+        /// ```swift
+        /// code == .badReaderSlot
+        /// ```
         public static let badReaderSlot = LMDBCode(rawValue: MDB_BAD_RSLOT)
-        /// MDB_BAD_TXN: the transaction must abort (an earlier error in it). ```swift code == .badTransaction ```
+        /// MDB_BAD_TXN: the transaction must abort (an earlier error in it).
+        ///
+        /// ```swift
+        /// code == .badTransaction
+        /// ```
         public static let badTransaction = LMDBCode(rawValue: MDB_BAD_TXN)
-        /// MDB_BAD_VALSIZE: a key or value of an unsupported size. ```swift code == .badValueSize ```
+        /// MDB_BAD_VALSIZE: a key or value of an unsupported size.
+        ///
+        /// ```swift
+        /// code == .badValueSize
+        /// ```
         public static let badValueSize = LMDBCode(rawValue: MDB_BAD_VALSIZE)
-        /// MDB_BAD_DBI: a database handle that changed or was closed. ```swift code == .badDatabase ```
+        /// MDB_BAD_DBI: a database handle that changed or was closed.
+        ///
+        /// ```swift
+        /// code == .badDatabase
+        /// ```
         public static let badDatabase = LMDBCode(rawValue: MDB_BAD_DBI)
 
         /// `LMDB MDB_MAP_FULL (-30792)`.
@@ -157,27 +233,71 @@ extension CofferError {
         /// ```
         public init(rawValue: Int32) { self.rawValue = rawValue }
 
-        /// ENOENT: no such file or directory. ```swift code == .noSuchFile ```
+        /// ENOENT: no such file or directory.
+        ///
+        /// ```swift
+        /// code == .noSuchFile
+        /// ```
         public static let noSuchFile = SystemCode(rawValue: ENOENT)
-        /// ENOTDIR: a path component is not a directory. ```swift code == .notADirectory ```
+        /// ENOTDIR: a path component is not a directory.
+        ///
+        /// ```swift
+        /// code == .notADirectory
+        /// ```
         public static let notADirectory = SystemCode(rawValue: ENOTDIR)
-        /// EEXIST: the file exists. ```swift code == .exists ```
+        /// EEXIST: the file exists.
+        ///
+        /// ```swift
+        /// code == .exists
+        /// ```
         public static let exists = SystemCode(rawValue: EEXIST)
-        /// EACCES: permission denied. ```swift code == .accessDenied ```
+        /// EACCES: permission denied.
+        ///
+        /// ```swift
+        /// code == .accessDenied
+        /// ```
         public static let accessDenied = SystemCode(rawValue: EACCES)
-        /// EROFS: the file system is read-only. ```swift code == .readOnlyFileSystem ```
+        /// EROFS: the file system is read-only.
+        ///
+        /// ```swift
+        /// code == .readOnlyFileSystem
+        /// ```
         public static let readOnlyFileSystem = SystemCode(rawValue: EROFS)
-        /// ENOSPC: no space left on the device. ```swift code == .noSpace ```
+        /// ENOSPC: no space left on the device.
+        ///
+        /// ```swift
+        /// code == .noSpace
+        /// ```
         public static let noSpace = SystemCode(rawValue: ENOSPC)
-        /// ENOMEM: not enough memory (or address space for the map). ```swift code == .outOfMemory ```
+        /// ENOMEM: not enough memory (or address space for the map).
+        ///
+        /// ```swift
+        /// code == .outOfMemory
+        /// ```
         public static let outOfMemory = SystemCode(rawValue: ENOMEM)
-        /// EIO: an input/output error of the device. ```swift code == .ioError ```
+        /// EIO: an input/output error of the device.
+        ///
+        /// ```swift
+        /// code == .ioError
+        /// ```
         public static let ioError = SystemCode(rawValue: EIO)
-        /// EAGAIN: the resource is temporarily unavailable (a lock held elsewhere). ```swift code == .tryAgain ```
+        /// EAGAIN: the resource is temporarily unavailable (a lock held elsewhere).
+        ///
+        /// ```swift
+        /// code == .tryAgain
+        /// ```
         public static let tryAgain = SystemCode(rawValue: EAGAIN)
-        /// EBUSY: the resource is busy; retry later. ```swift code == .busy ```
+        /// EBUSY: the resource is busy; retry later.
+        ///
+        /// ```swift
+        /// code == .busy
+        /// ```
         public static let busy = SystemCode(rawValue: EBUSY)
-        /// EINVAL: an invalid argument. ```swift code == .invalidArgument ```
+        /// EINVAL: an invalid argument.
+        ///
+        /// ```swift
+        /// code == .invalidArgument
+        /// ```
         public static let invalidArgument = SystemCode(rawValue: EINVAL)
 
         /// The system's text for the code (`strerror`).

@@ -8,9 +8,17 @@ import Foundation
 /// print("\(summary.inserted) new, \(summary.updated) updated")
 /// ```
 public struct ImportSummary: Sendable, Equatable {
-    /// Objects that were not stored before. ```swift summary.inserted ```
+    /// Objects that were not stored before.
+    ///
+    /// ```swift
+    /// summary.inserted
+    /// ```
     public let inserted: Int
-    /// Stored objects the import replaced (same id, or same `upsertBy` key). ```swift summary.updated ```
+    /// Stored objects the import replaced (same id, or same `upsertBy` key).
+    ///
+    /// ```swift
+    /// summary.updated
+    /// ```
     public let updated: Int
 }
 

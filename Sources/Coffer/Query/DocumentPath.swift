@@ -32,7 +32,11 @@ public struct DocumentPath<E: Entity>: Sendable {
     let position: Int
     let path: [String]
 
-    /// The value under `key` one level deeper. ```swift Conversation.metadata["first"]["second"] ```
+    /// The value under `key` one level deeper.
+    ///
+    /// ```swift
+    /// Conversation.metadata["first"]["second"]
+    /// ```
     public subscript(key: String) -> DocumentPath<E> { DocumentPath(position: position, path: path + [key]) }
 
     func condition(_ op: ConditionOp, _ values: [QueryValue]) -> QueryCondition<E> {
@@ -41,28 +45,68 @@ public struct DocumentPath<E: Entity>: Sendable {
         return QueryCondition(.leaf(leaf))
     }
 
-    /// Equal to `value`. ```swift Conversation.metadata["color"] == "red" ```
+    /// Equal to `value`.
+    ///
+    /// ```swift
+    /// Conversation.metadata["color"] == "red"
+    /// ```
     public static func == <V: QueryableValue>(lhs: Self, rhs: V) -> QueryCondition<E> { lhs.condition(.compare(.equal), [rhs._queryValue]) }
-    /// Not equal (also nil). ```swift Conversation.metadata["color"] != "red" ```
+    /// Not equal (also nil).
+    ///
+    /// ```swift
+    /// Conversation.metadata["color"] != "red"
+    /// ```
     public static func != <V: QueryableValue>(lhs: Self, rhs: V) -> QueryCondition<E> { lhs.condition(.compare(.notEqual), [rhs._queryValue]) }
-    /// Less than. ```swift Conversation.metadata["priority"] < 3 ```
+    /// Less than.
+    ///
+    /// ```swift
+    /// Conversation.metadata["priority"] < 3
+    /// ```
     public static func < <V: QueryableValue>(lhs: Self, rhs: V) -> QueryCondition<E> { lhs.condition(.compare(.less), [rhs._queryValue]) }
-    /// Less than or equal. ```swift Conversation.metadata["priority"] <= 3 ```
+    /// Less than or equal.
+    ///
+    /// ```swift
+    /// Conversation.metadata["priority"] <= 3
+    /// ```
     public static func <= <V: QueryableValue>(lhs: Self, rhs: V) -> QueryCondition<E> { lhs.condition(.compare(.lessOrEqual), [rhs._queryValue]) }
-    /// Greater than. ```swift Conversation.metadata["priority"] > 3 ```
+    /// Greater than.
+    ///
+    /// ```swift
+    /// Conversation.metadata["priority"] > 3
+    /// ```
     public static func > <V: QueryableValue>(lhs: Self, rhs: V) -> QueryCondition<E> { lhs.condition(.compare(.greater), [rhs._queryValue]) }
-    /// Greater than or equal. ```swift Conversation.metadata["priority"] >= 3 ```
+    /// Greater than or equal.
+    ///
+    /// ```swift
+    /// Conversation.metadata["priority"] >= 3
+    /// ```
     public static func >= <V: QueryableValue>(lhs: Self, rhs: V) -> QueryCondition<E> { lhs.condition(.compare(.greaterOrEqual), [rhs._queryValue]) }
 
-    /// One of `values`. ```swift Conversation.metadata["backgroundColor"].isIn(["red", "blue"]) ```
+    /// One of `values`.
+    ///
+    /// ```swift
+    /// Conversation.metadata["backgroundColor"].isIn(["red", "blue"])
+    /// ```
     public func isIn<V: QueryableValue>(_ values: [V]) -> QueryCondition<E> { condition(.inList, values.map(\._queryValue)) }
 
-    /// The path names nothing. ```swift Conversation.metadata["archived"].isNil() ```
+    /// The path names nothing.
+    ///
+    /// ```swift
+    /// Conversation.metadata["archived"].isNil()
+    /// ```
     public func isNil() -> QueryCondition<E> { condition(.isNil, []) }
 
-    /// The path names a value. ```swift Conversation.metadata["archived"].isNotNil() ```
+    /// The path names a value.
+    ///
+    /// ```swift
+    /// Conversation.metadata["archived"].isNotNil()
+    /// ```
     public func isNotNil() -> QueryCondition<E> { condition(.isNotNil, []) }
 
-    /// An array at the path holds `element`. ```swift Conversation.metadata["tags"].containsElement("ops") ```
+    /// An array at the path holds `element`.
+    ///
+    /// ```swift
+    /// Conversation.metadata["tags"].containsElement("ops")
+    /// ```
     public func containsElement<V: QueryableValue>(_ element: V) -> QueryCondition<E> { condition(.containsElement, [element._queryValue]) }
 }

@@ -14,84 +14,168 @@ infix operator ∈ : ComparisonPrecedence
 infix operator ∉ : ComparisonPrecedence
 
 extension Property where Value: QueryableValue {
-    /// Equal. ```swift Person.age == 21 ```
+    /// Equal.
+    ///
+    /// ```swift
+    /// Person.age == 21
+    /// ```
     public static func == (lhs: Property, rhs: Value) -> QueryCondition<E> {
         QueryCondition(lhs.index, .compare(.equal), [rhs._queryValue])
     }
-    /// Not equal (nil is not equal to any value). ```swift Person.age != 21 ```
+    /// Not equal (nil is not equal to any value).
+    ///
+    /// ```swift
+    /// Person.age != 21
+    /// ```
     public static func != (lhs: Property, rhs: Value) -> QueryCondition<E> {
         QueryCondition(lhs.index, .compare(.notEqual), [rhs._queryValue])
     }
-    /// Less than. ```swift Person.age < 18 ```
+    /// Less than.
+    ///
+    /// ```swift
+    /// Person.age < 18
+    /// ```
     public static func < (lhs: Property, rhs: Value) -> QueryCondition<E> {
         QueryCondition(lhs.index, .compare(.less), [rhs._queryValue])
     }
-    /// Greater than. ```swift Person.age > 18 ```
+    /// Greater than.
+    ///
+    /// ```swift
+    /// Person.age > 18
+    /// ```
     public static func > (lhs: Property, rhs: Value) -> QueryCondition<E> {
         QueryCondition(lhs.index, .compare(.greater), [rhs._queryValue])
     }
-    /// Less than or equal. ```swift Person.age <= 18 ```
+    /// Less than or equal.
+    ///
+    /// ```swift
+    /// Person.age <= 18
+    /// ```
     public static func <= (lhs: Property, rhs: Value) -> QueryCondition<E> {
         QueryCondition(lhs.index, .compare(.lessOrEqual), [rhs._queryValue])
     }
-    /// Greater than or equal. ```swift Person.age >= 18 ```
+    /// Greater than or equal.
+    ///
+    /// ```swift
+    /// Person.age >= 18
+    /// ```
     public static func >= (lhs: Property, rhs: Value) -> QueryCondition<E> {
         QueryCondition(lhs.index, .compare(.greaterOrEqual), [rhs._queryValue])
     }
 
-    /// Between two values, both included, in either order. ```swift Person.age.isBetween(10, and: 18) ```
+    /// Between two values, both included, in either order.
+    ///
+    /// ```swift
+    /// Person.age.isBetween(10, and: 18)
+    /// ```
     public func isBetween(_ first: Value, and second: Value) -> QueryCondition<E> {
         QueryCondition(index, .between(lowerInclusive: true, upperInclusive: true), [first._queryValue, second._queryValue])
     }
-    /// Equal to one of the values. ```swift Person.lastName.isIn(["Smith", "Jones"]) ```
+    /// Equal to one of the values.
+    ///
+    /// ```swift
+    /// Person.lastName.isIn(["Smith", "Jones"])
+    /// ```
     public func isIn(_ values: [Value]) -> QueryCondition<E> {
         QueryCondition(index, .inList, values.map(\._queryValue))
     }
-    /// Equal to none of the values. ```swift Person.age.isNotIn([1, 2]) ```
+    /// Equal to none of the values.
+    ///
+    /// ```swift
+    /// Person.age.isNotIn([1, 2])
+    /// ```
     public func isNotIn(_ values: [Value]) -> QueryCondition<E> {
         QueryCondition(index, .notInList, values.map(\._queryValue))
     }
-    /// In a list. ```swift Person.age ∈ [1, 2, 3] ```
+    /// In a list.
+    ///
+    /// ```swift
+    /// Person.age ∈ [1, 2, 3]
+    /// ```
     public static func ∈ (lhs: Property, rhs: [Value]) -> QueryCondition<E> { lhs.isIn(rhs) }
-    /// Not in a list. ```swift Person.age ∉ [1, 2, 3] ```
+    /// Not in a list.
+    ///
+    /// ```swift
+    /// Person.age ∉ [1, 2, 3]
+    /// ```
     public static func ∉ (lhs: Property, rhs: [Value]) -> QueryCondition<E> { lhs.isNotIn(rhs) }
 }
 
 extension Property {
-    /// The property has no value. ```swift Person.birthday.isNil() ```
+    /// The property has no value.
+    ///
+    /// ```swift
+    /// Person.birthday.isNil()
+    /// ```
     public func isNil() -> QueryCondition<E> { QueryCondition(index, .isNil) }
-    /// The property has a value. ```swift Person.birthday.isNotNil() ```
+    /// The property has a value.
+    ///
+    /// ```swift
+    /// Person.birthday.isNotNil()
+    /// ```
     public func isNotNil() -> QueryCondition<E> { QueryCondition(index, .isNotNil) }
 }
 
 
 extension Property where Value: QueryableValue & Comparable {
-    /// In a half-open range. ```swift Person.age ∈ (10..<18) ```
+    /// In a half-open range.
+    ///
+    /// ```swift
+    /// Person.age ∈ (10..<18)
+    /// ```
     public static func ∈ (lhs: Property, rhs: Range<Value>) -> QueryCondition<E> {
         QueryCondition(lhs.index, .between(lowerInclusive: true, upperInclusive: false), [rhs.lowerBound._queryValue, rhs.upperBound._queryValue])
     }
-    /// In a closed range. ```swift Person.age ∈ (10...18) ```
+    /// In a closed range.
+    ///
+    /// ```swift
+    /// Person.age ∈ (10...18)
+    /// ```
     public static func ∈ (lhs: Property, rhs: ClosedRange<Value>) -> QueryCondition<E> {
         lhs.isBetween(rhs.lowerBound, and: rhs.upperBound)
     }
-    /// Outside a half-open range. ```swift Person.age ∉ (10..<18) ```
+    /// Outside a half-open range.
+    ///
+    /// ```swift
+    /// Person.age ∉ (10..<18)
+    /// ```
     public static func ∉ (lhs: Property, rhs: Range<Value>) -> QueryCondition<E> { !(lhs ∈ rhs) }
-    /// Outside a closed range. ```swift Person.age ∉ (10...18) ```
+    /// Outside a closed range.
+    ///
+    /// ```swift
+    /// Person.age ∉ (10...18)
+    /// ```
     public static func ∉ (lhs: Property, rhs: ClosedRange<Value>) -> QueryCondition<E> { !(lhs ∈ rhs) }
 }
 
 extension Property {
-    /// In a half-open range, for an optional property. ```swift Person.score ∈ (1..<5) ```
+    /// In a half-open range, for an optional property.
+    ///
+    /// ```swift
+    /// Person.score ∈ (1..<5)
+    /// ```
     public static func ∈ <W: QueryableValue & Comparable>(lhs: Property, rhs: Range<W>) -> QueryCondition<E> where Value == W? {
         QueryCondition(lhs.index, .between(lowerInclusive: true, upperInclusive: false), [rhs.lowerBound._queryValue, rhs.upperBound._queryValue])
     }
-    /// In a closed range, for an optional property. ```swift Person.score ∈ (1...5) ```
+    /// In a closed range, for an optional property.
+    ///
+    /// ```swift
+    /// Person.score ∈ (1...5)
+    /// ```
     public static func ∈ <W: QueryableValue & Comparable>(lhs: Property, rhs: ClosedRange<W>) -> QueryCondition<E> where Value == W? {
         QueryCondition(lhs.index, .between(lowerInclusive: true, upperInclusive: true), [rhs.lowerBound._queryValue, rhs.upperBound._queryValue])
     }
-    /// Outside a half-open range (nil is outside). ```swift Person.score ∉ (1..<5) ```
+    /// Outside a half-open range (nil is outside).
+    ///
+    /// ```swift
+    /// Person.score ∉ (1..<5)
+    /// ```
     public static func ∉ <W: QueryableValue & Comparable>(lhs: Property, rhs: Range<W>) -> QueryCondition<E> where Value == W? { !(lhs ∈ rhs) }
-    /// Outside a closed range (nil is outside). ```swift Person.score ∉ (1...5) ```
+    /// Outside a closed range (nil is outside).
+    ///
+    /// ```swift
+    /// Person.score ∉ (1...5)
+    /// ```
     public static func ∉ <W: QueryableValue & Comparable>(lhs: Property, rhs: ClosedRange<W>) -> QueryCondition<E> where Value == W? { !(lhs ∈ rhs) }
 }
 
@@ -101,24 +185,44 @@ extension String: StringQueryable {}
 extension Optional: StringQueryable where Wrapped == String {}
 
 extension Property where Value: StringQueryable {
-    /// Starts with a prefix. ```swift Person.firstName.startsWith("S") ```
+    /// Starts with a prefix.
+    ///
+    /// ```swift
+    /// Person.firstName.startsWith("S")
+    /// ```
     public func startsWith(_ prefix: String, caseSensitive: Bool = true) -> QueryCondition<E> {
         QueryCondition(index, .startsWith, [.string(prefix)], caseSensitive: caseSensitive)
     }
-    /// Ends with a suffix. ```swift Person.email.endsWith("@example.com") ```
+    /// Ends with a suffix.
+    ///
+    /// ```swift
+    /// Person.email.endsWith("@example.com")
+    /// ```
     public func endsWith(_ suffix: String, caseSensitive: Bool = true) -> QueryCondition<E> {
         QueryCondition(index, .endsWith, [.string(suffix)], caseSensitive: caseSensitive)
     }
-    /// Contains a substring. ```swift Person.bio.contains("swift", caseSensitive: false) ```
+    /// Contains a substring.
+    ///
+    /// ```swift
+    /// Person.bio.contains("swift", caseSensitive: false)
+    /// ```
     public func contains(_ part: String, caseSensitive: Bool = true) -> QueryCondition<E> {
         QueryCondition(index, .contains, [.string(part)], caseSensitive: caseSensitive)
     }
-    /// Equal, optionally ignoring case. ```swift Person.firstName.isEqual(to: "sam", caseSensitive: false) ```
+    /// Equal, optionally ignoring case.
+    ///
+    /// ```swift
+    /// Person.firstName.isEqual(to: "sam", caseSensitive: false)
+    /// ```
     public func isEqual(to value: String, caseSensitive: Bool = true) -> QueryCondition<E> {
         QueryCondition(index, .compare(.equal), [.string(value)], caseSensitive: caseSensitive)
     }
     /// SQL-style pattern: `%` any run of characters, `_` one character; case-insensitive
-    /// unless `caseSensitive: true`. ```swift Person.lastName.like("sm_th%") ```
+    /// unless `caseSensitive: true`.
+    ///
+    /// ```swift
+    /// Person.lastName.like("sm_th%")
+    /// ```
     public func like(_ pattern: String, caseSensitive: Bool = false) -> QueryCondition<E> {
         QueryCondition(index, .like, [.string(pattern)], caseSensitive: caseSensitive)
     }
@@ -131,7 +235,11 @@ extension Double: FloatingQueryable {}
 extension Optional: FloatingQueryable where Wrapped: BinaryFloatingPoint & QueryableValue {}
 
 extension Property where Value: FloatingQueryable {
-    /// Within `tolerance` of a value. ```swift CocoaPod.rating.isEqual(to: 4.5, tolerance: 0.01) ```
+    /// Within `tolerance` of a value.
+    ///
+    /// ```swift
+    /// CocoaPod.rating.isEqual(to: 4.5, tolerance: 0.01)
+    /// ```
     public func isEqual(to value: Double, tolerance: Double) -> QueryCondition<E> {
         QueryCondition(index, .equalWithTolerance(abs(tolerance)), [.double(value)])
     }
@@ -143,16 +251,28 @@ extension Date: DateQueryable {}
 extension Optional: DateQueryable where Wrapped == Date {}
 
 extension Property where Value: DateQueryable {
-    /// Strictly before. ```swift Order.date.isBefore(today) ```
+    /// Strictly before.
+    ///
+    /// ```swift
+    /// Order.date.isBefore(today)
+    /// ```
     public func isBefore(_ date: Date) -> QueryCondition<E> { QueryCondition(index, .compare(.less), [date._queryValue]) }
-    /// Strictly after. ```swift Order.date.isAfter(yesterday) ```
+    /// Strictly after.
+    ///
+    /// ```swift
+    /// Order.date.isAfter(yesterday)
+    /// ```
     public func isAfter(_ date: Date) -> QueryCondition<E> { QueryCondition(index, .compare(.greater), [date._queryValue]) }
 }
 
 /// Arrays of any storable element type (enums included), optional or not: the values
 /// element conditions apply to.
 public protocol ArrayQueryable: Sendable {
-    /// The element type. ```swift [String].Element ```
+    /// The element type.
+    ///
+    /// ```swift
+    /// [String].Element
+    /// ```
     associatedtype QueryElement: QueryableValue
 }
 extension Array: ArrayQueryable where Element: QueryableValue {
@@ -165,12 +285,18 @@ extension Optional: ArrayQueryable where Wrapped: ArrayQueryable {
 }
 
 extension Property where Value: ArrayQueryable {
-    /// The array holds the element. ```swift Person.tags.containsElement("swift") ```
+    /// The array holds the element.
+    ///
+    /// ```swift
+    /// Person.tags.containsElement("swift")
+    /// ```
     public func containsElement(_ element: Value.QueryElement) -> QueryCondition<E> {
         QueryCondition(index, .containsElement, [element._queryValue])
     }
     /// The number of elements, for comparisons (nil arrays count 0).
-    /// ```swift Person.tags.count == 3 ```
+    /// ```swift
+    /// Person.tags.count == 3
+    /// ```
     public var count: ArrayCountExpression<E> { ArrayCountExpression(position: index) }
 }
 
@@ -184,17 +310,29 @@ public struct ArrayCountExpression<E: Entity>: Sendable {
     func condition(_ comparison: Comparison, _ count: Int) -> QueryCondition<E> {
         QueryCondition(position, .count(comparison), [.signed(Int64(count))])
     }
-    /// ```swift Person.tags.count == 3 ```
+    /// ```swift
+    /// Person.tags.count == 3
+    /// ```
     public static func == (lhs: Self, rhs: Int) -> QueryCondition<E> { lhs.condition(.equal, rhs) }
-    /// ```swift Person.tags.count != 3 ```
+    /// ```swift
+    /// Person.tags.count != 3
+    /// ```
     public static func != (lhs: Self, rhs: Int) -> QueryCondition<E> { lhs.condition(.notEqual, rhs) }
-    /// ```swift Person.tags.count < 3 ```
+    /// ```swift
+    /// Person.tags.count < 3
+    /// ```
     public static func < (lhs: Self, rhs: Int) -> QueryCondition<E> { lhs.condition(.less, rhs) }
-    /// ```swift Person.tags.count > 3 ```
+    /// ```swift
+    /// Person.tags.count > 3
+    /// ```
     public static func > (lhs: Self, rhs: Int) -> QueryCondition<E> { lhs.condition(.greater, rhs) }
-    /// ```swift Person.tags.count <= 3 ```
+    /// ```swift
+    /// Person.tags.count <= 3
+    /// ```
     public static func <= (lhs: Self, rhs: Int) -> QueryCondition<E> { lhs.condition(.lessOrEqual, rhs) }
-    /// ```swift Person.tags.count >= 3 ```
+    /// ```swift
+    /// Person.tags.count >= 3
+    /// ```
     public static func >= (lhs: Self, rhs: Int) -> QueryCondition<E> { lhs.condition(.greaterOrEqual, rhs) }
 }
 
@@ -214,7 +352,11 @@ extension Optional: IntegerQueryable where Wrapped: IntegerQueryable {}
 
 extension Property where Value: IntegerQueryable {
     /// The remainder of dividing by `divisor` (Swift's `%`, sign of the dividend), for
-    /// comparisons. ```swift Person.age.modulo(5) == 4 ```
+    /// comparisons.
+    ///
+    /// ```swift
+    /// Person.age.modulo(5) == 4
+    /// ```
     public func modulo(_ divisor: Int) -> ModuloExpression<E> { ModuloExpression(position: index, divisor: Int64(divisor)) }
 }
 
@@ -230,8 +372,12 @@ public struct ModuloExpression<E: Entity>: Sendable {
         guard divisor != 0 else { return QueryCondition(.invalid("modulo(0) divides by zero")) }
         return QueryCondition(position, .modulo(divisor, comparison), [.signed(Int64(remainder))])
     }
-    /// ```swift Person.age.modulo(5) == 4 ```
+    /// ```swift
+    /// Person.age.modulo(5) == 4
+    /// ```
     public static func == (lhs: Self, rhs: Int) -> QueryCondition<E> { lhs.condition(.equal, rhs) }
-    /// ```swift Person.age.modulo(5) != 4 ```
+    /// ```swift
+    /// Person.age.modulo(5) != 4
+    /// ```
     public static func != (lhs: Self, rhs: Int) -> QueryCondition<E> { lhs.condition(.notEqual, rhs) }
 }

@@ -16,7 +16,11 @@ public struct QueryCondition<E: Entity>: Sendable {
         node = .leaf(ConditionLeaf(position: position, op: op, values: values, caseSensitive: caseSensitive))
     }
 
-    /// Both conditions. ```swift Person.age > 18 && Person.age < 65 ```
+    /// Both conditions.
+    ///
+    /// ```swift
+    /// Person.age > 18 && Person.age < 65
+    /// ```
     public static func && (lhs: QueryCondition, rhs: QueryCondition) -> QueryCondition {
         switch (lhs.node, rhs.node) {
         case (.and(let a), .and(let b)): return QueryCondition(.and(a + b))
@@ -26,7 +30,11 @@ public struct QueryCondition<E: Entity>: Sendable {
         }
     }
 
-    /// Either condition. ```swift Person.age < 18 || Person.age > 65 ```
+    /// Either condition.
+    ///
+    /// ```swift
+    /// Person.age < 18 || Person.age > 65
+    /// ```
     public static func || (lhs: QueryCondition, rhs: QueryCondition) -> QueryCondition {
         switch (lhs.node, rhs.node) {
         case (.or(let a), .or(let b)): return QueryCondition(.or(a + b))
@@ -36,7 +44,11 @@ public struct QueryCondition<E: Entity>: Sendable {
         }
     }
 
-    /// The opposite condition. ```swift !(Person.age > 18) ```
+    /// The opposite condition.
+    ///
+    /// ```swift
+    /// !(Person.age > 18)
+    /// ```
     public static prefix func ! (condition: QueryCondition) -> QueryCondition {
         QueryCondition(.not(condition.node))
     }

@@ -64,11 +64,23 @@ public struct ToMany<Target: Entity>: Sendable, ExpressibleByArrayLiteral, Rando
     /// ```
     public func load() throws -> [Target] { try storage.load() }
 
-    /// The first position. ```swift customer.orders.startIndex ```
+    /// The first position.
+    ///
+    /// ```swift
+    /// customer.orders.startIndex
+    /// ```
     public var startIndex: Int { 0 }
-    /// One past the last position. ```swift customer.orders.endIndex ```
+    /// One past the last position.
+    ///
+    /// ```swift
+    /// customer.orders.endIndex
+    /// ```
     public var endIndex: Int { ((try? storage.load()) ?? []).count }
-    /// The element at `position`. ```swift customer.orders[0] ```
+    /// The element at `position`.
+    ///
+    /// ```swift
+    /// customer.orders[0]
+    /// ```
     public subscript(position: Int) -> Target { ((try? storage.load()) ?? [])[position] }
 
     /// Adds an object (an unsaved one is stored when the owner is put). Needs no load.
@@ -117,7 +129,9 @@ public struct ToMany<Target: Entity>: Sendable, ExpressibleByArrayLiteral, Rando
     }
 
     /// `ToMany<Order>(3 elements)`, or `(not loaded)` before first use.
-    /// ```swift print(customer.orders) ```
+    /// ```swift
+    /// print(customer.orders)
+    /// ```
     public var description: String {
         storage.isLoaded ? "ToMany<\(Target.self)>(\(count) elements)" : "ToMany<\(Target.self)>(not loaded)"
     }

@@ -124,13 +124,21 @@ public struct ToOne<Target: Entity>: Sendable, ExpressibleByNilLiteral {
 }
 
 extension ToOne: RecordValue {
-    /// Writes the target id (nothing for no link). ```swift order.customer.cofferWrite(3, to: &writer) ```
+    /// Writes the target id (nothing for no link).
+    ///
+    /// ```swift
+    /// order.customer.cofferWrite(3, to: &writer)
+    /// ```
     @_spi(CofferGenerated)
     public func cofferWrite(_ field: Int, to writer: inout RecordWriter) {
         if let targetId { writer.writeUnsigned(field, targetId) }
     }
 
-    /// Reads a link bound to the store of the record. ```swift ToOne<Customer>.cofferRead(from: reader) ```
+    /// Reads a link bound to the store of the record.
+    ///
+    /// ```swift
+    /// ToOne<Customer>.cofferRead(from: reader)
+    /// ```
     @_spi(CofferGenerated)
     public static func cofferRead(from reader: _RecordReader) -> ToOne? {
         guard let id = reader.unsignedValue else { return nil }
@@ -140,22 +148,36 @@ extension ToOne: RecordValue {
 
 extension ToOne: CustomStringConvertible {
     /// `ToOne<Customer>(7)` or `ToOne<Customer>(nil)`.
-    /// ```swift print(order.customer) ```
+    /// ```swift
+    /// print(order.customer)
+    /// ```
     public var description: String { "ToOne<\(Target.self)>(\(targetId.map(String.init) ?? "nil"))" }
 }
 
 // MARK: Conditions on links
 
 extension Property {
-    /// The link points to the object with `id`. ```swift Order.customer == joe.id ```
+    /// The link points to the object with `id`.
+    ///
+    /// ```swift
+    /// Order.customer == joe.id
+    /// ```
     public static func == <T>(lhs: Property, rhs: Id) -> QueryCondition<E> where Value == ToOne<T> {
         QueryCondition(lhs.index, .compare(.equal), [.unsigned(rhs)])
     }
-    /// The link does not point to `id` (no link counts as not pointing). ```swift Order.customer != joe.id ```
+    /// The link does not point to `id` (no link counts as not pointing).
+    ///
+    /// ```swift
+    /// Order.customer != joe.id
+    /// ```
     public static func != <T>(lhs: Property, rhs: Id) -> QueryCondition<E> where Value == ToOne<T> {
         QueryCondition(lhs.index, .compare(.notEqual), [.unsigned(rhs)])
     }
-    /// The link points to one of the ids. ```swift Order.customer.isIn([1, 2]) ```
+    /// The link points to one of the ids.
+    ///
+    /// ```swift
+    /// Order.customer.isIn([1, 2])
+    /// ```
     public func isIn<T>(_ ids: [Id]) -> QueryCondition<E> where Value == ToOne<T> {
         QueryCondition(index, .inList, ids.map { .unsigned($0) })
     }

@@ -208,34 +208,84 @@ public struct PropertySchema: Sendable, Equatable {
 /// let flags: PropertyFlags = [.indexed, .unique]
 /// ```
 public struct PropertyFlags: OptionSet, Sendable, Hashable {
-    /// The raw bits. ```swift PropertyFlags(rawValue: 1) ```
+    /// The raw bits.
+    ///
+    /// ```swift
+    /// PropertyFlags(rawValue: 1)
+    /// ```
     public let rawValue: UInt32
-    /// Creates flags from raw bits. ```swift PropertyFlags(rawValue: 3) ```
+    /// Creates flags from raw bits.
+    ///
+    /// ```swift
+    /// PropertyFlags(rawValue: 3)
+    /// ```
     public init(rawValue: UInt32) { self.rawValue = rawValue }
 
-    /// The object's id. ```swift PropertyFlags.id ```
+    /// The object's id.
+    ///
+    /// ```swift
+    /// PropertyFlags.id
+    /// ```
     public static let id = PropertyFlags(rawValue: 1 << 0)
-    /// `@Index`. ```swift PropertyFlags.indexed ```
+    /// `@Index`.
+    ///
+    /// ```swift
+    /// PropertyFlags.indexed
+    /// ```
     public static let indexed = PropertyFlags(rawValue: 1 << 1)
-    /// `@Unique`. ```swift PropertyFlags.unique ```
+    /// `@Unique`.
+    ///
+    /// ```swift
+    /// PropertyFlags.unique
+    /// ```
     public static let unique = PropertyFlags(rawValue: 1 << 2)
-    /// `@CreatedAt`. ```swift PropertyFlags.createdAt ```
+    /// `@CreatedAt`.
+    ///
+    /// ```swift
+    /// PropertyFlags.createdAt
+    /// ```
     public static let createdAt = PropertyFlags(rawValue: 1 << 3)
-    /// `@UpdatedAt`. ```swift PropertyFlags.updatedAt ```
+    /// `@UpdatedAt`.
+    ///
+    /// ```swift
+    /// PropertyFlags.updatedAt
+    /// ```
     public static let updatedAt = PropertyFlags(rawValue: 1 << 4)
-    /// A `RawRepresentable` enum stored as its raw value. ```swift PropertyFlags.enumeration ```
+    /// A `RawRepresentable` enum stored as its raw value.
+    ///
+    /// ```swift
+    /// PropertyFlags.enumeration
+    /// ```
     public static let enumeration = PropertyFlags(rawValue: 1 << 5)
-    /// A `ToOne` link, stored as the target's id. ```swift PropertyFlags.relation ```
+    /// A `ToOne` link, stored as the target's id.
+    ///
+    /// ```swift
+    /// PropertyFlags.relation
+    /// ```
     public static let relation = PropertyFlags(rawValue: 1 << 6)
-    /// A `@Backlink` `ToMany`: computed from the other side, not stored. ```swift PropertyFlags.backlink ```
+    /// A `@Backlink` `ToMany`: computed from the other side, not stored.
+    ///
+    /// ```swift
+    /// PropertyFlags.backlink
+    /// ```
     public static let backlink = PropertyFlags(rawValue: 1 << 7)
-    /// A standalone many-to-many `ToMany`, stored in its own tables. ```swift PropertyFlags.toMany ```
+    /// A standalone many-to-many `ToMany`, stored in its own tables.
+    ///
+    /// ```swift
+    /// PropertyFlags.toMany
+    /// ```
     public static let toMany = PropertyFlags(rawValue: 1 << 8)
-    /// `@FullText`: a full-text index of postings. ```swift PropertyFlags.fullText ```
+    /// `@FullText`: a full-text index of postings.
+    ///
+    /// ```swift
+    /// PropertyFlags.fullText
+    /// ```
     public static let fullText = PropertyFlags(rawValue: 1 << 9)
     /// Whether an ``Embedded`` value is there (`true`, or absent for nil): its leaves are
     /// stored as properties of their own, named by their path (`address.city`).
-    /// ```swift PropertyFlags.embedded ```
+    /// ```swift
+    /// PropertyFlags.embedded
+    /// ```
     public static let embedded = PropertyFlags(rawValue: 1 << 10)
 }
 
@@ -246,12 +296,18 @@ public struct PropertyFlags: OptionSet, Sendable, Hashable {
 /// ```
 public enum ConflictStrategy: String, Sendable, Codable {
     /// Throw ``CofferError/uniqueViolation(entity:property:value:)``; nothing is stored.
-    /// ```swift @Unique(onConflict: .fail) var email: String ```
+    /// ```swift
+    /// @Unique(onConflict: .fail) var email: String
+    /// ```
     case fail
     /// Remove the object that held the value, then store the new one.
-    /// ```swift @Unique(onConflict: .replace) var email: String ```
+    /// ```swift
+    /// @Unique(onConflict: .replace) var email: String
+    /// ```
     case replace
     /// Give the new object the existing object's id and overwrite it.
-    /// ```swift @Unique(onConflict: .update) var email: String ```
+    /// ```swift
+    /// @Unique(onConflict: .update) var email: String
+    /// ```
     case update
 }

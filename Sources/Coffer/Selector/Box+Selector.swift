@@ -6,9 +6,17 @@ import Foundation
 /// let query = try people.query(selector: #"{"age": {"$gt": 12}}"#, sort: [("lastName", .ascending)]).build()
 /// ```
 public enum SortDirection: Sendable, Hashable {
-    /// Smallest first. ```swift SortDirection.ascending ```
+    /// Smallest first.
+    ///
+    /// ```swift
+    /// SortDirection.ascending
+    /// ```
     case ascending
-    /// Largest first. ```swift SortDirection.descending ```
+    /// Largest first.
+    ///
+    /// ```swift
+    /// SortDirection.descending
+    /// ```
     case descending
 }
 

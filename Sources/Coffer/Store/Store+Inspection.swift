@@ -8,15 +8,35 @@ import Foundation
 /// for entity in info.entities { print(entity.name, entity.count) }
 /// ```
 public struct StoreInfo: Sendable {
-    /// The store directory. ```swift info.path ```
+    /// The store directory.
+    ///
+    /// ```swift
+    /// info.path
+    /// ```
     public let path: String
-    /// Size of the data file in bytes. ```swift info.fileSize ```
+    /// Size of the data file in bytes.
+    ///
+    /// ```swift
+    /// info.fileSize
+    /// ```
     public let fileSize: Int
-    /// Size of the memory map in bytes. ```swift info.mapSize ```
+    /// Size of the memory map in bytes.
+    ///
+    /// ```swift
+    /// info.mapSize
+    /// ```
     public let mapSize: Int
-    /// Bytes of the map in use. ```swift info.usedBytes ```
+    /// Bytes of the map in use.
+    ///
+    /// ```swift
+    /// info.usedBytes
+    /// ```
     public let usedBytes: Int
-    /// Every entity in the catalog, by name. ```swift info.entities.map(\.name) ```
+    /// Every entity in the catalog, by name.
+    ///
+    /// ```swift
+    /// info.entities.map(\.name)
+    /// ```
     public let entities: [StoredEntityInfo]
 }
 
@@ -26,13 +46,29 @@ public struct StoreInfo: Sendable {
 /// print(entity.name, entity.count, entity.properties.map(\.name))
 /// ```
 public struct StoredEntityInfo: Sendable {
-    /// The stored name. ```swift entity.name ```
+    /// The stored name.
+    ///
+    /// ```swift
+    /// entity.name
+    /// ```
     public let name: String
-    /// The catalog's stable entity id. ```swift entity.id ```
+    /// The catalog's stable entity id.
+    ///
+    /// ```swift
+    /// entity.id
+    /// ```
     public let id: UInt32
-    /// Number of stored objects. ```swift entity.count ```
+    /// Number of stored objects.
+    ///
+    /// ```swift
+    /// entity.count
+    /// ```
     public let count: Int
-    /// The properties, `id` excluded, in catalog order. ```swift entity.properties ```
+    /// The properties, `id` excluded, in catalog order.
+    ///
+    /// ```swift
+    /// entity.properties
+    /// ```
     public let properties: [StoredPropertyInfo]
 }
 
@@ -42,22 +78,54 @@ public struct StoredEntityInfo: Sendable {
 /// print(property.name, property.type, property.isIndexed)
 /// ```
 public struct StoredPropertyInfo: Sendable {
-    /// The stored name. ```swift property.name ```
+    /// The stored name.
+    ///
+    /// ```swift
+    /// property.name
+    /// ```
     public let name: String
-    /// The catalog's stable property id. ```swift property.id ```
+    /// The catalog's stable property id.
+    ///
+    /// ```swift
+    /// property.id
+    /// ```
     public let id: UInt16
-    /// The stored value type. ```swift property.type ```
+    /// The stored value type.
+    ///
+    /// ```swift
+    /// property.type
+    /// ```
     public let type: PropertyType
-    /// The Swift type as last declared, e.g. `"String?"`. ```swift property.swiftType ```
+    /// The Swift type as last declared, e.g. `"String?"`.
+    ///
+    /// ```swift
+    /// property.swiftType
+    /// ```
     public let swiftType: String
-    /// Whether the property is indexed (unique properties are). ```swift property.isIndexed ```
+    /// Whether the property is indexed (unique properties are).
+    ///
+    /// ```swift
+    /// property.isIndexed
+    /// ```
     public let isIndexed: Bool
-    /// Whether the property is `@Unique`. ```swift property.isUnique ```
+    /// Whether the property is `@Unique`.
+    ///
+    /// ```swift
+    /// property.isUnique
+    /// ```
     public let isUnique: Bool
-    /// The tokenizer of the property's full-text index, or nil. ```swift property.fullText // .porter ```
+    /// The tokenizer of the property's full-text index, or nil.
+    ///
+    /// ```swift
+    /// property.fullText // .porter
+    /// ```
     public let fullText: TextTokenizer?
     /// Entries in the property's full-text index (posting blocks of up to about 1 KiB each,
-    /// one length entry per object with text, one statistics entry), 0 without one. ```swift property.fullTextEntries ```
+    /// one length entry per object with text, one statistics entry), 0 without one.
+    ///
+    /// ```swift
+    /// property.fullTextEntries
+    /// ```
     public let fullTextEntries: Int
 }
 

@@ -100,14 +100,20 @@ public struct StoreOptions: Sendable {
 /// ```
 public enum Durability: Sendable {
     /// Each commit is flushed to disk before it returns (two fsyncs). The default.
-    /// ```swift .full ```
+    /// ```swift
+    /// .full
+    /// ```
     case full
     /// The data is flushed, the meta page is not: an OS crash may lose the last commit but
     /// never corrupts the database. About twice as fast per commit.
-    /// ```swift .noMetaSync ```
+    /// ```swift
+    /// .noMetaSync
+    /// ```
     case noMetaSync
     /// Nothing is flushed by commit; the OS writes when it likes. An OS crash may lose the
     /// last transactions. Fastest; suits caches and bulk imports.
-    /// ```swift .noSync ```
+    /// ```swift
+    /// .noSync
+    /// ```
     case noSync
 }

@@ -7,23 +7,43 @@
 /// print(statistics.freePages, statistics.readersUsed, "of", statistics.maximumReaders)
 /// ```
 public struct StoreStatistics: Sendable {
-    /// The page size in bytes. ```swift statistics.pageSize ```
+    /// The page size in bytes.
+    ///
+    /// ```swift
+    /// statistics.pageSize
+    /// ```
     public let pageSize: Int
-    /// Bytes of the memory map. ```swift statistics.mapSize ```
+    /// Bytes of the memory map.
+    ///
+    /// ```swift
+    /// statistics.mapSize
+    /// ```
     public let mapSize: Int
-    /// Pages of the file in use: the highest page number plus one. ```swift statistics.pagesUsed ```
+    /// Pages of the file in use: the highest page number plus one.
+    ///
+    /// ```swift
+    /// statistics.pagesUsed
+    /// ```
     public let pagesUsed: Int
     /// Pages on LMDB's free list: reused by later writes (once no reader still sees
     /// them), not returned to the file system; `coffer compact` drops them.
-    /// ```swift statistics.freePages ```
+    /// ```swift
+    /// statistics.freePages
+    /// ```
     public let freePages: Int
     /// Reader slots in use (by this and other processes) and available.
-    /// ```swift statistics.readersUsed ```
+    /// ```swift
+    /// statistics.readersUsed
+    /// ```
     public let readersUsed: Int
-    /// ```swift statistics.maximumReaders ```
+    /// ```swift
+    /// statistics.maximumReaders
+    /// ```
     public let maximumReaders: Int
     /// Every named database (tables, indexes, relations, the catalog), by name.
-    /// ```swift statistics.databases.map(\.name) ```
+    /// ```swift
+    /// statistics.databases.map(\.name)
+    /// ```
     public let databases: [DatabaseStatistics]
 }
 
@@ -34,16 +54,34 @@ public struct StoreStatistics: Sendable {
 /// ```
 public struct DatabaseStatistics: Sendable {
     /// The database's name (`t.1` is entity 1's table, `i.1.2` an index, ...).
-    /// ```swift database.name ```
+    /// ```swift
+    /// database.name
+    /// ```
     public let name: String
-    /// Key/value entries. ```swift database.entries ```
+    /// Key/value entries.
+    ///
+    /// ```swift
+    /// database.entries
+    /// ```
     public let entries: Int
-    /// Levels of the B-tree. ```swift database.depth ```
+    /// Levels of the B-tree.
+    ///
+    /// ```swift
+    /// database.depth
+    /// ```
     public let depth: Int
-    /// ```swift database.branchPages ```
+    /// ```swift
+    /// database.branchPages
+    /// ```
     public let branchPages: Int
-    /// ```swift database.leafPages ```
+    /// ```swift
+    /// database.leafPages
+    /// ```
     public let leafPages: Int
-    /// Pages of values too large for a leaf page. ```swift database.overflowPages ```
+    /// Pages of values too large for a leaf page.
+    ///
+    /// ```swift
+    /// database.overflowPages
+    /// ```
     public let overflowPages: Int
 }
