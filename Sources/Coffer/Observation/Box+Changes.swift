@@ -13,8 +13,9 @@ extension Box {
     /// ```
     ///
     /// Observation starts when iteration starts (`makeAsyncIterator()`) and covers the
-    /// write transactions of this `Store` that begin after that; writes of other processes
-    /// are not seen. A consumer slower than the writes receives the commits it missed
+    /// write transactions of this `Store` that begin after that; a commit of another process
+    /// on the same directory comes as a change whose ``ObjectChanges/isComplete`` is false
+    /// (its ids are not known; see ``Store/checkForExternalCommits()``). A consumer slower than the writes receives the commits it missed
     /// coalesced into one value (memory never grows with the backlog). Breaking out of the
     /// loop or cancelling its task unsubscribes; closing the store ends the sequence.
     public func changes() -> BoxChanges<E> {

@@ -12,7 +12,7 @@ struct ChangeHandler: Sendable {
 /// Rules (the guarantees `box.changes()`, `query.results()` and `QueryController` build on):
 /// - A write transaction that commits through the `Store` publishes its folded change set
 ///   once, after the commit, on the committing thread, outside the writer lock. Rolled-back
-///   and retried (map growth) runs publish nothing. Commits of other processes are not seen.
+///   and retried (map growth) runs publish nothing.
 /// - Commits publish in commit order: `publishLock` is taken before `mdb_txn_commit`
 ///   (`beginCommit`) and released after the handlers ran (`publish`), and writers are
 ///   serialised before that.

@@ -9,7 +9,8 @@ extension Query {
     /// ```
     ///
     /// The first element is the current result. After that, an element comes after each
-    /// commit of this `Store` that changes the result: an object entering or leaving it, a
+    /// commit of this `Store` (or of another process on the same directory, noticed as
+    /// ``StoreOptions/externalCommitCheckInterval`` says) that changes the result: an object entering or leaving it, a
     /// change of order, or a change of any stored value of an object in it (a put that
     /// rewrites the same values is no change). A commit that does not change the result
     /// yields nothing. With `offset`/`limit`, the result is that page of the ordered

@@ -25,7 +25,8 @@ import Foundation
 ///
 /// The controller loads the window when it is created (``objects``, ``count`` and
 /// ``object(at:)`` serve a data source at once) and from then on observes the commits of
-/// this `Store`. Each ``changes()`` element describes the step from the window the
+/// this `Store` and of other processes on the same directory (those run the query again,
+/// see ``Store/checkForExternalCommits()``). Each ``changes()`` element describes the step from the window the
 /// controller showed before (the previous element, or the state at creation) to the new
 /// one, and the accessors show the new one from then on. A commit that leaves the window as
 /// it was emits nothing. Changes are computed from the ids a commit changed: the controller

@@ -81,7 +81,7 @@ public final class LiveObject<E: Entity>: @unchecked Sendable {
         driver.restart(self, begin: { LiveDriver.results(query, offset: 0, limit: nil) },
                        show: { owner, objects in
                            owner.object = objects.first
-                           owner.error = nil
+                           if owner.error != nil { owner.error = nil }   // a set notifies even when equal
                        },
                        fail: { owner, error in owner.error = error })
     }

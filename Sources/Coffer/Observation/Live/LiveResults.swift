@@ -108,7 +108,7 @@ public final class LiveResults<E: Entity>: @unchecked Sendable {
         driver.restart(self, begin: { LiveDriver.results(query, offset: offset, limit: limit) },
                        show: { owner, objects in
                            owner.objects = objects
-                           owner.error = nil
+                           if owner.error != nil { owner.error = nil }   // a set notifies even when equal
                        },
                        fail: { owner, error in owner.error = error })
     }

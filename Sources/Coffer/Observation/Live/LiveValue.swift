@@ -76,7 +76,7 @@ public final class LiveValue<E: Entity, Value: Sendable & Equatable>: @unchecked
         driver.restart(self, begin: { Self.observe(query, compute) },
                        show: { owner, value in
                            owner.value = value
-                           owner.error = nil
+                           if owner.error != nil { owner.error = nil }   // a set notifies even when equal
                        },
                        fail: { owner, error in owner.error = error })
     }

@@ -128,7 +128,7 @@ public final class LiveWindow<E: Entity>: @unchecked Sendable {
             owner.objects = shown.objects
             owner.totalCount = shown.totalCount
             owner.lastChange = shown.change
-            owner.error = nil
+            if owner.error != nil { owner.error = nil }   // a set notifies even when equal
         }, fail: { owner, error in owner.error = error })
         controller = made
     }
