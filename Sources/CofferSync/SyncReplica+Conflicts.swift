@@ -8,7 +8,7 @@ extension SyncReplica {
     /// nothing while none are parked: the count is kept from the last look, and a pull that
     /// parks one says so.
     ///
-    /// - Throws: what ``Store/retrySyncConflicts()`` throws (a parked change that no longer
+    /// - Throws: what `Store.retrySyncConflicts()` throws (a parked change that no longer
     ///   fits its entity): the pass fails and reports it, after its push and pull.
     func retryParkedConflicts(parkedByThisPass: Int) throws {
         let known = state.withLock { $0.parkedConflicts }

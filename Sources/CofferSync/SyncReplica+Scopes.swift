@@ -100,7 +100,7 @@ extension SyncReplica {
 
     /// Compares the ids of `entity` the replica holds with those of its `subscriptions` on the
     /// server (the rows the caller may see that match any of them): removes the objects no
-    /// longer there (``Store/leaveSyncObjects(_:entity:)``: their links wait, they come back
+    /// longer there (`Store.leaveSyncObjects(_:entity:)`: their links wait, they come back
     /// if they enter again) and fetches those that entered. Objects with unpushed changes
     /// stay, and the entity stays marked, so the next pass compares again once they are
     /// acknowledged.

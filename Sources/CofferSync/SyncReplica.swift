@@ -127,7 +127,7 @@ public final class SyncReplica: Sendable {
     /// Makes one pass: pushes the outbox in batches (each acknowledged after the server's
     /// reply) until the changes recorded before the pass are sent, then pulls every entity
     /// page by page to the server's horizon, then, when pulled objects are parked as
-    /// conflicts, applies them again (see ``Store/retrySyncConflicts()``). Waits for a pass already running (from ``run()``
+    /// conflicts, applies them again (see `Store.retrySyncConflicts()`). Waits for a pass already running (from ``run()``
     /// or another call) to end first. Returns the status after the pass.
     ///
     /// ```swift

@@ -131,7 +131,7 @@ public struct SyncColumn: Sendable, Equatable {
     /// ```
     public let kind: SyncValueKind
 
-    /// The Coffer type (``PropertyType`` raw value, `link` for a `ToOne`, `links` for a
+    /// The Coffer type (`PropertyType` raw value, `link` for a `ToOne`, `links` for a
     /// many-to-many `ToMany`).
     ///
     /// ```swift

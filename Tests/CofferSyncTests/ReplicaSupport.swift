@@ -31,6 +31,19 @@ func testTransport(schema: String, port: Int? = nil, user: String? = nil, timeou
         listenRetry: (.milliseconds(50), .milliseconds(500))))
 }
 
+/// Runs `body` until it does not fail with a transient transport error, for at most
+/// `seconds`, as a replica would retry a call the network broke; the last failure is thrown.
+func retryingTransient<T>(seconds: Double = 30, _ body: () async throws -> T) async throws -> T {
+    let deadline = Date().addingTimeInterval(seconds)
+    while true {
+        do {
+            return try await body()
+        } catch let error as SyncTransportError where error.isTransient && Date() < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+}
+
 /// Retries `body` until it returns true, at most `attempts` times and for at most `seconds`.
 func eventually(attempts: Int = 200, seconds: Double = 30, _ body: () async throws -> Bool) async throws -> Bool {
     let deadline = Date().addingTimeInterval(seconds)

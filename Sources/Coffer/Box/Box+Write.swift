@@ -230,7 +230,7 @@ extension Box {
     /// - No object with `id`: ``CofferError/notFound(entity:id:)`` naming the entity and the
     ///   id, and nothing is written (`body` is not called).
     /// - The store is a put: indexes, unique constraints, links and relations are kept as
-    ///   ``put(_:)-(inout E)`` keeps them.
+    ///   `put(&object)` keeps them.
     /// - `body` must not change the object's `id`: that throws ``CofferError/misuse(_:)``
     ///   (`.idChangedInModify`) and nothing is written.
     /// - A throw from `body` or from the put is rethrown. In its own transaction nothing is

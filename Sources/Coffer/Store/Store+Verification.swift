@@ -1,7 +1,7 @@
 import CLMDB
 import Foundation
 
-/// The result of ``Store/verify()`` or ``Store/verify(directory:)``.
+/// The result of ``Store/verify(progress:)`` or ``Store/verify(directory:)``.
 ///
 /// ```swift
 /// let report = try store.verify()
