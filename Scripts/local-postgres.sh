@@ -22,7 +22,7 @@ data="$directory/data"
 
 case "$command" in
 start)
-    if [ -f "$directory/port" ] && "${as_owner[@]}" "$bin/pg_ctl" status -D "$data" > /dev/null 2>&1; then
+    if [ -f "$directory/port" ] && ${as_owner[@]+"${as_owner[@]}"} "$bin/pg_ctl" status -D "$data" > /dev/null 2>&1; then
         cat "$directory/port"
         exit 0
     fi
@@ -30,14 +30,14 @@ start)
     chmod 755 "$directory"
     [ "$(id -u)" = 0 ] && chown postgres "$directory"
     port=${3:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
-    [ -d "$data" ] || "${as_owner[@]}" "$bin/initdb" -D "$data" -U postgres --auth=trust --encoding=UTF8 > "$directory/initdb.log"
-    "${as_owner[@]}" "$bin/pg_ctl" start -w -D "$data" -l "$directory/server.log" \
+    [ -d "$data" ] || ${as_owner[@]+"${as_owner[@]}"} "$bin/initdb" -D "$data" -U postgres --auth=trust --encoding=UTF8 > "$directory/initdb.log"
+    ${as_owner[@]+"${as_owner[@]}"} "$bin/pg_ctl" start -w -D "$data" -l "$directory/server.log" \
         -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$directory" > /dev/null
     echo "$port" > "$directory/port.tmp" && mv "$directory/port.tmp" "$directory/port"
     echo "$port"
     ;;
 stop)
-    [ -d "$data" ] && "${as_owner[@]}" "$bin/pg_ctl" stop -m fast -w -D "$data" > /dev/null 2>&1 || true
+    [ -d "$data" ] && ${as_owner[@]+"${as_owner[@]}"} "$bin/pg_ctl" stop -m fast -w -D "$data" > /dev/null 2>&1 || true
     rm -rf "$directory"
     ;;
 *)

@@ -66,7 +66,7 @@ import Testing
     }
 
     @Test func everySwiftBlockOfTheDocumentationIsCompiledCode() throws {
-        var documents = [packageRoot.appendingPathComponent("README.md")]
+        var documents = [Self.packageRoot.appendingPathComponent("README.md")]
         documents += Self.files(under: "Sources", ending: ".md").filter { $0.path.contains(".docc/") }
         let blocks = try documents.flatMap { document in
             try Self.swiftBlocks(in: document, named: String(document.path.dropFirst(Self.packageRoot.path.count + 1)))
@@ -74,7 +74,8 @@ import Testing
         #expect(blocks.count >= 25, "found only \(blocks.count) blocks: did the documents move?")
         let programs = try Self.programs()
         for block in blocks where !block.lines.isEmpty {
-            #expect(Self.isCopied(block, in: programs), "\(block) is not a copy of lines of a program under Examples/")
+            let copied = Self.isCopied(block, in: programs)   // (a bare Bool: a failure names the block, not every program)
+            #expect(copied, "\(block) is not a copy of lines of a program under Examples/")
         }
     }
 

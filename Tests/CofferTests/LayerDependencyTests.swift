@@ -112,6 +112,7 @@ struct LayerAnalysis {
             let directory = root.appendingPathComponent(folder)
             var isDirectory: ObjCBool = false
             guard manager.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else { continue }
+            if folder.hasSuffix(".docc") { continue }  // the documentation catalog holds no code
             folders.insert(folder)
             for file in try manager.contentsOfDirectory(atPath: directory.path) where file.hasSuffix(".swift") {
                 let bytes = [UInt8](try Data(contentsOf: directory.appendingPathComponent(file)))

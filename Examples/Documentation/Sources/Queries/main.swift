@@ -55,6 +55,22 @@ check(ids.count == 1 && count == 1 && removed == 1, "ids, count and remove")
 check(try notTeens.count() == 2 && (try smiths.count()) == 1 && (try unknown.count()) == 2 && (try fours.count()) == 1, "conditions")
 check(try q.count() == 0 && (try s.count()) == 1, "parameters")
 check(youngest == 14 && oldest == 40 && total == 109 && distinctAges == [30, 25, 40, 14], "property queries")
+
+/// Errors, Damage and Recovery: catching the cases that matter to the caller.
+func save(_ person: inout Person) throws {
+    do {
+        try store.write { try people.put(&person) }
+    } catch CofferError.uniqueViolation(_, let property, let value) {
+        print("\(property) \(value) is taken")
+    } catch CofferError.storage(.lmdb(.mapFull), _) {
+        print("the store reached its maxSize")
+    } catch CofferError.damagedStore(.index(let entity, let property), _) {
+        print("the index on \(entity).\(property) needs rebuilding")
+    }
+}
+var taken = Person(firstName: "Bea", email: "bo@example.com", age: 50)
+try save(&taken)
+check(taken.id == 0, "a unique violation stores nothing")
 _ = mean
 try store.close()
 try leaveWorkplace()

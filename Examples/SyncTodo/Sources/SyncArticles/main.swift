@@ -40,6 +40,15 @@ func applyOnePage(store: Store, transport: PostgresTransport, stream: String) as
     _ = (client, cursor)
 }
 
+/// Replicating: the changes the server refused, shown and cleared.
+func showRejections(store: Store) throws {
+    let rejections = try store.syncRejections()        // SyncRejectedChange, in mid order
+    for rejection in rejections {
+        print(rejection.kind, rejection.entity, rejection.syncId, rejection.reason, rejection.values)
+    }
+    try store.clearSyncRejections(through: rejections.last?.mid ?? 0)   // the ones shown
+}
+
 /// The Server Side: installing.
 func installServerSide(transport: PostgresTransport, connection: PostgresConnection, logger: Logger) async throws {
     try await transport.install([Person.self, Order.self])          // through a PostgresTransport, or:
@@ -57,9 +66,11 @@ func replicate(store: Store) async throws {
     let replica = try SyncReplica(store: store, entities: [Todo.self], transport: transport)
     try await replica.syncNow()                    // one pass: push the outbox, pull to the horizon
     let syncing = Task { await replica.run() }     // or keep syncing until stopped
-    for await status in replica.status { print(status.phase, status.pending, status.rejections) }
+    let progress = Task { for await status in replica.status { print(status.phase, status.pending, status.rejections) } }
+    // ... and when the app stops syncing:
     replica.stop()
-    _ = syncing
+    await syncing.value
+    progress.cancel()
 }
 
 /// Sharing and Scopes: a scope on the server, a subscription in the app.
@@ -101,6 +112,7 @@ let global = try todos.syncId(of: id)          // a UUIDv7, the object's id on e
 let local = try global.flatMap { try todos.id(forSyncId: $0) }   // == id
 let pending = try store.pendingSyncCount()     // 1: the creation waits to be pushed
 
+try showRejections(store: store)
 try store.close()
 try FileManager.default.removeItem(at: directory)
 guard global != nil, local == id, pending == 1 else {
