@@ -7,6 +7,9 @@
 // CofferSync's articles are Examples/SyncTodo's sync-articles.
 import PackageDescription
 
+/// One program per article, each with the article's blocks and the checks of what they do.
+let articles = ["Tour", "Queries", "Relations", "Entities", "FullText", "Selectors", "SQL", "Live"]
+
 let package = Package(
     name: "Documentation",
     platforms: [.macOS(.v14)],
@@ -17,46 +20,12 @@ let package = Package(
             dependencies: [.product(name: "Coffer", package: "coffer")],
             plugins: [.plugin(name: "CofferPlugin", package: "coffer")]
         ),
-        .executableTarget(
-            name: "Tour",
-            dependencies: [.product(name: "Coffer", package: "coffer"), "DocSupport"],
-            plugins: [.plugin(name: "CofferPlugin", package: "coffer")]
-        ),
-        .executableTarget(
-            name: "Queries",
-            dependencies: [.product(name: "Coffer", package: "coffer"), "DocSupport"],
-            plugins: [.plugin(name: "CofferPlugin", package: "coffer")]
-        ),
-        .executableTarget(
-            name: "Relations",
-            dependencies: [.product(name: "Coffer", package: "coffer"), "DocSupport"],
-            plugins: [.plugin(name: "CofferPlugin", package: "coffer")]
-        ),
-        .executableTarget(
-            name: "Entities",
-            dependencies: [.product(name: "Coffer", package: "coffer"), "DocSupport"],
-            plugins: [.plugin(name: "CofferPlugin", package: "coffer")]
-        ),
-        .executableTarget(
-            name: "FullText",
-            dependencies: [.product(name: "Coffer", package: "coffer"), "DocSupport"],
-            plugins: [.plugin(name: "CofferPlugin", package: "coffer")]
-        ),
-        .executableTarget(
-            name: "Selectors",
-            dependencies: [.product(name: "Coffer", package: "coffer"), "DocSupport"],
-            plugins: [.plugin(name: "CofferPlugin", package: "coffer")]
-        ),
-        .executableTarget(
-            name: "SQL",
-            dependencies: [.product(name: "Coffer", package: "coffer"), "DocSupport"],
-            plugins: [.plugin(name: "CofferPlugin", package: "coffer")]
-        ),
-        .executableTarget(
-            name: "Live",
-            dependencies: [.product(name: "Coffer", package: "coffer"), "DocSupport"],
-            plugins: [.plugin(name: "CofferPlugin", package: "coffer")]
-        ),
         .target(name: "DocSupport"),
-    ]
+    ] + articles.map { article in
+        .executableTarget(
+            name: article,
+            dependencies: [.product(name: "Coffer", package: "coffer"), "DocSupport"],
+            plugins: [.plugin(name: "CofferPlugin", package: "coffer")]
+        )
+    }
 )
