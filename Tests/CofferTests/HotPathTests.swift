@@ -147,7 +147,7 @@ import Testing
                 let order = wanted.sorted()
                 var slotTable = Array(repeating: Int32(-1), count: Int(order.last!) + 1)
                 for (slot, id) in order.enumerated() { slotTable[Int(id)] = Int32(slot) }
-                try bytes.withUnsafeBytes { raw in
+                bytes.withUnsafeBytes { raw in
                     let record = RecordFields(bytes: raw, entity: "test", id: 1)
                     // The general walk, to the last wanted field.
                     var expected: [UInt16: RawField] = [:]
