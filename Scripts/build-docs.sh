@@ -10,9 +10,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 docc=$(command -v docc || xcrun --find docc)
-swift package dump-symbol-graph --minimum-access-level public > .build/dump-symbol-graph.log
+mkdir -p .build
+if ! swift package dump-symbol-graph --minimum-access-level public > .build/dump-symbol-graph.log 2>&1; then
+    cat .build/dump-symbol-graph.log >&2
+    exit 1
+fi
 graphs=$(sed -n 's/^Files written to //p' .build/dump-symbol-graph.log | tail -1)
-[ -d "$graphs" ] || graphs=$(ls -d .build/*/symbolgraph | head -1)
+[ -d "$graphs" ] || graphs=$(ls -d .build/*/symbolgraph 2> /dev/null | head -1 || true)
+[ -d "$graphs" ] || { echo "no symbol graphs found (see .build/dump-symbol-graph.log)" >&2; exit 1; }
 for module in Coffer CofferSync; do
     symbols=.build/docs/symbols/$module
     rm -rf "$symbols" ".build/docs/$module.doccarchive"

@@ -132,11 +132,21 @@ import Testing
                 Issue.record("expected a timeout, got \(String(describing: stalled))")
                 return
             }
-            // Replies held: the server applies the push, the client never hears of it.
+            // Replies held on a connection that is open (a new one could not even log in): the
+            // server applies the push, the client never hears of it.
+            proxy.faults = .init()
+            _ = try await retryingTransient { try await transport.lastMutationId(client: client) }
             proxy.faults = .init(stallToClient: true)
             let unheard = batch(3)
             await #expect(throws: SyncTransportError.self) { _ = try await transport.push(client: client, batch: unheard) }
             proxy.faults = .init()
+            // The server applied mid 3 though its answer never arrived: note the row's version
+            // (xmin changes with every write of the row), so that a second application shows.
+            let applied = try await eventually {
+                try await connection.value("SELECT \(s).coffer_last_mid('\(client.uuidString)'::uuid)::text") == "3"
+            }
+            #expect(applied, "the server applied the batch whose answer was held")
+            let version = try await connection.value("SELECT xmin::text FROM \(s).\"Card\" WHERE title = 'm3'")
             // Healed: the resent batch is skipped, not applied twice. (The timed-out push of
             // mid 2 may have reached the server once its bytes were released: either way,
             // nothing is there twice.) A new connection's set-up can outlast the one-second
@@ -146,10 +156,12 @@ import Testing
             #expect(healed.lastMid == 3)
             let titles = try await connection.rows("SELECT title FROM \(s).\"Card\"").map { $0.first ?? nil }
             #expect(Set(titles).isSuperset(of: ["m1", "m3"]) && Set(titles).count == titles.count, "\(titles)")
+            #expect(try await connection.value("SELECT xmin::text FROM \(s).\"Card\" WHERE title = 'm3'") == version,
+                    "the resent batch was applied again")
 
             // A reset breaks the idle connection: the next call finds out and uses another, or
-            // (when postgres-nio does not notice the reset) ends at its deadline; the call
-            // after that works.
+            // (when postgres-nio does not notice the reset) ends at its deadline; a later call
+            // works (on a loaded machine a new connection's set-up may need more than one).
             proxy.resetAll()
             #expect(try await retryingTransient { try await transport.lastMutationId(client: client) } == 3)
             await transport.close()

@@ -31,14 +31,21 @@ import Testing
             .filter { !$0.isEmpty }
     }
 
-    /// The ```swift blocks of a Markdown file.
+    /// The languages a fence may name besides Swift: their blocks are shell commands, SQL,
+    /// JSON or plain text, which no Swift program can hold.
+    static let otherLanguages: Set<String> = ["", "sh", "sql", "json", "text"]
+
+    /// The ```swift blocks of a Markdown file. A fence naming any other language than
+    /// `otherLanguages` is an issue, so that a misspelt `Swift` block is not skipped unseen.
     static func swiftBlocks(in file: URL, named name: String) throws -> [Block] {
         let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
         var blocks: [Block] = []
         var current: (start: Int, lines: [Substring])?
+        var inOtherFence = false
         for (number, line) in lines.enumerated() {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
             if var open = current {
-                if line.trimmingCharacters(in: .whitespaces) == "```" {
+                if trimmed == "```" {
                     let text = open.lines.joined(separator: "\n")
                         .replacingOccurrences(of: packageLine.documented, with: packageLine.compiled)
                     blocks.append(Block(file: name, line: open.start, lines: normalized(Substring(text))))
@@ -47,11 +54,19 @@ import Testing
                     open.lines.append(line)
                     current = open
                 }
-            } else if line.trimmingCharacters(in: .whitespaces) == "```swift" {
-                current = (number + 1, [])
+            } else if inOtherFence {
+                if trimmed == "```" { inOtherFence = false }
+            } else if trimmed.hasPrefix("```") {
+                let language = trimmed.dropFirst(3).trimmingCharacters(in: .whitespaces)
+                if language == "swift" {
+                    current = (number + 1, [])
+                } else {
+                    #expect(otherLanguages.contains(language), "\(name):\(number + 1): a fence of unknown language `\(language)`")
+                    inOtherFence = true
+                }
             }
         }
-        #expect(current == nil, "\(name): a ```swift block is not closed")
+        #expect(current == nil && !inOtherFence, "\(name): a code block is not closed")
         return blocks
     }
 

@@ -56,6 +56,7 @@ func check(_ condition: @autoclosure () throws -> Bool, _ what: String) {
     do { holds = try condition() } catch { holds = false; print("\(error)") }
     guard holds else {
         FileHandle.standardError.write(Data("App: check failed: \(what)\n".utf8))
+        try? FileManager.default.removeItem(at: workplace)   // failing anyway
         exit(1)
     }
 }

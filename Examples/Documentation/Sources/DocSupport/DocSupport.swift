@@ -9,16 +9,18 @@ public func enterWorkplace(_ program: String) throws {
         throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: workplace.path])
     }
     currentProgram = program
+    currentWorkplace = workplace
 }
 
 /// Removes the directory `enterWorkplace` made and says that every check passed.
 public func leaveWorkplace() throws {
-    let workplace = FileManager.default.currentDirectoryPath
-    try FileManager.default.removeItem(atPath: workplace)
+    if let currentWorkplace { try FileManager.default.removeItem(at: currentWorkplace) }
+    currentWorkplace = nil
     print("\(currentProgram): all checks passed")
 }
 
 nonisolated(unsafe) private var currentProgram = "example"
+nonisolated(unsafe) private var currentWorkplace: URL?
 
 /// Exits with status 1 when `condition` is false or throws, naming what failed.
 public func check(_ condition: @autoclosure () throws -> Bool, _ what: String) {
@@ -26,6 +28,7 @@ public func check(_ condition: @autoclosure () throws -> Bool, _ what: String) {
     do { holds = try condition() } catch { holds = false; print("\(error)") }
     guard holds else {
         FileHandle.standardError.write(Data("\(currentProgram): check failed: \(what)\n".utf8))
+        if let currentWorkplace { try? FileManager.default.removeItem(at: currentWorkplace) }   // failing anyway
         exit(1)
     }
 }

@@ -85,7 +85,7 @@ struct InboxView: View {
             NavigationLink(message.text) { MessageView(detail: LiveObject(messages, id: message.id)) }
         }
         .navigationTitle("Inbox (\(unread.value ?? 0))")
-        .overlay { if let error = inbox.error { Text("\(error)") } }
+        .overlay { if let error = inbox.error { Text(String(describing: error)) } }
     }
 }
 

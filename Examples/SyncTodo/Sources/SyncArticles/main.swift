@@ -1,6 +1,7 @@
 // CofferSync's articles: recording changes runs here; the examples that talk to a server
 // are compiled, not run (Examples/SyncTodo and the sync tests run them against PostgreSQL).
-@_spi(CofferSync) import Coffer
+// Only PulledPage.swift imports the store's sync hooks (@_spi(CofferSync)), as its article does.
+import Coffer
 import CofferSync
 import Foundation
 import PostgresNIO
@@ -28,16 +29,6 @@ struct Post: Entity {
 /// Stands for the app's sign-in service, which hands out the tokens the gateway checks.
 struct SignIn: Sendable {
     func currentToken() async throws -> String { "token" }
-}
-
-/// Applying Pulled Changes: one page, by hand.
-func applyOnePage(store: Store, transport: PostgresTransport, stream: String) async throws {
-    let client = try store.syncClientId()                  // this replica's id toward servers
-    var cursor = try store.syncCursor(entity: "Todo", stream: stream)   // "0" at first
-    let page = try await transport.pull(entity: "Todo", cursor: cursor, limit: 1000)
-    let summary = try store.applyPulledPage(page, entity: "Todo", stream: stream)
-    cursor = summary.cursor                                 // stored with the page's changes
-    _ = (client, cursor)
 }
 
 /// Replicating: the changes the server refused, shown and cleared.
