@@ -288,7 +288,11 @@ import Glibc
         let cards = store.box(for: Replicated.Card.self)
         var serverTitles: [String] = []
         let settled = try await eventually(attempts: 100, seconds: 30) {
-            try await replica.syncNow()
+            do {
+                try await replica.syncNow()
+            } catch let error as SyncTransportError where error.isTransient {
+                return false   // a call the loaded machine timed out: the next pass retries it, as run() would
+            }
             serverTitles = try await connection.rows("SELECT title FROM \(schema).\"Card\"").compactMap { $0.first ?? nil }
             return try store.pendingSyncCount() == 0 && cards.count() == serverTitles.count
         }

@@ -84,15 +84,26 @@ package enum ChildProcess {
                                                    using random: inout SplitMix64) throws -> Set<Int> {
         let (child, pipe) = try start(filter: filter, role: role, directory: directory, environment: environment)
         let lines = LineCollector()
-        pipe.fileHandleForReading.readabilityHandler = { handle in lines.feed(handle.availableData) }
+        // Blocking reads on a thread of their own until the child's end closes the pipe, not a
+        // readability handler: its dispatch source watches the descriptor with epoll, which
+        // keys on the open file (shared with every child spawned meanwhile), and the suite
+        // once crashed in libdispatch's event loop while children were being spawned.
+        let reading = DispatchGroup()
+        reading.enter()
+        let output = pipe.fileHandleForReading
+        DispatchQueue.global().async {
+            while case let data = output.availableData, !data.isEmpty { lines.feed(data) }
+            reading.leave()
+        }
         // Wait for the child's first commit, then kill it at a random moment.
         let deadline = Date().addingTimeInterval(30)
         while lines.all.isEmpty, child.isRunning, Date() < deadline { usleep(1_000) }
         usleep(UInt32.random(in: 0...maximumDelay, using: &random))
         kill(child.processIdentifier, SIGKILL)
         child.waitUntilExit()
-        pipe.fileHandleForReading.readabilityHandler = nil
-        lines.feed(pipe.fileHandleForReading.readDataToEndOfFile())
+        // The pipe ends with the child; the bound only keeps a stray holder of its write end
+        // (a process spawned meanwhile) from stopping the test.
+        _ = reading.wait(timeout: .now() + 30)
         return committedNumbers(in: lines.all)
     }
 

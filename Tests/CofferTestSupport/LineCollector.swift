@@ -4,7 +4,7 @@ import Foundation
 ///
 /// ```swift
 /// let lines = LineCollector()
-/// pipe.fileHandleForReading.readabilityHandler = { handle in lines.feed(handle.availableData) }
+/// while case let data = pipe.fileHandleForReading.availableData, !data.isEmpty { lines.feed(data) }
 /// ```
 package final class LineCollector: @unchecked Sendable {
     private let lock = NSLock()
